@@ -1,0 +1,43 @@
+/**
+ * One build for the three bundles. Main (Electron entry and the CLI) stays ESM with its npm
+ * dependencies external; the preload is one CommonJS file with everything bundled in, so it
+ * runs under `sandbox: true`; the renderer is a Vite React app rooted at src-renderer.
+ */
+import { resolve } from 'node:path';
+import { defineConfig } from 'electron-vite';
+import react from '@vitejs/plugin-react';
+
+export default defineConfig({
+  main: {
+    build: {
+      outDir: 'out/main',
+      rolldownOptions: {
+        input: {
+          index: resolve('src-main/electron/main.ts'),
+          cli: resolve('src-main/cli/main.ts'),
+        },
+      },
+    },
+  },
+  preload: {
+    build: {
+      outDir: 'out/preload',
+      externalizeDeps: false,
+      rolldownOptions: {
+        input: { index: resolve('src-preload/index.ts') },
+        external: ['electron'],
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
+    },
+  },
+  renderer: {
+    root: 'src-renderer',
+    base: './',
+    plugins: [react()],
+    build: {
+      outDir: resolve('out/renderer'),
+      emptyOutDir: true,
+      rolldownOptions: { input: { index: resolve('src-renderer/index.html') } },
+    },
+  },
+});

@@ -1,0 +1,128 @@
+// ESLint flat config. The layer rules of DESIGN.md live here, as VS Code keeps its import
+// patterns in lint: which folder may import which, and which packages each layer may use.
+// tests/lint-layers.test.ts lints a deliberately bad fixture for every rule to prove it bites.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+const NODE_ONLY = ['better-sqlite3', 'fastify', '@fastify/*', 'undici', 'ws', 'pino', 'jose', 'commander'];
+const NODE_BUILTINS = ['node:*', 'fs', 'fs/*', 'path', 'os', 'child_process', 'crypto', 'net', 'http', 'https', 'worker_threads', 'stream', 'url', 'util'];
+
+const layer = (...groups) => ({ patterns: groups.filter(Boolean) });
+const deny = (group, message) => ({ group, message });
+
+/** Files whose layer rules are proved by fixtures; typed rules cannot run on virtual paths. */
+const FIXTURE = '**/*.lint-fixture.{ts,tsx}';
+
+export default tseslint.config(
+  {
+    ignores: ['out/**', 'dist/**', 'node_modules/**', 'native/**', 'tests/lint-fixtures/**', 'test-results/**', 'coverage/**'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.{ts,tsx}'],
+    ignores: [FIXTURE],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { attributes: false } }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['**/*.{js,mjs,cjs}'],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  {
+    files: ['src-renderer/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+
+  // ---- Layer rules (DESIGN.md "Layout", STYLE.md 1 and 2) ----
+  {
+    // src-shared: pure TypeScript, imports nothing of ours and no package but zod.
+    files: ['src-shared/**/*.{ts,tsx}'],
+    ignores: ['src-shared/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          deny(['**/src-main/**', '**/src-renderer/**', '**/src-preload/**'], 'src-shared imports nothing of ours (DESIGN.md layer rules).'),
+          deny(NODE_BUILTINS, 'src-shared is pure: no Node built-ins, so it runs in the renderer too.'),
+          { regex: '^(?!zod(/|$))[^.]', message: 'src-shared may import only zod among packages.' },
+        ),
+      ],
+    },
+  },
+  {
+    // src-renderer: the page. Only src-shared of ours; never Node, never Electron.
+    files: ['src-renderer/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          deny(['**/src-main/**', '**/src-preload/**'], 'the renderer talks to main only through the IPC contract (src-shared/ipc).'),
+          deny(['electron', 'electron/*'], 'only src-main/electron and src-preload import electron.'),
+          deny([...NODE_BUILTINS, ...NODE_ONLY], 'Node-only modules never reach the renderer bundle.'),
+        ),
+      ],
+    },
+  },
+  {
+    // src-preload: src-shared and electron, nothing else (it is bundled into one sandboxed file).
+    files: ['src-preload/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          deny(['**/src-main/**', '**/src-renderer/**'], 'the preload imports only src-shared of ours.'),
+          deny([...NODE_BUILTINS, ...NODE_ONLY, 'react', 'react-dom', 'zustand'], 'the preload is sandboxed: src-shared and electron only.'),
+        ),
+      ],
+    },
+  },
+  {
+    // src-main outside src-main/electron: plain Node modules that also run in the CLI.
+    files: ['src-main/**/*.{ts,tsx}'],
+    ignores: ['src-main/electron/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          deny(['**/src-renderer/**', '**/src-preload/**'], 'main never imports renderer or preload code.'),
+          deny(['electron', 'electron/*'], "only src-main/electron imports 'electron': the rest runs on plain Node (CLI, headless plane)."),
+          deny(['react', 'react-dom', 'zustand'], 'UI packages belong to the renderer.'),
+        ),
+      ],
+    },
+  },
+  {
+    files: ['src-main/electron/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          deny(['**/src-renderer/**', '**/src-preload/**'], 'main never imports renderer or preload code.'),
+          deny(['react', 'react-dom', 'zustand'], 'UI packages belong to the renderer.'),
+        ),
+      ],
+    },
+  },
+  {
+    // Security defaults that must not be weakened anywhere (DESIGN.md "Security baseline").
+    files: ['src-*/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "Property[key.name='nodeIntegration'][value.value=true]", message: 'nodeIntegration stays off.' },
+        { selector: "Property[key.name='contextIsolation'][value.value=false]", message: 'contextIsolation stays on.' },
+        { selector: "Property[key.name='sandbox'][value.value=false]", message: 'sandbox stays on.' },
+        { selector: "Property[key.name='webSecurity'][value.value=false]", message: 'webSecurity stays on.' },
+      ],
+    },
+  },
+);

@@ -1,0 +1,69 @@
+/**
+ * The `agentplane` command. Every action the UI offers is (or will be) a subcommand here, so
+ * everything a person can click a script can run. Parsed with commander; errors are one line
+ * on stderr and a non-zero exit, never a stack trace.
+ */
+import { spawn } from 'node:child_process';
+import { Command, InvalidArgumentError } from 'commander';
+import { appRoot, appVersion } from '../plane/app-paths';
+import { CliError } from './cli-error';
+import { electronBinaryPath } from './electron-binary';
+import { serve } from './serve';
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port < 0 || port > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535');
+  return port;
+}
+
+export function buildProgram(): Command {
+  const program = new Command('agentplane')
+    .description('AgentPlane: run AI-agent peers on your own machine and see exactly what they did.')
+    .version(appVersion(), '-V, --version', 'print the version')
+    .showHelpAfterError()
+    .configureOutput({ outputError: (text, write) => write(text) });
+
+  program
+    .command('serve')
+    .description('start the headless plane and serve the UI to a browser on loopback')
+    .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
+    .option('--ui-port <port>', 'port for the UI and local API; 0 picks a free one', parsePort, 0)
+    .option('--no-open', 'do not try to open a browser')
+    .action(async (options: { dataDir?: string; uiPort: number; open: boolean }) => {
+      await serve(options);
+    });
+
+  program
+    .command('start')
+    .description('open the desktop app where the Electron binary is installed; otherwise `serve` with a browser')
+    .option('--data-dir <dir>', 'data folder')
+    .option('--ui-port <port>', 'port for the UI when headless', parsePort, 0)
+    .option('--no-open', 'do not try to open a browser when headless')
+    .action(async (options: { dataDir?: string; uiPort: number; open: boolean }) => {
+      const electron = electronBinaryPath();
+      if (electron) {
+        const env = { ...process.env, ...(options.dataDir ? { AGENTPLANE_DATA_DIR: options.dataDir } : {}) };
+        const child = spawn(electron, [appRoot()], { stdio: 'inherit', env });
+        await new Promise<void>((resolveExit) => child.on('exit', (code) => ((process.exitCode = code ?? 0), resolveExit())));
+        return;
+      }
+      process.stdout.write('The Electron binary is not installed here (`npx install-electron` fetches it); starting the headless plane.\n');
+      await serve(options);
+    });
+
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CliError) {
+      process.stderr.write(`agentplane: ${error.message}\n`);
+      process.exitCode = error.exitCode;
+      return;
+    }
+    throw error;
+  }
+}
+

@@ -1,0 +1,59 @@
+/**
+ * `agentplane serve`: the headless plane. The same runtime as the desktop app, with the UI
+ * served to a browser on loopback. Prints `AGENTPLANE_UI_URL=<url>` on its own line (scripts
+ * and tests read it), writes plane.json for other CLI commands, and shuts down cleanly on
+ * SIGINT/SIGTERM: every server closed, exit code 0.
+ */
+import { join } from 'node:path';
+import { appVersion, rendererDir, resolveDataDir } from '../plane/app-paths';
+import { createLogger } from '../plane/logger';
+import { createPlane } from '../plane/plane';
+import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
+import { startWebBridge } from '../bridge/web-bridge';
+import { openBrowser } from './open-browser';
+import { CliError } from './cli-error';
+
+export interface ServeOptions {
+  dataDir?: string;
+  uiPort: number;
+  open: boolean;
+}
+
+export async function serve(options: ServeOptions, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
+  const dataDir = resolveDataDir(options.dataDir);
+  const logger = createLogger(join(dataDir, 'plane.log'));
+  const plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger });
+  let bridge;
+  try {
+    bridge = await startWebBridge({ plane, port: options.uiPort, rendererDir: rendererDir() });
+  } catch (error) {
+    await plane.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CliError(`port ${options.uiPort} is already in use; pass --ui-port 0 to pick a free one`);
+    throw error;
+  }
+  writePlaneFile(dataDir, { pid: process.pid, url: `http://127.0.0.1:${bridge.port}`, port: bridge.port, token: bridge.token, startedAt: plane.status().startedAt });
+  out(`AgentPlane ${plane.status().version} (headless) — data in ${dataDir}`);
+  out(`AGENTPLANE_UI_URL=${bridge.url}`);
+  if (options.open) openBrowser(bridge.url);
+
+  await new Promise<void>((resolveStop) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      logger.log('info', `received ${signal}, shutting down`);
+      void (async () => {
+        try {
+          await bridge.close();
+          await plane.close();
+        } finally {
+          removePlaneFile(dataDir);
+          resolveStop();
+        }
+      })();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}

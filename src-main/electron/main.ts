@@ -1,0 +1,76 @@
+/**
+ * The Electron main process: app lifecycle, the window, and IPC. The only folder that imports
+ * 'electron'. The plane itself is built by the same composition root the CLI uses; this file
+ * only connects it to a window. It also starts the local API (the web bridge) so the CLI and a
+ * browser can act on the same plane while the app is open (DESIGN.md: one data dir, one plane).
+ */
+import { app, BrowserWindow, ipcMain, session, type IpcMainInvokeEvent } from 'electron';
+import { join } from 'node:path';
+import { ErrorCode } from '../../src-shared/ipc/errors';
+import { IPC_COMMAND_CHANNEL, IPC_EVENT_CHANNEL } from '../../src-shared/ipc/preload-api';
+import { appRoot, appVersion, rendererDir, resolveDataDir } from '../plane/app-paths';
+import { createLogger } from '../plane/logger';
+import { createPlane, type Plane } from '../plane/plane';
+import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
+import { startWebBridge, type WebBridge } from '../bridge/web-bridge';
+import { isTrustedSender, lockDownContents, lockDownSession, secureWebPreferences } from './window-security';
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  void main();
+}
+
+async function main(): Promise<void> {
+  await app.whenReady();
+  const dataDir = resolveDataDir(undefined);
+  const logger = createLogger(join(dataDir, 'plane.log'));
+  const plane: Plane = await createPlane({ dataDir, version: appVersion(), host: 'electron', logger });
+  const bridge: WebBridge = await startWebBridge({ plane, port: 0, rendererDir: rendererDir() });
+  writePlaneFile(dataDir, { pid: process.pid, url: `http://127.0.0.1:${bridge.port}`, port: bridge.port, token: bridge.token, startedAt: plane.status().startedAt });
+
+  lockDownSession(session.defaultSession);
+  app.on('web-contents-created', (_event, contents) => lockDownContents(contents));
+
+  const rendererIndex = join(rendererDir(), 'index.html');
+  const window = new BrowserWindow({
+    width: 1280,
+    height: 800,
+    title: 'AgentPlane',
+    show: false,
+    webPreferences: secureWebPreferences(join(appRoot(), 'out', 'preload', 'index.cjs')),
+  });
+  window.once('ready-to-show', () => window.show());
+
+  ipcMain.handle(IPC_COMMAND_CHANNEL, async (event: IpcMainInvokeEvent, name: unknown, request: unknown) => {
+    if (!isTrustedSender(event.senderFrame, window.webContents, rendererIndex)) {
+      return { ok: false, error: { code: ErrorCode.Forbidden, message: 'IPC from an unexpected frame' } };
+    }
+    return plane.dispatch(typeof name === 'string' ? name : '', request, { transport: 'electron' });
+  });
+  const unsubscribe = plane.events.subscribe((envelope) => {
+    if (!window.isDestroyed()) window.webContents.send(IPC_EVENT_CHANNEL, envelope);
+  });
+
+  app.on('second-instance', () => {
+    if (window.isMinimized()) window.restore();
+    window.focus();
+  });
+
+  let quitting = false;
+  app.on('before-quit', (event) => {
+    if (quitting) return;
+    event.preventDefault();
+    quitting = true;
+    unsubscribe();
+    void (async () => {
+      await bridge.close();
+      await plane.close();
+      removePlaneFile(dataDir);
+      app.exit(0);
+    })();
+  });
+  app.on('window-all-closed', () => app.quit());
+
+  await window.loadFile(rendererIndex);
+}

@@ -1,0 +1,29 @@
+/** Renderer entry: pick the transport for this host, build the store, render the shell. */
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { createPlaneClient } from '../../src-shared/ipc/client';
+import { App } from './app';
+import { createAppStore } from './store/app-store';
+import { StoreContext } from './store/store-context';
+import { selectTransport } from './transport/select-transport';
+import './styles.css';
+
+const root = createRoot(document.getElementById('root') as HTMLElement);
+const choice = selectTransport();
+if ('error' in choice) {
+  root.render(
+    <main className="fatal">
+      <h1>AgentPlane</h1>
+      <p role="alert">{choice.error}</p>
+    </main>,
+  );
+} else {
+  const store = createAppStore(createPlaneClient(choice.transport));
+  root.render(
+    <StrictMode>
+      <StoreContext.Provider value={store}>
+        <App />
+      </StoreContext.Provider>
+    </StrictMode>,
+  );
+}

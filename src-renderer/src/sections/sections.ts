@@ -1,0 +1,38 @@
+/**
+ * The sidebar's sections, in order. Each says what will appear there, so an empty plane
+ * explains itself instead of showing a blank panel.
+ */
+export const sections = [
+  {
+    id: 'peers',
+    label: 'Peers',
+    empty: 'No peers yet. Local agent peers you create appear here, to start and stop by click, with their address, health and live sessions.',
+  },
+  {
+    id: 'runs',
+    label: 'Runs',
+    empty: 'No runs yet. Every call a peer or agent admits becomes a run here, with its journal as a timeline you can verify and export.',
+  },
+  {
+    id: 'approvals',
+    label: 'Approvals',
+    empty: 'Nothing waits for you. Runs suspended before a risky effect, a payment or a budget ceiling wait here for approve, deny or snooze.',
+  },
+  {
+    id: 'spend',
+    label: 'Spend',
+    empty: 'No spend recorded. Effects, tokens and cost per run, agent and peer appear here against their budget ceilings.',
+  },
+  {
+    id: 'sessions',
+    label: 'Sessions',
+    empty: 'No sessions. MCPv2 sessions issued by your peers appear here with their caller, expiry and a revoke button.',
+  },
+  {
+    id: 'acp',
+    label: 'ACP',
+    empty: 'No editor sessions observed. Agent Client Protocol sessions from your editor appear here live, as a verifiable record.',
+  },
+] as const;
+
+export type SectionId = (typeof sections)[number]['id'];

@@ -1,0 +1,3 @@
+// lint-as: src-main/electron/bad.lint-fixture.ts
+// expect: sandbox stays on
+export const prefs = { sandbox: false, contextIsolation: true };

@@ -1,0 +1,38 @@
+/**
+ * Proves the layer rules in eslint.config.js bite: every fixture in tests/lint-fixtures is
+ * linted as if it stood at its `lint-as` path, and must fail with the rule's message (or, for
+ * the `good-` fixtures, pass). A rule that is deleted or mistyped makes its fixture pass and
+ * this test fail.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const dir = join(import.meta.dirname, 'lint-fixtures');
+const fixtures = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+
+describe('layer rules', () => {
+  const eslint = new ESLint({ cwd: join(import.meta.dirname, '..') });
+
+  it('has a fixture for each rule', () => {
+    expect(fixtures.length).toBeGreaterThanOrEqual(15);
+  });
+
+  for (const file of fixtures) {
+    it(`${file}`, async () => {
+      const text = readFileSync(join(dir, file), 'utf8');
+      const lintAs = /^\/\/ lint-as: (.+)$/m.exec(text)?.[1];
+      const expected = /^\/\/ expect: (.+)$/m.exec(text)?.[1];
+      expect(lintAs, 'fixture names its lint-as path').toBeTruthy();
+      expect(expected, 'fixture names what it expects').toBeTruthy();
+      const [result] = await eslint.lintText(text, { filePath: lintAs! });
+      const messages = (result?.messages ?? []).map((m) => m.message);
+      if (expected === 'nothing') {
+        expect(messages).toEqual([]);
+      } else {
+        expect(messages.some((m) => m.includes(expected!)), `got: ${messages.join(' | ')}`).toBe(true);
+      }
+    });
+  }
+});
