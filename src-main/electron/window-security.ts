@@ -1,27 +1,10 @@
 /**
- * The desktop window's security settings in one place, so the lint-level check (no
- * `sandbox: false` anywhere) and the electronegativity scan have one thing to read:
- * contextIsolation and sandbox on, no Node in the page, navigation and new windows denied,
- * every permission request denied, and IPC answered only for our own top frame.
+ * The desktop window's lock-down beyond its webPreferences (which main.ts writes out where the
+ * window is made): navigation, redirects, webviews and new windows denied, every permission
+ * request denied, and IPC answered only for our own top frame showing our own page.
  */
-import type { BrowserWindowConstructorOptions, Session, WebContents, WebFrameMain } from 'electron';
+import type { Session, WebContents, WebFrameMain } from 'electron';
 import { pathToFileURL } from 'node:url';
-
-export function secureWebPreferences(preloadPath: string): BrowserWindowConstructorOptions['webPreferences'] {
-  return {
-    preload: preloadPath,
-    contextIsolation: true,
-    sandbox: true,
-    nodeIntegration: false,
-    nodeIntegrationInWorker: false,
-    nodeIntegrationInSubFrames: false,
-    webSecurity: true,
-    allowRunningInsecureContent: false,
-    experimentalFeatures: false,
-    webviewTag: false,
-    spellcheck: false,
-  };
-}
 
 export function lockDownSession(session: Session): void {
   session.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));

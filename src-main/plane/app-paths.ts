@@ -57,6 +57,11 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const chosen = flag ?? (env.AGENTPLANE_DATA_DIR || undefined) ?? defaultDataDir(env);
   const dir = resolve(chosen);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw Object.assign(new Error(`cannot use data folder ${dir} (${reason})`), { code: (error as NodeJS.ErrnoException).code });
+  }
   return dir;
 }

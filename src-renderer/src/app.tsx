@@ -20,7 +20,8 @@ export function App() {
       if (!section) return;
       event.preventDefault();
       setSection(section.id);
-      document.querySelector<HTMLButtonElement>(`.sidebar [aria-current="page"]`)?.focus();
+      // Every section's button is always rendered, so focus can move before React re-renders.
+      document.getElementById(`nav-${section.id}`)?.focus();
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);

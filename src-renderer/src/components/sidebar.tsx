@@ -42,6 +42,7 @@ export function Sidebar() {
                 buttons.current[index] = el;
               }}
               type="button"
+              id={`nav-${section.id}`}
               className="nav-item"
               aria-current={current === section.id ? 'page' : undefined}
               aria-keyshortcuts={`Alt+${index + 1}`}

@@ -1,0 +1,131 @@
+/**
+ * The benchmark runner: `node --import tsx bench/run.ts [name …]` (or `npm run bench`, which
+ * builds first). It runs every `bench/*.bench.ts` (or those whose name contains one of the
+ * arguments), one after another so they do not compete for the CPU, prints each one's
+ * measurements side by side with its baseline, and ends with a table of ratios and a PASS or
+ * MISS against each goal.
+ *
+ * A MISS does not fail the process: benchmarks are measurements, not tests, and a noisy machine
+ * must not turn a build red. A benchmark that throws does (exit 1): that is a broken benchmark,
+ * not a slow subject.
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { costRatio, type Benchmark, type BenchResult, type Measurement } from './bench-types';
+
+const BENCH_DIR = import.meta.dirname;
+const SUFFIX = '.bench.ts';
+
+interface Outcome {
+  benchmark: Benchmark;
+  result?: BenchResult;
+  error?: unknown;
+  seconds: number;
+}
+
+function isBenchmark(value: unknown): value is Benchmark {
+  const b = value as Partial<Benchmark> | undefined;
+  return typeof b?.name === 'string' && typeof b.run === 'function' && typeof b.goal?.maxRatio === 'number' && typeof b.goal.text === 'string';
+}
+
+async function loadBenchmarks(filters: readonly string[]): Promise<Benchmark[]> {
+  const files = readdirSync(BENCH_DIR)
+    .filter((file) => file.endsWith(SUFFIX))
+    .sort();
+  const loaded: Benchmark[] = [];
+  for (const file of files) {
+    const module = (await import(pathToFileURL(join(BENCH_DIR, file)).href)) as { default?: unknown };
+    if (!isBenchmark(module.default)) throw new Error(`${file} must default-export { name, goal: { maxRatio, text }, run() }`);
+    loaded.push(module.default);
+  }
+  return filters.length === 0 ? loaded : loaded.filter((b) => filters.some((f) => b.name.includes(f)));
+}
+
+function format(value: number): string {
+  if (value >= 1000) return Math.round(value).toLocaleString('en-US');
+  if (value >= 100) return value.toFixed(0);
+  if (value >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+
+const ratioText = (ratio: number) => `${ratio.toFixed(2)}×`;
+
+function table(headers: string[], rows: string[][], alignRight: boolean[] = []): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (alignRight[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** The judged measurement that costs the most relative to its baseline; it decides the verdict. */
+function worstJudged(result: BenchResult): Measurement | undefined {
+  return result.measurements.filter((m) => m.judged).sort((a, b) => costRatio(b) - costRatio(a))[0];
+}
+
+function printOutcome({ benchmark, result, error, seconds }: Outcome): void {
+  console.log(`\n== ${benchmark.name} (${seconds.toFixed(1)} s)`);
+  if (!result) {
+    console.log(`   failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return;
+  }
+  console.log(`   subject:  ${result.subject}`);
+  console.log(`   baseline: ${result.baseline}`);
+  console.log(`   goal:     ${benchmark.goal.text}\n`);
+  const rows = result.measurements.map((m) => [
+    m.metric,
+    `${format(m.subject)} ${m.unit}`,
+    `${format(m.baseline)} ${m.unit}`,
+    ratioText(costRatio(m)),
+    m.judged ? (costRatio(m) <= benchmark.goal.maxRatio ? 'within goal' : 'over goal') : 'shown only',
+  ]);
+  console.log(
+    table(['metric', 'subject', 'baseline', 'cost ratio', 'judged'], rows, [false, true, true, true, false])
+      .split('\n')
+      .map((l) => `   ${l}`)
+      .join('\n'),
+  );
+  for (const note of result.notes ?? []) console.log(`   · ${note}`);
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const benchmarks = await loadBenchmarks(argv);
+  if (benchmarks.length === 0) {
+    console.error(`no benchmark matches ${argv.join(', ')}`);
+    return 1;
+  }
+  const outcomes: Outcome[] = [];
+  for (const benchmark of benchmarks) {
+    const started = performance.now();
+    try {
+      const result = await benchmark.run();
+      outcomes.push({ benchmark, result, seconds: (performance.now() - started) / 1000 });
+    } catch (error) {
+      outcomes.push({ benchmark, error, seconds: (performance.now() - started) / 1000 });
+    }
+    printOutcome(outcomes.at(-1)!);
+  }
+
+  console.log('\n== summary (cost ratio: subject ÷ baseline cost; 1.00× is as fast as the baseline)\n');
+  const rows = outcomes.map(({ benchmark, result }) => {
+    const worst = result ? worstJudged(result) : undefined;
+    const ratio = worst ? costRatio(worst) : undefined;
+    const verdict = !result ? 'ERROR' : ratio === undefined ? 'n/a' : ratio <= benchmark.goal.maxRatio ? 'PASS' : 'MISS';
+    return [benchmark.name, worst ? `${ratioText(ratio!)} (${worst.metric})` : '—', `≤ ${ratioText(benchmark.goal.maxRatio)}`, verdict];
+  });
+  console.log(table(['benchmark', 'worst judged ratio', 'goal', 'verdict'], rows));
+  return outcomes.some((o) => o.error !== undefined) ? 1 : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);
