@@ -9,6 +9,8 @@ import { appRoot, appVersion } from '../plane/app-paths';
 import { CliError } from './cli-error';
 import { electronBinaryPath } from './electron-binary';
 import { serve } from './serve';
+import { addJournalCommands } from './journal-commands';
+import { addRuntimeCommands } from './runtime-commands';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -51,6 +53,8 @@ export function buildProgram(): Command {
       await serve(options);
     });
 
+  addJournalCommands(program);
+  addRuntimeCommands(program);
   return program;
 }
 
@@ -61,6 +65,14 @@ export async function runCli(argv: string[]): Promise<void> {
     if (error instanceof CliError) {
       process.stderr.write(`agentplane: ${error.message}\n`);
       process.exitCode = error.exitCode;
+      return;
+    }
+    // A file-system or network failure (ENOTDIR, EACCES, ENOSPC, …) is the person's to fix,
+    // not a bug: one line naming it, no stack. Anything else is a bug and keeps its stack.
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+      process.stderr.write(`agentplane: ${(error as Error).message}\n`);
+      process.exitCode = 1;
       return;
     }
     throw error;

@@ -1,7 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
+import { commandNames } from '../../src-shared/ipc/contract';
 import { dispatchCommand, type CommandHandlers } from './dispatch';
 import { PlaneError } from './plane-error';
 import { createPlane } from './plane';
+import { tempDataDir } from '../journal/test-support';
 
 const status = {
   version: '1.0.0',
@@ -13,10 +15,22 @@ const status = {
 };
 
 function handlers(overrides: Partial<CommandHandlers> = {}): CommandHandlers {
+  const notUnderTest = Object.fromEntries(
+    commandNames.map((name) => [
+      name,
+      () => {
+        throw new Error(`${name} is not under test here`);
+      },
+    ]),
+  ) as unknown as CommandHandlers;
   return {
+    ...notUnderTest,
     'plane.status': () => status,
     'peers.list': () => ({ peers: [] }),
     'events.since': () => ({ epoch: 'e', reset: false, latestSeq: 0, events: [] }),
+    'journal.runs': () => ({ runs: [] }),
+    'journal.records': () => ({ records: [], nextSeq: null, headSeq: 0 }),
+    'journal.verify': () => ({ ok: true, count: 0, root: '', checkpointSize: 0, unsigned: 0, unknownKinds: 0 }),
     ...overrides,
   };
 }
@@ -96,7 +110,7 @@ describe('dispatchCommand', () => {
 describe('createPlane', () => {
   it('reports status with uptime from its clock and publishes status changes', async () => {
     let now = 1_000_000;
-    const plane = await createPlane({ dataDir: '/tmp/x', version: '2.0.0', host: 'headless', now: () => now });
+    const plane = await createPlane({ dataDir: tempDataDir(), version: '2.0.0', host: 'headless', now: () => now });
     now += 1500;
     expect(plane.status()).toMatchObject({ version: '2.0.0', uptimeMs: 1500, state: 'running', startedAt: new Date(1_000_000).toISOString() });
     const seen: string[] = [];

@@ -8,6 +8,15 @@ import { dispatchCommand, type CallContext, type CommandHandlers } from './dispa
 import { EventHub } from './event-hub';
 import { errorFields, silentLogger, type Logger } from './logger';
 import type { Result } from '../../src-shared/ipc/result';
+import { Journal } from '../journal/journal';
+import { journalHandlers } from './journal-handlers';
+import { Runtime } from '../runtime/runtime';
+import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
+import type { LoadedAgent } from '../runtime/manifest';
+import type { PolicyEngine } from '../runtime/policy';
+import type { ModelProvider } from '../providers/model-provider';
+import { loadAgents, loadPolicy, loadProviders } from './plane-config';
+import { runtimeHandlers } from './runtime-handlers';
 
 export interface PlaneConfig {
   dataDir: string;
@@ -16,12 +25,23 @@ export interface PlaneConfig {
   logger?: Logger;
   /** The clock; tests pass a fixed one. */
   now?: () => number;
+  /** Issue a signed journal checkpoint at least every this many records. */
+  checkpointEvery?: number;
+  /** How often to look for records other processes appended to this data dir (ms). */
+  journalPollMs?: number;
+  /** Overrides for tests and embedders; by default they are read from files and the environment. */
+  agents?: LoadedAgent[];
+  policy?: PolicyEngine;
+  providers?: Map<string, ModelProvider>;
+  tools?: ReadonlyMap<string, Tool>;
 }
 
 export interface Plane {
   readonly dataDir: string;
   readonly events: EventHub;
   readonly logger: Logger;
+  readonly journal: Journal;
+  readonly runtime: Runtime;
   status(): PlaneStatus;
   /** Runs one command exactly as every transport does. */
   dispatch(name: string, request: unknown, context: CallContext): Promise<Result<unknown>>;
@@ -32,6 +52,22 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   const now = config.now ?? Date.now;
   const logger = config.logger ?? silentLogger;
   const events = new EventHub();
+  const journal = await Journal.open({ dataDir: config.dataDir, now, checkpointEvery: config.checkpointEvery });
+  let runtime: Runtime;
+  try {
+    runtime = await Runtime.create({
+      journal,
+      agents: config.agents ?? loadAgents(config.dataDir),
+      policy: config.policy ?? loadPolicy(config.dataDir),
+      providers: config.providers ?? loadProviders(),
+      tools: config.tools ?? builtinTools,
+      toolContext: { workspace: workspaceOf(config.dataDir) },
+      logger,
+    });
+  } catch (error) {
+    await journal.close();
+    throw error;
+  }
   const startedAtMs = now();
   let state: PlaneStatus['state'] = 'running';
   let closing: Promise<void> | undefined;
@@ -50,7 +86,32 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     // Peers are hosted from the peers issue on; until then the plane hosts none.
     'peers.list': () => ({ peers: [] }),
     'events.since': ({ epoch, afterSeq }) => events.since(epoch, afterSeq),
+    ...journalHandlers(journal),
+    ...runtimeHandlers(runtime),
   };
+
+  // The stream is a view of the journal: the UI hears "the head is now N" and reads records
+  // by seq. Our own appends announce themselves at once; appends by other processes sharing
+  // the data dir (a peer started from the CLI) are found by a cheap poll of the head.
+  let announced = (await journal.head()).seq;
+  const announce = (seq: number) => {
+    if (seq <= announced) return;
+    announced = seq;
+    events.publish('journal.appended', { seq });
+  };
+  const unsubscribeJournal = journal.onAppend((records) => {
+    for (const record of records) {
+      if (record.runId) events.publish('runs.changed', { runId: record.runId, seq: record.seq, kind: record.kind });
+    }
+    announce(records[records.length - 1]!.seq);
+  });
+  const poll = setInterval(() => {
+    journal
+      .head()
+      .then((head) => announce(head.seq))
+      .catch(() => undefined);
+  }, config.journalPollMs ?? 500);
+  poll.unref();
 
   events.publish('plane.statusChanged', status());
   logger.log('info', 'plane started', { dataDir: config.dataDir, host: config.host, version: config.version });
@@ -59,6 +120,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     dataDir: config.dataDir,
     events,
     logger,
+    journal,
+    runtime,
     status,
     dispatch: (name, request, context) =>
       dispatchCommand(handlers, name, request, context, (command, error) =>
@@ -68,6 +131,11 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       closing ??= (async () => {
         state = 'stopping';
         events.publish('plane.statusChanged', status());
+        clearInterval(poll);
+        await runtime.close();
+        unsubscribeJournal();
+        // The shutdown checkpoint: everything written is signed before the process goes.
+        await journal.close();
         logger.log('info', 'plane stopped');
       })();
       return closing;

@@ -10,6 +10,7 @@
  * ISO-8601 strings, durations milliseconds.
  */
 import { z } from 'zod';
+import { BudgetSchema, JournalRecordSchema, SpendSchema } from '../journal/records';
 
 const Empty = z.object({}).strict();
 
@@ -42,6 +43,84 @@ export const EventEnvelopeSchema = z.object({
 });
 export type EventEnvelope = z.infer<typeof EventEnvelopeSchema>;
 
+/** A run as the journal lists it (derived from its records, never stored beside them). */
+export const RunSummarySchema = z.object({
+  runId: z.string(),
+  agent: z.string().nullable(),
+  firstSeq: z.number().int(),
+  lastSeq: z.number().int(),
+  records: z.number().int(),
+  startedAt: z.string(),
+  lastAt: z.string(),
+  lastKind: z.string(),
+});
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+/** A record as the UI shows it: the envelope, and whether this build knows its kind. */
+export const RecordViewSchema = JournalRecordSchema.extend({
+  known: z.boolean(),
+  /** Why the body is shown raw: a kind or version from a newer AgentPlane. */
+  note: z.string().optional(),
+});
+export type RecordView = z.infer<typeof RecordViewSchema>;
+
+export const VerifyReportSchema = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    count: z.number().int(),
+    root: z.string(),
+    checkpointSize: z.number().int(),
+    unsigned: z.number().int(),
+    unknownKinds: z.number().int(),
+  }),
+  z.object({ ok: z.literal(false), seq: z.number().int().nullable(), reason: z.string(), count: z.number().int() }),
+]);
+export type VerifyReportView = z.infer<typeof VerifyReportSchema>;
+
+export const AgentSummarySchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  grants: z.array(z.object({ kind: z.string(), name: z.string(), approve: z.boolean() })),
+  budget: BudgetSchema,
+  source: z.string(),
+});
+export type AgentSummary = z.infer<typeof AgentSummarySchema>;
+
+export const WaitSchema = z.object({
+  waitId: z.string(),
+  reason: z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt']),
+  step: z.number().int(),
+  /** Exactly what is asked: the effect, its arguments, what it may cost, for whom. */
+  subject: z.unknown(),
+  subjectHash: z.string(),
+  since: z.string(),
+  seq: z.number().int(),
+  snoozedUntil: z.string().optional(),
+});
+export type Wait = z.infer<typeof WaitSchema>;
+
+export const RunViewSchema = z.object({
+  runId: z.string(),
+  agent: z.string(),
+  owner: z.string(),
+  chain: z.array(z.string()),
+  status: z.enum(['running', 'suspended', 'sealed']),
+  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'denied', 'halted', 'observed']).nullable(),
+  admittedAt: z.string(),
+  lastAt: z.string(),
+  records: z.number().int(),
+  lastSeq: z.number().int(),
+  spend: SpendSchema,
+  budget: BudgetSchema,
+  pending: WaitSchema.nullable(),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export type RunView = z.infer<typeof RunViewSchema>;
+
+const RunId = z.string().regex(/^run-[0-9a-f]{20}$/, 'a run id (run-…)');
+
 export const commands = {
   'plane.status': { request: Empty, response: PlaneStatusSchema },
   'peers.list': { request: Empty, response: z.object({ peers: z.array(PeerSummarySchema) }) },
@@ -59,6 +138,82 @@ export const commands = {
       events: z.array(EventEnvelopeSchema),
     }),
   },
+  'journal.runs': {
+    request: z.object({ limit: z.number().int().min(1).max(1000).default(200) }).strict(),
+    response: z.object({ runs: z.array(RunSummarySchema) }),
+  },
+  /** Records in seq order: one run's (runId set) or all (runId null), from fromSeq, at most limit. */
+  'journal.records': {
+    request: z
+      .object({
+        runId: z.string().min(1).nullable().default(null),
+        fromSeq: z.number().int().min(1).default(1),
+        limit: z.number().int().min(1).max(5000).default(500),
+      })
+      .strict(),
+    response: z.object({
+      records: z.array(RecordViewSchema),
+      /** Where the next page starts (null: nothing more now). */
+      nextSeq: z.number().int().nullable(),
+      headSeq: z.number().int(),
+    }),
+  },
+  /** Verifies the whole journal of this data dir against its signed checkpoints. */
+  'journal.verify': { request: Empty, response: VerifyReportSchema },
+
+  'agents.list': { request: Empty, response: z.object({ agents: z.array(AgentSummarySchema) }) },
+  'runs.list': {
+    request: z
+      .object({
+        limit: z.number().int().min(1).max(1000).default(200),
+        agent: z.string().optional(),
+        status: z.enum(['running', 'suspended', 'sealed']).optional(),
+      })
+      .strict(),
+    response: z.object({ runs: z.array(RunViewSchema) }),
+  },
+  'runs.get': { request: z.object({ runId: RunId }).strict(), response: RunViewSchema },
+  /** Admits a run (policy first) and returns at once; `runs.get` or the events follow it. */
+  'runs.start': {
+    request: z.object({ agent: z.string().min(1), input: z.unknown().default({}), wait: z.boolean().default(false) }).strict(),
+    response: RunViewSchema,
+  },
+  'runs.cancel': { request: z.object({ runId: RunId, reason: z.string().max(500).optional() }).strict(), response: RunViewSchema },
+  /** Every run waiting for a person, whatever suspended it. */
+  'approvals.list': { request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) },
+  'approvals.decide': {
+    request: z
+      .object({
+        runId: RunId,
+        waitId: z.string().min(1),
+        decision: z.enum(['approve', 'deny', 'snooze']),
+        /** The hash of what was shown: approving anything else is refused. */
+        subjectHash: z.string().regex(/^[0-9a-f]{64}$/),
+        reason: z.string().max(2000).optional(),
+        until: z.string().optional(),
+        value: z.unknown().optional(),
+      })
+      .strict(),
+    response: RunViewSchema,
+  },
+  /** Runs waiting because an effect is in doubt (the plane stopped while it was in flight). */
+  'recovery.list': { request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) },
+  'recovery.resolve': {
+    request: z
+      .object({
+        runId: RunId,
+        waitId: z.string().min(1),
+        subjectHash: z.string().regex(/^[0-9a-f]{64}$/),
+        resolution: z.enum(['retry', 'landed', 'fail']),
+        result: z.unknown().optional(),
+        reason: z.string().max(2000).optional(),
+      })
+      .strict(),
+    response: RunViewSchema,
+  },
+  'halts.list': { request: Empty, response: z.object({ scopes: z.array(z.string()) }) },
+  'halts.apply': { request: z.object({ scope: z.string().min(1), reason: z.string().max(500).optional() }).strict(), response: z.object({ scopes: z.array(z.string()) }) },
+  'halts.lift': { request: z.object({ scope: z.string().min(1) }).strict(), response: z.object({ scopes: z.array(z.string()) }) },
 } as const;
 
 export const events = {
@@ -66,6 +221,10 @@ export const events = {
   'plane.statusChanged': PlaneStatusSchema,
   /** The set of peers or one peer's state changed; the payload is the whole list. */
   'peers.changed': z.object({ peers: z.array(PeerSummarySchema) }),
+  /** The journal grew: its head is now `seq`. Readers fetch what they need by seq. */
+  'journal.appended': z.object({ seq: z.number().int().positive() }),
+  /** A run wrote a record (of `kind`, at `seq`): its view may have changed. */
+  'runs.changed': z.object({ runId: z.string(), seq: z.number().int(), kind: z.string() }),
 } as const;
 
 export type Commands = typeof commands;

@@ -1,0 +1,110 @@
+/**
+ * `agentplane journal export|verify`. Both open the data dir's journal directly, which is safe
+ * beside a running plane: the journal is built for several processes (SQLite's write lock
+ * serialises appends, readers never block). `verify` opens it read-only and signs nothing, so
+ * verifying never changes what is verified.
+ *
+ * Output a script can read: `OK <n> records, root <hash>` (exit 0) or
+ * `FAIL seq <n>: <reason>` (exit 1); `--json` prints the report as one JSON object instead.
+ */
+import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { InvalidArgumentError, type Command } from 'commander';
+import { resolveDataDir } from '../plane/app-paths';
+import { BundleError, exportBundle, verifyBundleFile, verifyJournalStore } from '../journal/bundle';
+import { Journal } from '../journal/journal';
+import { JournalError } from '../journal/journal-error';
+import type { VerifyReport, VerifyScope } from '../journal/verify';
+import { CliError } from './cli-error';
+
+function parseSeq(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('a seq is a whole number from 1');
+  return Number(value);
+}
+
+function printReport(report: VerifyReport, json: boolean, out: (line: string) => void): void {
+  if (json) {
+    out(JSON.stringify(report));
+  } else if (report.ok) {
+    out(`OK ${report.count} records, root ${report.root}`);
+    if (report.unsigned > 0) out(`note: the last ${report.unsigned} records are chained but not yet covered by a signed checkpoint`);
+    if (report.unknownKinds > 0) out(`note: ${report.unknownKinds} records are of kinds newer than this AgentPlane (verified, shown raw)`);
+  } else {
+    out(`FAIL ${report.seq === null ? '' : `seq ${report.seq}: `}${report.reason}`);
+  }
+  if (!report.ok) process.exitCode = 1;
+}
+
+async function withJournal<T>(dataDir: string, readOnly: boolean, use: (journal: Journal) => Promise<T>): Promise<T> {
+  let journal: Journal;
+  try {
+    journal = await Journal.open({ dataDir, readOnly });
+  } catch (error) {
+    if (error instanceof JournalError) throw new CliError(error.message);
+    if (error instanceof Error && /has no plane key/.test(error.message)) throw new CliError(error.message);
+    throw error;
+  }
+  try {
+    return await use(journal);
+  } finally {
+    await journal.close();
+  }
+}
+
+export function addJournalCommands(program: Command, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): void {
+  const journal = program.command('journal').description('export and verify the run journal');
+
+  journal
+    .command('export')
+    .description('write a self-contained, offline-verifiable bundle (everything, one run, or a seq range)')
+    .requiredOption('--out <file>', 'bundle file to write')
+    .option('--run <id>', 'only this run (with an inclusion proof per record)')
+    .option('--from <seq>', 'first seq of a range', parseSeq)
+    .option('--to <seq>', 'last seq of a range', parseSeq)
+    .option('--data-dir <dir>', 'data folder')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { out: string; run?: string; from?: number; to?: number; dataDir?: string; json?: boolean }) => {
+      if (options.run && (options.from || options.to)) throw new CliError('use --run or --from/--to, not both');
+      if ((options.from === undefined) !== (options.to === undefined)) throw new CliError('a range needs both --from and --to');
+      const scope: VerifyScope = options.run
+        ? { kind: 'run', runId: options.run }
+        : options.from !== undefined
+          ? { kind: 'range', fromSeq: options.from, toSeq: options.to! }
+          : { kind: 'full' };
+      const dataDir = resolveDataDir(options.dataDir);
+      const file = resolve(options.out);
+      await withJournal(dataDir, false, async (j) => {
+        try {
+          const result = await exportBundle(j, scope, file);
+          if (options.json) out(JSON.stringify(result));
+          else out(`exported ${result.records} records to ${result.file} (anchored at tree size ${result.treeSize}, root ${result.rootHash})`);
+        } catch (error) {
+          if (error instanceof BundleError) throw new CliError(error.message);
+          throw error;
+        }
+      });
+    });
+
+  journal
+    .command('verify')
+    .description('check a bundle file, or a data dir, offline: chain, hashes, Merkle root, signed checkpoints')
+    .argument('[file]', 'a bundle written by `journal export`')
+    .option('--data-dir <dir>', 'verify this data dir instead of a file')
+    .option('--key-id <id>', "refuse a bundle not signed by this key (the plane's key id)")
+    .option('--json', 'print the report as JSON')
+    .action(async (file: string | undefined, options: { dataDir?: string; keyId?: string; json?: boolean }) => {
+      if (file && options.dataDir) throw new CliError('give a bundle file or --data-dir, not both');
+      if (file) {
+        try {
+          printReport(await verifyBundleFile(resolve(file), { expectKeyId: options.keyId }), options.json ?? false, out);
+        } catch (error) {
+          if (error instanceof BundleError) throw new CliError(error.message);
+          throw error;
+        }
+        return;
+      }
+      const dataDir = resolve(options.dataDir ?? process.env.AGENTPLANE_DATA_DIR ?? resolveDataDir(undefined));
+      if (!existsSync(dataDir)) throw new CliError(`${dataDir} does not exist`);
+      await withJournal(dataDir, true, async (j) => printReport(await verifyJournalStore(j), options.json ?? false, out));
+    });
+}

@@ -1,0 +1,255 @@
+/**
+ * The runtime from the command line: agents, runs, approvals, recovery, halts. Every command
+ * prints something a person reads, or with `--json` one JSON document a script reads: the
+ * command's result, or `{"ok":false,"error":{"code","message"}}` with exit code 1.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import type { RunView } from '../../src-shared/ipc/contract';
+import { CliError } from './cli-error';
+import { CommandFailed, withPlane, type PlaneConnection } from './plane-connection';
+
+type Out = (line: string) => void;
+
+interface Common {
+  dataDir?: string;
+  json?: boolean;
+}
+
+function parseJson(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`not valid JSON (${(error as Error).message})`);
+  }
+}
+
+function parseCount(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a whole number');
+  return Number(value);
+}
+
+export function describeRun(run: RunView): string {
+  const spend = `effects ${run.spend.effects}, tokens ${run.spend.inputTokens + run.spend.outputTokens + run.spend.reasoningTokens}, cost ${(run.spend.costMicros / 1e6).toFixed(6)}${run.spend.unaccounted ? ' (+unaccounted)' : ''}`;
+  const state = run.status === 'sealed' ? run.outcome : run.pending ? `waiting: ${run.pending.reason}${run.pending.snoozedUntil ? ` (snoozed until ${run.pending.snoozedUntil})` : ''}` : run.status;
+  return `${run.runId}  ${run.agent.padEnd(14)} ${String(state).padEnd(18)} ${spend}`;
+}
+
+function describeWait(run: RunView): string[] {
+  const wait = run.pending;
+  if (!wait) return [];
+  return [`  waits on ${wait.waitId} since ${wait.since}`, `  asks: ${JSON.stringify(wait.subject)}`, `  subject hash ${wait.subjectHash}`];
+}
+
+async function act<T>(options: Common, out: Out, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void): Promise<void> {
+  try {
+    const value = await withPlane(options.dataDir, work);
+    if (options.json) out(JSON.stringify(value));
+    else print(value);
+  } catch (error) {
+    if (options.json && error instanceof CliError) {
+      // A script reads one JSON document whatever happened: the plane's refusal carries its
+      // code; a usage mistake caught here is a bad request.
+      const code = error instanceof CommandFailed ? error.code : 'AP_BAD_REQUEST';
+      out(JSON.stringify({ ok: false, error: { code, message: error.message } }));
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  }
+}
+
+/** The run's pending wait, found by run id or by wait id. */
+async function pendingOf(plane: PlaneConnection, id: string): Promise<RunView> {
+  const runId = id.split('/')[0]!;
+  const run = await plane.call('runs.get', { runId });
+  if (!run.pending) throw new CommandFailed('AP_CONFLICT', `run ${runId} is not waiting for a decision (${run.status}${run.outcome ? `, ${run.outcome}` : ''})`);
+  if (id.includes('/') && run.pending.waitId !== id) throw new CommandFailed('AP_CONFLICT', `run ${runId} is waiting on ${run.pending.waitId}, not ${id}`);
+  return run;
+}
+
+const common = (command: Command) => command.option('--data-dir <dir>', 'data folder').option('--json', 'print JSON for scripts');
+
+export function addRuntimeCommands(program: Command, out: Out = (l) => process.stdout.write(`${l}\n`)): void {
+  const agents = program.command('agents').description('the agents this plane can run');
+  common(agents.command('list').description('list declared agents')).action(async (options: Common) =>
+    act(options, out, (p) => p.call('agents.list', {}), ({ agents: list }) => {
+      for (const a of list) {
+        const grants = a.grants.map((g) => `${g.kind}:${g.name}${g.approve ? ' (approve)' : ''}`).join(', ');
+        out(`${a.name.padEnd(14)} ${a.description}`);
+        out(`${''.padEnd(14)} grants: ${grants || 'none'}; budget: ${JSON.stringify(a.budget)}`);
+      }
+    }),
+  );
+
+  common(
+    program
+      .command('run')
+      .description('admit a run of an agent')
+      .argument('<agent>', 'agent name')
+      .option('--input <json>', 'the run input as JSON', parseJson, {})
+      .option('--wait', 'wait until the run ends or waits for a person'),
+  ).action(async (agent: string, options: Common & { input: unknown; wait?: boolean }) =>
+    act(options, out, (p) => p.call('runs.start', { agent, input: options.input, wait: options.wait ?? false }), (run) => {
+      out(describeRun(run));
+      for (const line of describeWait(run)) out(line);
+      if (run.status === 'sealed' && run.result !== undefined) out(`  result: ${JSON.stringify(run.result)}`);
+      if (run.error) out(`  error: ${run.error.code}: ${run.error.message}`);
+    }),
+  );
+
+  const runs = program.command('runs').description('runs and their state');
+  common(runs.command('list').description('list runs, newest first').option('--status <status>', 'running | suspended | sealed').option('--agent <name>', 'only this agent')).action(
+    async (options: Common & { status?: 'running' | 'suspended' | 'sealed'; agent?: string }) =>
+      act(options, out, (p) => p.call('runs.list', { limit: 200, ...(options.status ? { status: options.status } : {}), ...(options.agent ? { agent: options.agent } : {}) }), ({ runs: list }) => {
+        if (list.length === 0) out('no runs');
+        for (const run of list) out(describeRun(run));
+      }),
+  );
+  common(runs.command('show').argument('<runId>').description('one run, with what it waits on')).action(async (runId: string, options: Common) =>
+    act(options, out, (p) => p.call('runs.get', { runId }), (run) => {
+      out(describeRun(run));
+      for (const line of describeWait(run)) out(line);
+      if (run.result !== undefined) out(`  result: ${JSON.stringify(run.result)}`);
+      if (run.error) out(`  error: ${run.error.code}: ${run.error.message}`);
+    }),
+  );
+  common(runs.command('cancel').argument('<runId>').option('--reason <text>', 'why').description('cancel a run at its next step')).action(
+    async (runId: string, options: Common & { reason?: string }) =>
+      act(options, out, (p) => p.call('runs.cancel', { runId, ...(options.reason ? { reason: options.reason } : {}) }), (run) => out(describeRun(run))),
+  );
+
+  const approvals = program.command('approvals').description('runs waiting for a person');
+  common(approvals.command('list').description('everything waiting: approvals, payments, budget ceilings, input')).action(async (options: Common) =>
+    act(options, out, (p) => p.call('approvals.list', {}), ({ waiting }) => {
+      if (waiting.length === 0) out('nothing is waiting');
+      for (const run of waiting) {
+        out(describeRun(run));
+        for (const line of describeWait(run)) out(line);
+      }
+    }),
+  );
+  common(
+    approvals
+      .command('approve')
+      .argument('<id>', 'run id (or wait id)')
+      .description('approve exactly what the run waits on')
+      .option('--input <json>', 'the answer, for a run waiting for input', parseJson)
+      .option('--raise-tokens <n>', 'new token ceiling, for a run stopped at its budget', parseCount)
+      .option('--raise-effects <n>', 'new effect ceiling', parseCount)
+      .option('--raise-cost <micros>', 'new cost ceiling in micro-units', parseCount),
+  ).action(async (id: string, options: Common & { input?: unknown; raiseTokens?: number; raiseEffects?: number; raiseCost?: number }) =>
+    act(
+      options,
+      out,
+      async (p) => {
+        const run = await pendingOf(p, id);
+        const wait = run.pending!;
+        let value: unknown;
+        if (wait.reason === 'budget') {
+          if (options.raiseTokens === undefined && options.raiseEffects === undefined && options.raiseCost === undefined) {
+            throw new CliError('this run stopped at its budget ceiling: approve it with --raise-tokens, --raise-effects or --raise-cost');
+          }
+          value = {
+            budget: {
+              ...run.budget,
+              ...(options.raiseTokens !== undefined ? { maxTokens: options.raiseTokens } : {}),
+              ...(options.raiseEffects !== undefined ? { maxEffects: options.raiseEffects } : {}),
+              ...(options.raiseCost !== undefined ? { maxCostMicros: options.raiseCost } : {}),
+            },
+          };
+        } else if (wait.reason === 'input') {
+          if (options.input === undefined) throw new CliError('this run waits for input: give it with --input JSON');
+          value = options.input;
+        }
+        return p.call('approvals.decide', { runId: run.runId, waitId: wait.waitId, decision: 'approve', subjectHash: wait.subjectHash, ...(value !== undefined ? { value } : {}) });
+      },
+      (run) => out(describeRun(run)),
+    ),
+  );
+  common(approvals.command('deny').argument('<id>', 'run id (or wait id)').requiredOption('--reason <text>', 'why, recorded in the journal').description('deny what the run waits on; the run ends denied')).action(
+    async (id: string, options: Common & { reason: string }) =>
+      act(
+        options,
+        out,
+        async (p) => {
+          const run = await pendingOf(p, id);
+          return p.call('approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'deny', subjectHash: run.pending!.subjectHash, reason: options.reason });
+        },
+        (run) => out(describeRun(run)),
+      ),
+  );
+  common(approvals.command('snooze').argument('<id>', 'run id (or wait id)').requiredOption('--for <minutes>', 'ask again after this many minutes', parseCount).description('not now (this is not a deny)')).action(
+    async (id: string, options: Common & { for: number }) =>
+      act(
+        options,
+        out,
+        async (p) => {
+          const run = await pendingOf(p, id);
+          const until = new Date(Date.now() + options.for * 60_000).toISOString();
+          return p.call('approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'snooze', subjectHash: run.pending!.subjectHash, until });
+        },
+        (run) => out(describeRun(run)),
+      ),
+  );
+
+  const recovery = program.command('recovery').description('effects in doubt (the plane stopped while they were in flight)');
+  common(recovery.command('list')).action(async (options: Common) =>
+    act(options, out, (p) => p.call('recovery.list', {}), ({ waiting }) => {
+      if (waiting.length === 0) out('nothing is in doubt');
+      for (const run of waiting) {
+        out(describeRun(run));
+        for (const line of describeWait(run)) out(line);
+      }
+    }),
+  );
+  common(
+    recovery
+      .command('resolve')
+      .argument('<id>', 'run id')
+      .requiredOption('--as <resolution>', 'retry (it did not happen) | landed (it happened) | fail (end the run)')
+      .option('--result <json>', 'for landed: what it returned', parseJson)
+      .option('--reason <text>', 'why'),
+  ).action(async (id: string, options: Common & { as: string; result?: unknown; reason?: string }) =>
+    act(
+      options,
+      out,
+      async (p) => {
+        if (!['retry', 'landed', 'fail'].includes(options.as)) throw new CliError('--as is retry, landed or fail');
+        const run = await pendingOf(p, id);
+        return p.call('recovery.resolve', {
+          runId: run.runId,
+          waitId: run.pending!.waitId,
+          subjectHash: run.pending!.subjectHash,
+          resolution: options.as as 'retry' | 'landed' | 'fail',
+          ...(options.result !== undefined ? { result: options.result } : {}),
+          ...(options.reason ? { reason: options.reason } : {}),
+        });
+      },
+      (run) => out(describeRun(run)),
+    ),
+  );
+
+  common(
+    program
+      .command('halt')
+      .description("withhold a subject's (or an agent's) runs, including suspended ones at their next step")
+      .option('--scope <scope>', 'subject:<principal> or agent:<name>')
+      .option('--lift <scope>', 'undo a halt')
+      .option('--reason <text>', 'why')
+      .option('--list', 'list active halts'),
+  ).action(async (options: Common & { scope?: string; lift?: string; reason?: string; list?: boolean }) => {
+    const chosen = [options.scope, options.lift, options.list].filter((x) => x !== undefined).length;
+    if (chosen !== 1) throw new CliError('give exactly one of --scope, --lift or --list');
+    return act(
+      options,
+      out,
+      (p) =>
+        options.list
+          ? p.call('halts.list', {})
+          : options.lift
+            ? p.call('halts.lift', { scope: options.lift })
+            : p.call('halts.apply', { scope: options.scope!, ...(options.reason ? { reason: options.reason } : {}) }),
+      ({ scopes }) => out(scopes.length === 0 ? 'no halts' : `halted: ${scopes.join(', ')}`),
+    );
+  });
+}

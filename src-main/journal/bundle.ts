@@ -1,0 +1,252 @@
+/**
+ * Export bundles and offline verification.
+ *
+ * A bundle is one self-contained JSONL file:
+ *   line 1      {"format":"agentplane-journal-bundle","version":1, journalId, scope, publicKey, keyId, createdAt, records}
+ *   then        {"hash":"<hex>","proof":[…],"record":<the record's canonical preimage>}   one per record, in seq order
+ *   last lines  {"checkpoint":"<compact JWS>"}
+ * A record line carries the exact bytes that were hashed, so a verifier checks them without
+ * re-canonicalising, and can still read every field (seq first among them) with any JSON
+ * parser. `proof` (an RFC 6962 audit path to the anchor checkpoint) is present in run and
+ * seq-range bundles, whose records do not start at seq 1.
+ *
+ * Export first issues a checkpoint over the current head, then writes only records that
+ * checkpoint covers: a bundle is always fully anchored, even while other writers append. It is
+ * written to a temporary file and renamed, so a failed export leaves no half bundle behind.
+ */
+import { createReadStream, existsSync, closeSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+import type { JWK } from 'jose';
+import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
+import { peekCheckpoint } from './checkpoints';
+import { fromHex, toHex } from './hex';
+import type { Journal } from './journal';
+import type { StoredRecord } from './journal-store';
+import { MerkleLevels } from './merkle-levels';
+import { leafHash } from './merkle';
+import { publicPlaneKey } from './plane-key';
+import { verifyJournal, type VerifiableRecord, type VerifyReport, type VerifyScope } from './verify';
+
+export const BUNDLE_FORMAT = 'agentplane-journal-bundle';
+
+const ScopeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('full') }),
+  z.object({ kind: z.literal('range'), fromSeq: z.number().int().positive(), toSeq: z.number().int().positive() }),
+  z.object({ kind: z.literal('run'), runId: z.string().min(1) }),
+]);
+
+export const BundleHeaderSchema = z.object({
+  format: z.literal(BUNDLE_FORMAT),
+  version: z.literal(1),
+  journalId: z.string(),
+  scope: ScopeSchema,
+  publicKey: z.record(z.string(), z.unknown()),
+  keyId: z.string(),
+  createdAt: z.string(),
+  records: z.number().int().nonnegative(),
+});
+export type BundleHeader = z.infer<typeof BundleHeaderSchema>;
+
+export class BundleError extends Error {
+  override readonly name = 'BundleError';
+}
+
+export interface ExportResult {
+  file: string;
+  records: number;
+  treeSize: number;
+  rootHash: string;
+}
+
+export type ExportProgress = (written: number, total: number) => void;
+
+function recordLine(record: StoredRecord, proof: Uint8Array[] | null): string {
+  const preimage = recordPreimageFromBodyText(record, record.bodyText);
+  const proofPart = proof ? `,"proof":[${proof.map((h) => `"${toHex(h)}"`).join(',')}]` : '';
+  return `{"hash":"${record.hash}"${proofPart},"record":${preimage}}\n`;
+}
+
+export async function exportBundle(journal: Journal, scope: VerifyScope, file: string, onProgress?: ExportProgress): Promise<ExportResult> {
+  const anchor = await journal.checkpoint();
+  const treeSize = anchor.checkpoint.treeSize;
+  if (scope.kind === 'range') {
+    if (scope.fromSeq > scope.toSeq) throw new BundleError(`--from ${scope.fromSeq} is after --to ${scope.toSeq}`);
+    if (scope.toSeq > treeSize) throw new BundleError(`--to ${scope.toSeq} is beyond the journal's last record (seq ${treeSize})`);
+  }
+  let seqs: number[] | null = null;
+  if (scope.kind === 'run') {
+    seqs = (await journal.store.runSeqs(scope.runId)).filter((s) => s <= treeSize);
+    if (seqs.length === 0) throw new BundleError(`no run ${scope.runId} in this journal`);
+  }
+  const total = scope.kind === 'full' ? treeSize : scope.kind === 'range' ? scope.toSeq - scope.fromSeq + 1 : seqs!.length;
+  const levels = scope.kind === 'full' ? null : new MerkleLevels((await journal.store.readHashes(1, treeSize)).map((h) => leafHash(fromHex(h))));
+
+  const header: BundleHeader = {
+    format: BUNDLE_FORMAT,
+    version: 1,
+    journalId: journal.journalId,
+    scope,
+    publicKey: journal.key.publicJwk as Record<string, unknown>,
+    keyId: journal.key.keyId,
+    createdAt: new Date().toISOString(),
+    records: total,
+  };
+  const temporary = `${file}.partial-${process.pid}`;
+  const fd = openSync(temporary, 'w', 0o644);
+  try {
+    writeSync(fd, `${JSON.stringify(header)}\n`);
+    let written = 0;
+    const emit = (record: StoredRecord) => {
+      writeSync(fd, recordLine(record, levels ? levels.inclusionProof(record.seq - 1) : null));
+      written += 1;
+      if (onProgress && (written % 1000 === 0 || written === total)) onProgress(written, total);
+    };
+    if (scope.kind === 'run') {
+      for (let i = 0; i < seqs!.length; i += 500) {
+        const chunk = seqs!.slice(i, i + 500);
+        const rows = await journal.readRun(scope.runId, chunk[0]!, chunk.length);
+        for (const row of rows) if (row.seq <= treeSize) emit(row);
+      }
+    } else {
+      const from = scope.kind === 'range' ? scope.fromSeq : 1;
+      const to = scope.kind === 'range' ? scope.toSeq : treeSize;
+      for await (const row of journal.store.iterate(from, to)) emit(row);
+    }
+    const checkpoints =
+      scope.kind === 'full'
+        ? journal.checkpoints.readAll().filter((jws) => {
+            const c = peekCheckpoint(jws);
+            return c !== null && c.journalId === journal.journalId && c.keyId === journal.key.keyId && c.treeSize <= treeSize;
+          })
+        : [anchor.jws];
+    for (const jws of checkpoints) writeSync(fd, `${JSON.stringify({ checkpoint: jws })}\n`);
+    closeSync(fd);
+    renameSync(temporary, file);
+    return { file, records: written, treeSize, rootHash: anchor.checkpoint.rootHash };
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** Parses a record line into what the verifier checks, without trusting anything in it. */
+export function parseRecordLine(line: string): VerifiableRecord {
+  const at = line.indexOf(',"record":');
+  if (!line.startsWith('{"hash":') || at < 0 || !line.endsWith('}')) {
+    return unreadable('a record line is not of the form {"hash":…,"record":…}');
+  }
+  let outer: { hash?: unknown; proof?: unknown };
+  let inner: { seq?: unknown; prevHash?: unknown; kind?: unknown; runId?: unknown };
+  const preimage = line.slice(at + ',"record":'.length, -1);
+  try {
+    outer = JSON.parse(`${line.slice(0, at)}}`) as typeof outer;
+    inner = JSON.parse(preimage) as typeof inner;
+  } catch {
+    return unreadable('a record line is not valid JSON');
+  }
+  if (typeof outer.hash !== 'string' || typeof inner.seq !== 'number' || typeof inner.prevHash !== 'string' || typeof inner.kind !== 'string') {
+    return unreadable('a record line lacks its hash, seq, prevHash or kind');
+  }
+  if (outer.proof !== undefined && !(Array.isArray(outer.proof) && outer.proof.every((p) => typeof p === 'string'))) {
+    return unreadable('a record line has a malformed proof');
+  }
+  return {
+    seq: inner.seq,
+    prevHash: inner.prevHash,
+    hash: outer.hash,
+    kind: inner.kind,
+    runId: typeof inner.runId === 'string' ? inner.runId : null,
+    preimage,
+    proof: outer.proof as string[] | undefined,
+  };
+}
+
+function unreadable(why: string): VerifiableRecord {
+  return { seq: 0, prevHash: '', hash: '', kind: '', runId: null, preimage: '', unreadable: why };
+}
+
+export interface BundleVerifyOptions {
+  /** Refuse a bundle whose key is not this one (a key id from `agentplane journal key`). */
+  expectKeyId?: string;
+}
+
+export type BundleReport = VerifyReport & { header?: BundleHeader };
+
+export async function verifyBundleFile(file: string, options: BundleVerifyOptions = {}): Promise<BundleReport> {
+  if (!existsSync(file)) throw new BundleError(`${file} does not exist`);
+  if (statSync(file).isDirectory()) throw new BundleError(`${file} is a folder, not a journal bundle`);
+  if (statSync(file).size === 0) throw new BundleError(`${file} is empty: not a journal bundle`);
+  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  let header: BundleHeader;
+  try {
+    const parsed = BundleHeaderSchema.safeParse(JSON.parse(String(first.value)));
+    if (!parsed.success) throw new Error('schema');
+    header = parsed.data;
+  } catch {
+    void lines.return?.();
+    throw new BundleError(`${file} is not an AgentPlane journal bundle (its first line is not a bundle header)`);
+  }
+  let key;
+  try {
+    key = await publicPlaneKey(header.publicKey as JWK);
+  } catch (error) {
+    throw new BundleError(`${file}: ${(error as Error).message}`);
+  }
+  if (key.keyId !== header.keyId) throw new BundleError(`${file}: the header's key id does not match its public key`);
+  if (options.expectKeyId && key.keyId !== options.expectKeyId) {
+    return { ok: false, seq: null, reason: `the bundle is signed by key ${key.keyId}, not the expected ${options.expectKeyId}`, count: 0, header };
+  }
+
+  const checkpoints: string[] = [];
+  async function* records(): AsyncIterable<VerifiableRecord> {
+    for (;;) {
+      const next = await lines.next();
+      if (next.done) return;
+      const line = String(next.value);
+      if (line === '') continue;
+      if (line.startsWith('{"checkpoint":')) {
+        try {
+          const { checkpoint } = JSON.parse(line) as { checkpoint?: unknown };
+          if (typeof checkpoint === 'string') checkpoints.push(checkpoint);
+          continue;
+        } catch {
+          yield unreadable('a checkpoint line is not valid JSON');
+          return;
+        }
+      }
+      if (checkpoints.length > 0) {
+        yield unreadable('a record line follows the checkpoints');
+        return;
+      }
+      yield parseRecordLine(line);
+    }
+  }
+  // Checkpoints come last in the file, so records are buffered only as far as needed: the
+  // verifier runs over them once the checkpoints are known.
+  const buffered: VerifiableRecord[] = [];
+  for await (const record of records()) buffered.push(record);
+  const report = await verifyJournal({ scope: header.scope, records: buffered, checkpoints, publicKey: key.publicKey, journalId: header.journalId });
+  if (report.ok && report.count !== header.records) {
+    return { ok: false, seq: null, reason: `the header promises ${header.records} records but the bundle holds ${report.count}`, count: report.count, header };
+  }
+  return { ...report, header };
+}
+
+/** Verifies a data dir's journal against its own checkpoint log and key. */
+export async function verifyJournalStore(journal: Journal): Promise<VerifyReport> {
+  async function* records(): AsyncIterable<VerifiableRecord> {
+    const head = await journal.head();
+    for await (const row of journal.store.iterate(1, head.seq)) {
+      yield { seq: row.seq, prevHash: row.prevHash, hash: row.hash, kind: row.kind, runId: row.runId, preimage: recordPreimageFromBodyText(row, row.bodyText) };
+    }
+  }
+  const checkpoints = journal.checkpoints.readAll().filter((jws) => peekCheckpoint(jws)?.journalId === journal.journalId);
+  return verifyJournal({ scope: { kind: 'full' }, records: records(), checkpoints, publicKey: journal.key.publicKey, journalId: journal.journalId });
+}

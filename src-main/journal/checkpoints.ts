@@ -1,0 +1,137 @@
+/**
+ * Signed checkpoints: (journal id, tree size, Merkle root, time) signed with the plane's
+ * Ed25519 key as a compact JWS, appended one per line to checkpoints/checkpoints.jsonl in the
+ * data dir, outside the database.
+ *
+ * Why: a hash chain alone cannot detect a truncated tail (drop the last records and the rest
+ * still links) or a rewritten suffix (change a record and recompute every later hash). A
+ * signature over the Merkle root of the first N records pins all N: a verifier recomputes the
+ * root from the records and compares. Issued every `every` records, on shutdown and on export.
+ *
+ * The verifier takes the algorithm from a constant, never from the JWS header: reading `alg`
+ * from the document being checked is the oldest JWS attack.
+ */
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { sign, type KeyObject } from 'node:crypto';
+import { compactVerify } from 'jose';
+import { z } from 'zod';
+import { canonicalize } from '../../src-shared/journal/canonical-json';
+import { HashHexSchema } from '../../src-shared/journal/records';
+import type { PlaneKey } from './plane-key';
+
+export const CHECKPOINT_FORMAT = 'agentplane-checkpoint/1';
+const ALGORITHMS = ['EdDSA'];
+
+export const CheckpointSchema = z.object({
+  format: z.literal(CHECKPOINT_FORMAT),
+  journalId: z.string(),
+  treeSize: z.number().int().nonnegative(),
+  rootHash: HashHexSchema,
+  time: z.string(),
+  keyId: z.string(),
+});
+export type Checkpoint = z.infer<typeof CheckpointSchema>;
+
+export interface SignedCheckpoint {
+  checkpoint: Checkpoint;
+  jws: string;
+}
+
+/**
+ * Signs a checkpoint as a compact JWS (RFC 7515), synchronously with node:crypto's Ed25519:
+ * BASE64URL(header) "." BASE64URL(payload) "." BASE64URL(Ed25519(signing input)). Synchronous
+ * on purpose: an asynchronous signer resolves on a later turn of the event loop, and a writer
+ * appending in a tight loop (whose SQLite commits answer synchronously) would starve it, so
+ * checkpoints that were due were never written. Verification goes through jose, a standard
+ * JWS verifier, which keeps this hand-built form honest.
+ */
+export function signCheckpoint(key: PlaneKey, fields: Omit<Checkpoint, 'format' | 'keyId'>): SignedCheckpoint {
+  const checkpoint: Checkpoint = { format: CHECKPOINT_FORMAT, keyId: key.keyId, ...fields };
+  const header = Buffer.from(JSON.stringify({ alg: 'EdDSA', kid: key.keyId, typ: 'agentplane-checkpoint+jws' })).toString('base64url');
+  const payload = Buffer.from(canonicalize(checkpoint), 'utf8').toString('base64url');
+  const signingInput = `${header}.${payload}`;
+  const signature = sign(null, Buffer.from(signingInput, 'ascii'), key.privateKey).toString('base64url');
+  return { checkpoint, jws: `${signingInput}.${signature}` };
+}
+
+export type CheckpointCheck = { ok: true; checkpoint: Checkpoint } | { ok: false; reason: string };
+
+/** Verifies the signature with `publicKey` and parses the payload. Never throws. */
+export async function verifyCheckpoint(jws: string, publicKey: KeyObject): Promise<CheckpointCheck> {
+  let payload: Uint8Array;
+  try {
+    ({ payload } = await compactVerify(jws, publicKey, { algorithms: ALGORITHMS }));
+  } catch {
+    return { ok: false, reason: "its signature does not verify with the plane's public key (signed by another key, or altered)" };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(payload));
+  } catch {
+    return { ok: false, reason: 'its payload is not JSON' };
+  }
+  const parsed = CheckpointSchema.safeParse(json);
+  if (!parsed.success) return { ok: false, reason: 'its payload is not an AgentPlane checkpoint' };
+  return { ok: true, checkpoint: parsed.data };
+}
+
+/** Reads the payload without verifying (to order and select checkpoints before checking them). */
+export function peekCheckpoint(jws: string): Checkpoint | null {
+  const part = jws.split('.')[1];
+  if (!part) return null;
+  try {
+    const parsed = CheckpointSchema.safeParse(JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The append-only checkpoint log in the data dir. Several processes may append to it. */
+export class CheckpointLog {
+  readonly file: string;
+
+  constructor(dataDir: string) {
+    const dir = join(dataDir, 'checkpoints');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.file = join(dir, 'checkpoints.jsonl');
+  }
+
+  append(signed: SignedCheckpoint): void {
+    // One write of one short line with O_APPEND: lines from several processes never interleave.
+    // A line torn by a crash has no newline; starting with one keeps the new line whole.
+    const separator = this.endsTorn() ? '\n' : '';
+    appendFileSync(this.file, `${separator}${JSON.stringify({ jws: signed.jws })}\n`, { mode: 0o644 });
+  }
+
+  private endsTorn(): boolean {
+    if (!existsSync(this.file)) return false;
+    const fd = openSync(this.file, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      if (size === 0) return false;
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      return last[0] !== 0x0a;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Every checkpoint JWS in the log, in file order; lines that do not parse are skipped. */
+  readAll(): string[] {
+    if (!existsSync(this.file)) return [];
+    const out: string[] = [];
+    for (const line of readFileSync(this.file, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        const parsed = JSON.parse(line) as { jws?: unknown };
+        if (typeof parsed.jws === 'string') out.push(parsed.jws);
+      } catch {
+        // A torn last line after a crash mid-write: that checkpoint is simply not there.
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The storage seam of the journal. SQLite (better-sqlite3) implements it now; a PostgreSQL
+ * backend for several planes sharing one journal implements the same interface later, which is
+ * why every method is async even though SQLite answers synchronously. Callers (the Journal,
+ * verify, export) never touch SQL.
+ *
+ * Contract every backend keeps:
+ * - `append` assigns gapless seqs after the current head and links prevHash inside the
+ *   database's own serialisation (a write lock or a unique constraint), so concurrent writers
+ *   from any number of processes never fork the chain; it resolves only after the commit is
+ *   durable, and a failure leaves nothing written;
+ * - reads see only committed records and never block the writer.
+ */
+import type { JournalRecord, RecordKind } from '../../src-shared/journal/records';
+
+/** A draft ready to be chained: the body already in canonical text. */
+export interface PreparedDraft {
+  runId: string | null;
+  kind: RecordKind;
+  v: number;
+  bodyText: string;
+  body: Record<string, unknown>;
+}
+
+/** A stored record with its body as canonical text, for verification and export without re-canonicalising. */
+export interface StoredRecord extends JournalRecord {
+  bodyText: string;
+}
+
+export interface RunSummaryRow {
+  runId: string;
+  firstSeq: number;
+  lastSeq: number;
+  records: number;
+  firstTime: string;
+  lastTime: string;
+  lastKind: string;
+  agent: string | null;
+}
+
+export interface JournalHead {
+  seq: number;
+  hash: string;
+}
+
+export interface JournalStore {
+  readonly journalId: string;
+  readonly location: string;
+  append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]>;
+  head(): Promise<JournalHead>;
+  /** Records with from <= seq <= to (to null: the head), at most `limit`. */
+  readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]>;
+  readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]>;
+  /** Record hashes for from <= seq <= to, in seq order (for the Merkle log). */
+  readHashes(fromSeq: number, toSeq: number): Promise<string[]>;
+  /** Streams records in seq order without holding the writer. */
+  iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord>;
+  runs(limit: number): Promise<RunSummaryRow[]>;
+  /** Seqs of a run's records (for exporting a run with proofs). */
+  runSeqs(runId: string): Promise<number[]>;
+  integrityCheck(): Promise<string>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,182 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { recordPreimage } from '../../src-shared/journal/record-hash';
+import { GENESIS_PREV_HASH, checkRecordBody } from '../../src-shared/journal/records';
+import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
+import { Journal } from './journal';
+import { JournalError } from './journal-error';
+import { verifyJournalStore } from './bundle';
+import { journalPath, SqliteJournalStore } from './sqlite-store';
+import { migrations } from './migrations';
+import { runDrafts, tempDataDir } from './test-support';
+
+const open: Journal[] = [];
+async function openJournal(dataDir = tempDataDir(), checkpointEvery = 1000): Promise<Journal> {
+  let t = Date.parse('2026-01-01T00:00:00Z');
+  const journal = await Journal.open({ dataDir, checkpointEvery, now: () => (t += 1) });
+  open.push(journal);
+  return journal;
+}
+afterEach(async () => {
+  for (const j of open.splice(0)) await j.close().catch(() => undefined);
+});
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+describe('journal store', () => {
+  it('opens in WAL mode with synchronous=FULL', async () => {
+    const journal = await openJournal();
+    expect((journal.store as SqliteJournalStore).settings()).toEqual({ journalMode: 'wal', synchronous: 2 });
+  });
+
+  it('chains records: gapless seq from 1, prevHash links, hash over the canonical preimage', async () => {
+    const journal = await openJournal();
+    const records = await journal.appendBatch(runDrafts('run-a', 3));
+    await journal.append({ runId: null, kind: 'PeerLifecycle', body: { peerId: 'p1', event: 'started', address: 'mcpv2://127.0.0.1:9/mcpv2' } });
+    const all = await journal.readRange(1, null, 100);
+    expect(all.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(all[0]!.prevHash).toBe(GENESIS_PREV_HASH);
+    for (let i = 0; i < all.length; i++) {
+      const r = all[i]!;
+      if (i > 0) expect(r.prevHash).toBe(all[i - 1]!.hash);
+      expect(r.hash).toBe(sha(recordPreimage(r)));
+      expect(recordPreimageFromBodyText(r, r.bodyText)).toBe(recordPreimage(r));
+    }
+    expect(records.map((r) => r.hash)).toEqual(all.slice(0, 8).map((r) => r.hash));
+    expect(all[0]!.time).toBe('2026-01-01T00:00:00.001Z');
+  });
+
+  it('refuses invalid drafts with a message naming the field, and writes nothing', async () => {
+    const journal = await openJournal();
+    await expect(
+      journal.append({ runId: 'r', kind: 'EffectDone', body: { step: 0, key: 'nothex', result: 1, spend: {}, provenance: 'x' } as never }),
+    ).rejects.toThrow(/EffectDone body is invalid: key: .*spend\.effects/);
+    await expect(journal.append({ runId: 'r', kind: 'Nope' as never, body: {} as never })).rejects.toThrow(/unknown record kind Nope/);
+    await expect(
+      journal.append({ runId: 'r', kind: 'Cancelled', body: { by: 'me', reason: 'x', atStep: 1, extra: Number.NaN } as never }),
+    ).rejects.toThrow(/cannot canonicalize \$\.extra/);
+    await expect(journal.appendBatch([...runDrafts('ok', 1), { runId: 'bad', kind: 'Cancelled', body: { by: 5 } as never }])).rejects.toThrow(
+      JournalError,
+    );
+    expect((await journal.head()).seq).toBe(0);
+  });
+
+  it('the database itself refuses updates, deletes, gaps and forks', async () => {
+    const dataDir = tempDataDir();
+    const journal = await openJournal(dataDir);
+    await journal.appendBatch(runDrafts('r', 1));
+    const raw = new Database(journalPath(dataDir));
+    expect(() => raw.prepare("UPDATE records SET body = '{}' WHERE seq = 1").run()).toThrow(/append-only/);
+    expect(() => raw.prepare('DELETE FROM records WHERE seq = 1').run()).toThrow(/append-only/);
+    const insert = raw.prepare('INSERT INTO records (seq, run_id, kind, v, time, body, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    expect(() => insert.run(9, null, 'Cancelled', 1, 't', '{}', 'a'.repeat(64), 'b'.repeat(64))).toThrow(/no gap/);
+    expect(() => insert.run(5, null, 'Cancelled', 1, 't', '{}', 'a'.repeat(64), 'b'.repeat(64))).toThrow(/previous record/);
+    raw.close();
+  });
+
+  it('migrations: applied once, in order, and a newer database is refused', async () => {
+    const dataDir = tempDataDir();
+    const store = SqliteJournalStore.open(journalPath(dataDir));
+    await store.close();
+    const raw = new Database(journalPath(dataDir));
+    expect(raw.prepare('SELECT id FROM schema_migrations').pluck().all()).toEqual(migrations.map((m) => m.id));
+    raw.prepare("INSERT INTO schema_migrations VALUES ('999_from_the_future', 'x')").run();
+    raw.close();
+    expect(() => SqliteJournalStore.open(journalPath(dataDir))).toThrow(/newer AgentPlane \(migration 999_from_the_future/);
+  });
+
+  it('refuses a corrupt or foreign database file with a clear error; an empty file becomes a journal', async () => {
+    const dataDir = tempDataDir();
+    writeFileSync(journalPath(dataDir), Buffer.from('this is not a database at all, just text'.repeat(50)));
+    expect(() => SqliteJournalStore.open(journalPath(dataDir))).toThrow(/is not an AgentPlane journal: it is not a SQLite database/);
+
+    const foreign = join(tempDataDir(), 'foreign.sqlite');
+    const db = new Database(foreign);
+    db.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)');
+    db.close();
+    expect(() => SqliteJournalStore.open(foreign)).toThrow(/SQLite database but not an AgentPlane journal \(its tables: users\)/);
+
+    const truncated = join(tempDataDir(), 'truncated.sqlite');
+    const good = await openJournal();
+    await good.appendBatch(runDrafts('r', 50));
+    const bytes = readFileSync(journalPath(good.dataDir));
+    const half = Buffer.concat([bytes.subarray(0, 100), Buffer.alloc(4096, 0xff)]);
+    writeFileSync(truncated, half);
+    expect(() => SqliteJournalStore.open(truncated)).toThrow(JournalError);
+
+    const empty = join(tempDataDir(), 'empty.sqlite');
+    writeFileSync(empty, '');
+    const store = SqliteJournalStore.open(empty);
+    expect((await store.head()).seq).toBe(0);
+    await store.close();
+  });
+
+  it('reads and verifies a record of a kind from a newer version, and shows it as unknown', async () => {
+    const dataDir = tempDataDir();
+    const journal = await openJournal(dataDir);
+    await journal.appendBatch(runDrafts('r', 1));
+    const head = await journal.head();
+    // What a newer AgentPlane writing the same data dir would leave behind.
+    const fields = { seq: head.seq + 1, runId: 'r', kind: 'HologramProjected', v: 3, time: '2027-01-01T00:00:00.000Z', prevHash: head.hash };
+    const bodyText = '{"beam":"blue"}';
+    const hash = sha(recordPreimageFromBodyText(fields, bodyText));
+    const raw = new Database(journalPath(dataDir));
+    raw.prepare('INSERT INTO records (seq, run_id, kind, v, time, body, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      fields.seq, 'r', fields.kind, 3, fields.time, bodyText, head.hash, hash,
+    );
+    raw.close();
+    const [future] = await journal.readRange(fields.seq, fields.seq, 1);
+    expect(future).toMatchObject({ kind: 'HologramProjected', v: 3, body: { beam: 'blue' } });
+    expect(checkRecordBody(future!.kind, future!.v, future!.body)).toEqual({ known: false, why: 'record kind HologramProjected is newer than this AgentPlane' });
+    expect(checkRecordBody('Cancelled', 7, {})).toMatchObject({ known: false });
+    const report = await verifyJournalStore(journal);
+    expect(report).toMatchObject({ ok: true, count: fields.seq, unknownKinds: 1 });
+  });
+
+  it('a full disk fails the append, acknowledges nothing and leaves the database valid', async () => {
+    const dataDir = tempDataDir();
+    const journal = await openJournal(dataDir);
+    await journal.appendBatch(runDrafts('before', 2));
+    const db = (journal.store as SqliteJournalStore).connectionForTests;
+    const pages = Number(db.pragma('page_count', { simple: true }));
+    db.pragma(`max_page_count = ${pages + 1}`);
+    const big = { runId: 'big', kind: 'Cancelled' as const, body: { by: 'x'.repeat(20_000) } };
+    let failure: unknown;
+    const acknowledged: number[] = [];
+    for (let i = 0; i < 50 && !failure; i++) {
+      try {
+        acknowledged.push((await journal.append(big)).seq);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    expect(failure).toBeInstanceOf(JournalError);
+    expect((failure as JournalError).code).toBe('Io');
+    expect((failure as Error).message).toMatch(/nothing was written \(SQLITE_FULL/);
+    const head = await journal.head();
+    expect(head.seq).toBe(6 + acknowledged.length);
+    expect(await journal.store.integrityCheck()).toBe('ok');
+    db.pragma('max_page_count = 1073741823');
+    await journal.append({ runId: 'after', kind: 'Cancelled', body: { by: 'me' } });
+    expect(await verifyJournalStore(journal)).toMatchObject({ ok: true, count: head.seq + 1 });
+  });
+
+  it('issues a signed checkpoint every N records and one at close', async () => {
+    const dataDir = tempDataDir();
+    const journal = await openJournal(dataDir, 10);
+    for (let i = 0; i < 5; i++) await journal.appendBatch(runDrafts(`r${i}`, 2)); // 6 records each
+    await journal.checkpoint();
+    const sizes = journal.checkpoints.readAll().map((jws) => JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString()).treeSize);
+    expect(sizes.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < sizes.length; i++) expect(sizes[i]! - sizes[i - 1]!).toBeLessThanOrEqual(12);
+    await journal.append({ runId: null, kind: 'HaltApplied', body: { scope: 'subject:x', lifted: false, by: 'me' } });
+    await journal.close();
+    const after = journal.checkpoints.readAll();
+    const last = JSON.parse(Buffer.from(after[after.length - 1]!.split('.')[1]!, 'base64url').toString());
+    expect(last.treeSize).toBe(31);
+    expect(existsSync(join(dataDir, 'checkpoints', 'checkpoints.jsonl'))).toBe(true);
+  });
+});

@@ -1,0 +1,258 @@
+/**
+ * The journal: append-only, hash-chained records, a Merkle log over them and signed
+ * checkpoints. Every run, effect, decision and observation is appended here exactly once, and
+ * the UI's timelines and every stream read it back by seq.
+ *
+ * A record is acknowledged (the append promise resolves) only after its commit is durable.
+ * Group commit is `appendBatch`: one transaction, one fsync, every record in it acknowledged
+ * together after that commit and none before.
+ *
+ * The Merkle accumulator follows the store's head: records appended by another process
+ * sharing the data dir (a peer started from the CLI beside the desktop app) are folded in
+ * before our own, so the tree always covers seqs 1..head in order.
+ */
+import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
+import {
+  CURRENT_VERSION,
+  checkRecordBody,
+  type JournalRecord,
+  type AnyRecordDraft,
+  type RecordDraft,
+  type RecordKind,
+} from '../../src-shared/journal/records';
+import { CheckpointLog, peekCheckpoint, signCheckpoint, type SignedCheckpoint } from './checkpoints';
+import { fromHex, toHex } from './hex';
+import { JournalError } from './journal-error';
+import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import { leafHash, MerkleAccumulator } from './merkle';
+import { existsSync, mkdirSync } from 'node:fs';
+import { loadOrCreatePlaneKey, loadPlaneKey, type PlaneKey } from './plane-key';
+import { journalPath, SqliteJournalStore } from './sqlite-store';
+
+export const DEFAULT_CHECKPOINT_EVERY = 1000;
+
+export interface JournalOptions {
+  dataDir: string;
+  /** The plane's clock (ms since epoch); every record's time comes from it. */
+  now?: () => number;
+  /** Issue a signed checkpoint at least every this many records. */
+  checkpointEvery?: number;
+  store?: JournalStore;
+  key?: PlaneKey;
+  /**
+   * For verification: sign nothing (no checkpoint at open or close) and create nothing (no
+   * key, no database). A verifier must not change what it verifies.
+   */
+  readOnly?: boolean;
+}
+
+export type AppendListener = (records: readonly JournalRecord[]) => void;
+
+export class Journal {
+  private readonly accumulator = new MerkleAccumulator();
+  private readonly listeners = new Set<AppendListener>();
+  private lastCheckpointSize: number;
+  /** Folding into the Merkle accumulator is serialised: concurrent appends on one Journal fold in seq order. */
+  private folding: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly dataDir: string,
+    readonly store: JournalStore,
+    readonly key: PlaneKey,
+    readonly checkpoints: CheckpointLog,
+    private readonly now: () => number,
+    private readonly checkpointEvery: number,
+    readonly readOnly: boolean,
+  ) {
+    const latest = this.latestCheckpointSize();
+    this.lastCheckpointSize = latest;
+  }
+
+  static async open(options: JournalOptions): Promise<Journal> {
+    if (options.readOnly && !options.store && !existsSync(journalPath(options.dataDir))) {
+      throw new JournalError('NotAJournal', `${options.dataDir} holds no journal (no ${journalPath(options.dataDir)})`);
+    }
+    if (!options.readOnly) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    const store = options.store ?? SqliteJournalStore.open(journalPath(options.dataDir));
+    try {
+      const key = options.key ?? (options.readOnly ? await loadPlaneKey(options.dataDir) : await loadOrCreatePlaneKey(options.dataDir));
+      const journal = new Journal(
+        options.dataDir,
+        store,
+        key,
+        new CheckpointLog(options.dataDir),
+        options.now ?? Date.now,
+        options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,
+        options.readOnly ?? false,
+      );
+      const head = (await store.head()).seq;
+      await journal.fold(() => journal.catchUp(head));
+      // Records a previous process committed after its last checkpoint (it crashed, or was
+      // killed) are covered now, so nothing acknowledged stays unsigned for long.
+      if (!journal.readOnly && journal.accumulator.size > journal.lastCheckpointSize) await journal.checkpoint();
+      return journal;
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+
+  get journalId(): string {
+    return this.store.journalId;
+  }
+
+  get size(): number {
+    return this.accumulator.size;
+  }
+
+  /** Current Merkle root over seqs 1..size, hex. */
+  rootHex(): string {
+    return toHex(this.accumulator.root());
+  }
+
+  onAppend(listener: AppendListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async append<K extends RecordKind>(draft: RecordDraft<K>): Promise<JournalRecord> {
+    const [record] = await this.appendBatch([draft as unknown as AnyRecordDraft]);
+    return record!;
+  }
+
+  /** Group commit: all drafts in one transaction; all acknowledged after that one commit. */
+  async appendBatch(drafts: readonly AnyRecordDraft[]): Promise<JournalRecord[]> {
+    if (this.closed) throw new JournalError('Closed', 'the journal is closed');
+    if (this.readOnly) throw new JournalError('Refused', 'this journal was opened read-only');
+    const prepared = drafts.map(prepare);
+    const records = await this.store.append(prepared, () => new Date(this.now()).toISOString());
+    const first = records[0];
+    if (!first) return records;
+    await this.fold(async () => {
+      await this.catchUp(first.seq - 1);
+      // Another append's catch-up may already have folded these in (they were committed).
+      for (const record of records) if (record.seq === this.accumulator.size + 1) this.accumulator.append(leafHash(fromHex(record.hash)));
+    });
+    for (const listener of this.listeners) {
+      try {
+        listener(records);
+      } catch {
+        // A listener (a UI stream) failing must not un-acknowledge a committed record.
+      }
+    }
+    if (this.accumulator.size - this.lastCheckpointSize >= this.checkpointEvery) {
+      // A failed signature or log write must not fail an append whose records are already
+      // durable; the next checkpoint (or the one at close) covers them.
+      try {
+        this.signHead();
+      } catch {
+        // see above
+      }
+    }
+    return records;
+  }
+
+  /**
+   * Signs the current tree head (after folding in other writers' records) and appends it to
+   * the checkpoint log.
+   */
+  async checkpoint(): Promise<SignedCheckpoint> {
+    if (this.readOnly) throw new JournalError('Refused', 'this journal was opened read-only');
+    const head = (await this.store.head()).seq;
+    await this.fold(() => this.catchUp(head));
+    return this.signHead();
+  }
+
+  /** Signs (size, root, time) as they are now and appends the checkpoint to the log, synchronously. */
+  private signHead(): SignedCheckpoint {
+    const signed = signCheckpoint(this.key, {
+      journalId: this.journalId,
+      treeSize: this.accumulator.size,
+      rootHash: this.rootHex(),
+      time: new Date(this.now()).toISOString(),
+    });
+    this.checkpoints.append(signed);
+    this.lastCheckpointSize = Math.max(this.lastCheckpointSize, signed.checkpoint.treeSize);
+    return signed;
+  }
+
+  private fold(work: () => Promise<void>): Promise<void> {
+    const next = this.folding.then(work);
+    this.folding = next.catch(() => undefined);
+    return next;
+  }
+
+  head(): Promise<JournalHead> {
+    return this.store.head();
+  }
+
+  readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
+    return this.store.readRange(fromSeq, toSeq, limit);
+  }
+
+  readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
+    return this.store.readRun(runId, fromSeq, limit);
+  }
+
+  runs(limit: number): Promise<RunSummaryRow[]> {
+    return this.store.runs(limit);
+  }
+
+  /** Closes the journal after a final checkpoint over everything written (the shutdown checkpoint). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      if (this.readOnly) return;
+      await this.folding;
+      if (this.accumulator.size > this.lastCheckpointSize || (await this.store.head()).seq > this.lastCheckpointSize) {
+        await this.checkpoint();
+      }
+    } finally {
+      this.closed = true;
+      await this.store.close();
+    }
+  }
+
+  /** Folds records up to `seq` that are committed but not yet in the tree (other writers). Runs inside fold(). */
+  private async catchUp(seq: number): Promise<void> {
+    const from = this.accumulator.size + 1;
+    if (from > seq) return;
+    const hashes = await this.store.readHashes(from, seq);
+    if (hashes.length !== seq - from + 1) {
+      throw new JournalError('Io', `the journal has a gap below seq ${seq}: expected ${seq - from + 1} records, read ${hashes.length}`);
+    }
+    hashes.forEach((hash, i) => {
+      if (from + i === this.accumulator.size + 1) this.accumulator.append(leafHash(fromHex(hash)));
+    });
+  }
+
+  private latestCheckpointSize(): number {
+    let size = 0;
+    for (const jws of this.checkpoints.readAll()) {
+      const checkpoint = peekCheckpoint(jws);
+      if (checkpoint && checkpoint.journalId === this.journalId && checkpoint.keyId === this.key.keyId) size = Math.max(size, checkpoint.treeSize);
+    }
+    return size;
+  }
+}
+
+/** Validates a draft against its kind's schema and canonicalises its body, outside the write lock. */
+export function prepare(draft: AnyRecordDraft): PreparedDraft {
+  const v = (CURRENT_VERSION as Record<string, number | undefined>)[draft.kind];
+  if (v === undefined) throw new JournalError('Refused', `unknown record kind ${String(draft.kind)}`);
+  const check = checkRecordBody(draft.kind, v, draft.body);
+  if (!check.known || 'invalid' in check) {
+    throw new JournalError('Refused', `${draft.kind} body is invalid: ${'invalid' in check ? check.invalid : check.why}`);
+  }
+  let bodyText: string;
+  try {
+    // The draft's own body, not zod's parse output: zod strips unknown keys, and a record
+    // must hold exactly what its writer meant or be refused; the schema check above is a gate.
+    bodyText = canonicalize(draft.body);
+  } catch (error) {
+    if (error instanceof CanonicalJsonError) throw new JournalError('Refused', `${draft.kind} body ${error.message}`);
+    throw error;
+  }
+  return { runId: draft.runId, kind: draft.kind, v, bodyText, body: draft.body as Record<string, unknown> };
+}

@@ -1,0 +1,89 @@
+/**
+ * Ordered, named migrations for the journal database. Each runs once, in order, inside a
+ * transaction, and is recorded in `schema_migrations`; a database that has a migration this
+ * build does not know was written by a newer AgentPlane and is refused rather than guessed at.
+ */
+import type Database from 'better-sqlite3';
+
+export interface Migration {
+  id: string;
+  up(db: Database.Database): void;
+}
+
+export const migrations: readonly Migration[] = [
+  {
+    id: '001_init',
+    up(db) {
+      db.exec(`
+        CREATE TABLE journal_meta (
+          key   TEXT PRIMARY KEY,
+          value TEXT NOT NULL
+        ) STRICT;
+
+        -- One row per record. seq is assigned by the writer inside BEGIN IMMEDIATE (the
+        -- database's write lock), and the triggers below make the database itself refuse a
+        -- gap, a fork or a rewrite, whatever a writer does: the chain cannot fork even with
+        -- several processes appending to one data dir.
+        CREATE TABLE records (
+          seq       INTEGER PRIMARY KEY CHECK (seq >= 1),
+          run_id    TEXT,
+          kind      TEXT NOT NULL,
+          v         INTEGER NOT NULL,
+          time      TEXT NOT NULL,
+          body      TEXT NOT NULL,
+          prev_hash TEXT NOT NULL UNIQUE,
+          hash      TEXT NOT NULL UNIQUE
+        ) STRICT;
+
+        CREATE INDEX records_by_run ON records (run_id, seq) WHERE run_id IS NOT NULL;
+
+        CREATE TRIGGER records_append_only_update BEFORE UPDATE ON records
+        BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;
+
+        CREATE TRIGGER records_append_only_delete BEFORE DELETE ON records
+        BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;
+
+        CREATE TRIGGER records_chain BEFORE INSERT ON records
+        BEGIN
+          SELECT RAISE(ABORT, 'journal seq must follow the head with no gap')
+          WHERE NEW.seq != (SELECT COALESCE(MAX(seq), 0) + 1 FROM records);
+          SELECT RAISE(ABORT, 'journal prev_hash must be the previous record''s hash')
+          WHERE NEW.prev_hash != COALESCE((SELECT hash FROM records WHERE seq = NEW.seq - 1), '${'0'.repeat(64)}');
+        END;
+      `);
+    },
+  },
+];
+
+export function appliedMigrations(db: Database.Database): string[] {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (!exists) return [];
+  return (db.prepare('SELECT id FROM schema_migrations ORDER BY rowid').all() as Array<{ id: string }>).map((r) => r.id);
+}
+
+/** Applies what is missing; returns the ids applied now. Throws naming a migration it does not know. */
+export function migrate(db: Database.Database, list: readonly Migration[] = migrations): string[] {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT');
+  const applied = appliedMigrations(db);
+  const known = new Set(list.map((m) => m.id));
+  const unknown = applied.filter((id) => !known.has(id));
+  if (unknown.length > 0) {
+    throw new Error(`the journal was written by a newer AgentPlane (migration ${unknown.join(', ')} is unknown to this build)`);
+  }
+  const done: string[] = [];
+  for (const migration of list) {
+    if (applied.includes(migration.id)) continue;
+    // Re-checked under the write lock: another process opening the same new data dir may have
+    // applied it between our read and our lock.
+    const ran = db
+      .transaction(() => {
+        if (db.prepare('SELECT 1 FROM schema_migrations WHERE id = ?').get(migration.id)) return false;
+        migration.up(db);
+        db.prepare('INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)').run(migration.id, new Date().toISOString());
+        return true;
+      })
+      .immediate();
+    if (ran) done.push(migration.id);
+  }
+  return done;
+}

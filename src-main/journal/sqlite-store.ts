@@ -1,0 +1,297 @@
+/**
+ * The journal on SQLite through better-sqlite3.
+ *
+ * Durability: WAL with `synchronous=FULL`, asserted at open. better-sqlite3's default build
+ * gives WAL with NORMAL, under which a commit that returned can still vanish after a power
+ * loss: the WAL is not fsynced at each commit. A journal that acknowledges a record must have
+ * it on disk, so FULL is not negotiable, and an open that cannot get it fails.
+ *
+ * Concurrency: appends run in `BEGIN IMMEDIATE`, i.e. under SQLite's single write lock, which
+ * serialises writers across processes (busy_timeout makes a second writer wait rather than
+ * fail). Inside the lock the head is read, seqs assigned and hashes chained; the triggers of
+ * migration 001 refuse a gap or a fork anyway, and UNIQUE(seq), UNIQUE(prev_hash) back them.
+ * Reads use a second, read-only connection: in WAL mode readers see the last committed
+ * snapshot and never block the writer, and never see half a transaction.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/records';
+import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
+import { appRoot } from '../plane/app-paths';
+import { JournalError } from './journal-error';
+import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import { migrate } from './migrations';
+
+const SQLITE_MAGIC = 'SQLite format 3\u0000';
+const SYNCHRONOUS_FULL = 2;
+
+interface Row {
+  seq: number;
+  run_id: string | null;
+  kind: string;
+  v: number;
+  time: string;
+  body: string;
+  prev_hash: string;
+  hash: string;
+}
+
+function toStored(row: Row): StoredRecord {
+  return {
+    seq: row.seq,
+    runId: row.run_id,
+    kind: row.kind,
+    v: row.v,
+    time: row.time,
+    body: JSON.parse(row.body) as Record<string, unknown>,
+    bodyText: row.body,
+    prevHash: row.prev_hash,
+    hash: row.hash,
+  };
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Where the Electron build of better-sqlite3 lives (scripts/electron-native.mjs puts it there). */
+function nativeBinding(): string | undefined {
+  if (!process.versions.electron) return undefined;
+  const file = join(appRoot(), 'native', 'electron', 'better_sqlite3.node');
+  return existsSync(file) ? file : undefined;
+}
+
+/** Refuses a file that is not SQLite before SQLite gets a chance to be vague about it. */
+function checkFileKind(path: string): void {
+  if (!existsSync(path)) return;
+  const size = statSync(path).size;
+  if (size === 0) return; // an empty file becomes a new journal
+  const fd = openSync(path, 'r');
+  try {
+    const header = Buffer.alloc(16);
+    readSync(fd, header, 0, 16, 0);
+    if (header.toString('latin1') !== SQLITE_MAGIC) {
+      throw new JournalError('NotAJournal', `${path} is not an AgentPlane journal: it is not a SQLite database`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface SqliteStoreOptions {
+  /** Milliseconds a writer waits for another process's write lock. */
+  busyTimeoutMs?: number;
+}
+
+export class SqliteJournalStore implements JournalStore {
+  readonly journalId: string;
+  private readonly db: Database.Database;
+  private readonly reader: Database.Database;
+  private closed = false;
+  private readonly stmts;
+
+  private constructor(
+    readonly location: string,
+    db: Database.Database,
+    reader: Database.Database,
+    journalId: string,
+  ) {
+    this.db = db;
+    this.reader = reader;
+    this.journalId = journalId;
+    this.stmts = {
+      head: db.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1'),
+      insert: db.prepare('INSERT INTO records (seq, run_id, kind, v, time, body, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      readHead: reader.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1'),
+      range: reader.prepare('SELECT * FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?'),
+      run: reader.prepare('SELECT * FROM records WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?'),
+      hashes: reader.prepare('SELECT hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq').pluck(),
+      runSeqs: reader.prepare('SELECT seq FROM records WHERE run_id = ? ORDER BY seq').pluck(),
+      runs: reader.prepare(`
+        SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
+               json_extract(f.body, '$.agent') AS agent
+        FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
+              FROM records WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY lastSeq DESC LIMIT ?) r
+        JOIN records f ON f.seq = r.firstSeq
+        JOIN records l ON l.seq = r.lastSeq
+        ORDER BY r.lastSeq DESC`),
+    };
+  }
+
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteJournalStore {
+    checkFileKind(path);
+    const binding = nativeBinding();
+    let db: Database.Database;
+    try {
+      db = new Database(path, binding ? { nativeBinding: binding } : {});
+    } catch (error) {
+      throw new JournalError('NotAJournal', `${path} cannot be opened as a journal: ${(error as Error).message}`);
+    }
+    try {
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+      const mode = switchToWal(db, options.busyTimeoutMs ?? 10_000);
+      if (String(mode).toLowerCase() !== 'wal') throw new JournalError('Io', `${path}: SQLite refused WAL mode (got ${String(mode)})`);
+      db.pragma('synchronous = FULL');
+      const sync = db.pragma('synchronous', { simple: true });
+      if (sync !== SYNCHRONOUS_FULL) throw new JournalError('Io', `${path}: SQLite refused synchronous=FULL (got ${String(sync)})`);
+      checkForeignSchema(db, path);
+      try {
+        migrate(db);
+      } catch (error) {
+        if (error instanceof JournalError) throw error;
+        const message = (error as Error).message;
+        if (message.includes('newer AgentPlane')) throw new JournalError('NewerJournal', `${path}: ${message}`);
+        throw error;
+      }
+      const journalId = ensureJournalId(db);
+      const reader = new Database(path, { readonly: true, ...(binding ? { nativeBinding: binding } : {}) });
+      reader.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+      return new SqliteJournalStore(path, db, reader, journalId);
+    } catch (error) {
+      db.close();
+      if (error instanceof JournalError) throw error;
+      const code = (error as { code?: string }).code;
+      if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+        throw new JournalError('NotAJournal', `${path} is not an AgentPlane journal: the database file is corrupt (${code})`);
+      }
+      throw new JournalError('Io', `${path}: ${(error as Error).message}`);
+    }
+  }
+
+  /** The durability settings in force, for tests and for `agentplane journal info`. */
+  settings(): { journalMode: string; synchronous: number } {
+    return {
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+    };
+  }
+
+  /** For tests only: the underlying connection, to simulate a full disk. */
+  get connectionForTests(): Database.Database {
+    return this.db;
+  }
+
+  async append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]> {
+    this.assertOpen();
+    if (drafts.length === 0) return [];
+    const write = this.db.transaction((batch: readonly PreparedDraft[]) => {
+      const head = (this.stmts.head.get() as JournalHead | undefined) ?? { seq: 0, hash: GENESIS_PREV_HASH };
+      let seq = head.seq;
+      let prevHash = head.hash;
+      const written: JournalRecord[] = [];
+      for (const draft of batch) {
+        seq += 1;
+        const envelope = { seq, runId: draft.runId, kind: draft.kind, v: draft.v, time: time(), prevHash };
+        const hash = sha256Hex(recordPreimageFromBodyText(envelope, draft.bodyText));
+        this.stmts.insert.run(seq, draft.runId, draft.kind, draft.v, envelope.time, draft.bodyText, prevHash, hash);
+        written.push({ ...envelope, body: draft.body, hash });
+        prevHash = hash;
+      }
+      return written;
+    });
+    try {
+      return write.immediate(drafts);
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? 'unknown';
+      throw new JournalError('Io', `journal append failed and nothing was written (${code}: ${(error as Error).message})`);
+    }
+  }
+
+  async head(): Promise<JournalHead> {
+    this.assertOpen();
+    return (this.stmts.readHead.get() as JournalHead | undefined) ?? { seq: 0, hash: GENESIS_PREV_HASH };
+  }
+
+  async readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return (this.stmts.range.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as Row[]).map(toStored);
+  }
+
+  async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return (this.stmts.run.all(runId, fromSeq, limit) as Row[]).map(toStored);
+  }
+
+  async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {
+    this.assertOpen();
+    return this.stmts.hashes.all(fromSeq, toSeq) as string[];
+  }
+
+  async *iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
+    // Pages rather than one long cursor, so no read transaction is held open across awaits.
+    const page = 2000;
+    let next = fromSeq;
+    for (;;) {
+      const rows = await this.readRange(next, toSeq, page);
+      for (const row of rows) yield row;
+      if (rows.length < page) return;
+      next = rows[rows.length - 1]!.seq + 1;
+    }
+  }
+
+  async runs(limit: number): Promise<RunSummaryRow[]> {
+    this.assertOpen();
+    return this.stmts.runs.all(limit) as RunSummaryRow[];
+  }
+
+  async runSeqs(runId: string): Promise<number[]> {
+    this.assertOpen();
+    return this.stmts.runSeqs.all(runId) as number[];
+  }
+
+  async integrityCheck(): Promise<string> {
+    this.assertOpen();
+    return String(this.db.pragma('integrity_check', { simple: true }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.reader.close();
+    this.db.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new JournalError('Closed', 'the journal is closed');
+  }
+}
+
+/**
+ * Switching a new file to WAL needs an exclusive moment that busy_timeout does not wait for:
+ * several processes opening one new data dir at once get SQLITE_BUSY at once. Retried until
+ * the busy timeout, then reported.
+ */
+function switchToWal(db: Database.Database, timeoutMs: number): unknown {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return db.pragma('journal_mode = WAL', { simple: true });
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
+/** A SQLite file with tables but none of ours is someone else's database: refuse, do not migrate into it. */
+function checkForeignSchema(db: Database.Database, path: string): void {
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[]).sort();
+  if (tables.length === 0) return;
+  if (!tables.includes('schema_migrations') || (tables.includes('schema_migrations') && !tables.includes('records') && tables.length > 1)) {
+    throw new JournalError('NotAJournal', `${path} is a SQLite database but not an AgentPlane journal (its tables: ${tables.slice(0, 8).join(', ')})`);
+  }
+}
+
+function ensureJournalId(db: Database.Database): string {
+  const existing = db.prepare("SELECT value FROM journal_meta WHERE key = 'journal_id'").pluck().get() as string | undefined;
+  if (existing) return existing;
+  db.prepare("INSERT OR IGNORE INTO journal_meta (key, value) VALUES ('journal_id', ?)").run(randomBytes(16).toString('hex'));
+  return db.prepare("SELECT value FROM journal_meta WHERE key = 'journal_id'").pluck().get() as string;
+}
+
+export function journalPath(dataDir: string): string {
+  return join(dataDir, 'journal.sqlite');
+}
+

@@ -1,0 +1,48 @@
+/**
+ * The journal's commands: what the UI's runs list, timelines and verification badge read.
+ * Records go out with their envelope intact (hashes included) and a `known` flag, so a record
+ * of a kind from a newer AgentPlane is shown raw and labelled rather than dropped.
+ */
+import { checkRecordBody } from '../../src-shared/journal/records';
+import type { CommandHandlers } from './dispatch';
+import type { Journal } from '../journal/journal';
+import { verifyJournalStore } from '../journal/bundle';
+import type { StoredRecord } from '../journal/journal-store';
+import type { RecordView } from '../../src-shared/ipc/contract';
+
+export function recordView(record: StoredRecord): RecordView {
+  const { bodyText: _bodyText, ...envelope } = record;
+  const check = checkRecordBody(record.kind, record.v, record.body);
+  return check.known ? { ...envelope, known: true } : { ...envelope, known: false, note: check.why };
+}
+
+export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journal.runs' | 'journal.records' | 'journal.verify'> {
+  return {
+    async 'journal.runs'({ limit }) {
+      const rows = await journal.runs(limit);
+      return {
+        runs: rows.map((r) => ({
+          runId: r.runId,
+          agent: r.agent,
+          firstSeq: r.firstSeq,
+          lastSeq: r.lastSeq,
+          records: r.records,
+          startedAt: r.firstTime,
+          lastAt: r.lastTime,
+          lastKind: r.lastKind,
+        })),
+      };
+    },
+    async 'journal.records'({ runId, fromSeq, limit }) {
+      const head = await journal.head();
+      // One more than asked tells whether another page exists without a second query.
+      const rows = runId === null ? await journal.readRange(fromSeq, null, limit + 1) : await journal.readRun(runId, fromSeq, limit + 1);
+      const page = rows.slice(0, limit);
+      const more = rows.length > limit;
+      return { records: page.map(recordView), nextSeq: more ? rows[limit]!.seq : null, headSeq: head.seq };
+    },
+    async 'journal.verify'() {
+      return verifyJournalStore(journal);
+    },
+  };
+}

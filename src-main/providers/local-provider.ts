@@ -1,0 +1,126 @@
+/**
+ * The embedded default model: local, deterministic, no network and no key, so that demo agents
+ * run out of the box and the runtime's failure paths can be exercised without a provider.
+ *
+ * The answer is a pure function of the request (same messages and maxTokens, same bytes): a
+ * short synthetic "summary" of the last user message, its first sentence or first 24 words,
+ * prefixed `[local model]` so nobody mistakes it for a real model's output. No randomness, no
+ * clock, no environment: a replayed run and a re-run agree byte for byte.
+ *
+ * Token accounting is by whitespace-separated word (this model has no tokenizer to be faithful
+ * to): inputTokens = words in all messages, outputTokens = words in the answer, reasoning zero.
+ * maxTokens caps the answer in words; an answer cut there says so (`truncated: true`).
+ *
+ * Directives. The last user message, when it starts (after leading whitespace) with one of
+ * these words, makes the call fail the way a real provider's would, with the kind's
+ * disposition, so the runtime's metering and retry paths can be driven from a demo or a test:
+ *
+ *   !fail:refused      refused before generation: no usage, DidNotHappen.
+ *   !fail:unavailable  a 5xx-like failure before any output: no usage, DidNotHappen.
+ *   !fail:interrupted  cut after usage was reported: Landed, billed for the input words and the
+ *                      words the answer (to the rest of the message) would have had.
+ *   !fail:unaccounted  cut after generation began, before usage: Landed, usage null.
+ *
+ * Any other `!fail:` word is refused as an unknown directive, so a typo fails loudly rather
+ * than quietly succeeding. Only the last user message is read for a directive: an earlier turn
+ * that exercised a failure does not make every later turn of the conversation fail.
+ */
+import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, ModelError } from './model-provider';
+
+export const LOCAL_PROVIDER_ID = 'local';
+export const LOCAL_MODEL = 'local-deterministic';
+
+/** Answers are at most this many words of the source, before maxTokens is applied. */
+const SUMMARY_WORDS = 24;
+const PREFIX = ['[local', 'model]'];
+
+const DIRECTIVE = /^!fail:(\S*)/;
+
+export function createLocalProvider(): ModelProvider {
+  return {
+    id: LOCAL_PROVIDER_ID,
+    profile: {
+      provider: LOCAL_PROVIDER_ID,
+      driver: 'local-deterministic/1',
+      endpoint: 'in-process',
+      streaming: false,
+      label: 'Local deterministic model (no network, no key)',
+    },
+    pricing: { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
+    complete: (request, signal) => {
+      // A promise, not a throw from inside a sync function: callers treat both the same way.
+      try {
+        return Promise.resolve(completeLocally(request, signal));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    },
+  };
+}
+
+function completeLocally(request: ModelRequest, signal: AbortSignal | undefined): Completion {
+  if (signal?.aborted) throw new ModelError('unavailable', 'local: cancelled before the call ran');
+  if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
+    throw new ModelError('refused', `local: maxTokens must be a positive integer, got ${String(request.maxTokens)}`);
+  }
+  if (request.messages.length === 0) throw new ModelError('refused', 'local: no messages to answer');
+
+  const inputTokens = request.messages.reduce((sum, message) => sum + wordsOf(message.content).length, 0);
+  const source = lastUserMessage(request.messages) ?? request.messages[request.messages.length - 1]!;
+  const directive = DIRECTIVE.exec(source.content.trimStart());
+
+  if (directive) {
+    const rest = source.content.trimStart().slice(directive[0].length);
+    const wouldHaveAnswered = capped(answerWords(rest), request.maxTokens).words.length;
+    failAs(directive[1] ?? '', { inputTokens, outputTokens: wouldHaveAnswered, reasoningTokens: 0 });
+  }
+
+  const { words, truncated } = capped(answerWords(source.content), request.maxTokens);
+  return {
+    text: words.join(' '),
+    usage: { inputTokens, outputTokens: words.length, reasoningTokens: 0 },
+    model: LOCAL_MODEL,
+    truncated,
+  };
+}
+
+function failAs(kind: string, usage: ModelUsage): never {
+  switch (kind) {
+    case 'refused':
+      throw new ModelError('refused', 'local: refused by directive !fail:refused (simulated bad request)');
+    case 'unavailable':
+      throw new ModelError('unavailable', 'local: unavailable by directive !fail:unavailable (simulated 5xx)');
+    case 'interrupted':
+      throw new ModelError('interrupted', 'local: interrupted by directive !fail:interrupted (simulated stream cut after usage)', usage);
+    case 'unaccounted':
+      throw new ModelError('unaccounted', 'local: unaccounted by directive !fail:unaccounted (simulated stream cut before usage)', null);
+    default:
+      throw new ModelError('refused', `local: unknown directive !fail:${kind.slice(0, 32)} (known: refused, unavailable, interrupted, unaccounted)`);
+  }
+}
+
+function lastUserMessage(messages: readonly ModelMessage[]): ModelMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return messages[i];
+  return undefined;
+}
+
+function wordsOf(text: string): string[] {
+  return text.split(/\s+/).filter(Boolean);
+}
+
+/** The whole answer before maxTokens: the prefix, then the first sentence or first words. */
+function answerWords(source: string): string[] {
+  const words = wordsOf(source);
+  if (words.length === 0) return [...PREFIX, '(nothing', 'to', 'summarise)'];
+  const flat = words.join(' ');
+  const sentence = /^(.+?[.!?])(?:\s|$)/.exec(flat)?.[1];
+  const chosen = sentence ? wordsOf(sentence) : words;
+  if (chosen.length <= SUMMARY_WORDS) return [...PREFIX, 'Summary:', ...chosen];
+  const kept = chosen.slice(0, SUMMARY_WORDS);
+  kept[kept.length - 1] = `${kept[kept.length - 1]}…`;
+  return [...PREFIX, 'Summary:', ...kept];
+}
+
+function capped(words: string[], maxTokens: number): { words: string[]; truncated: boolean } {
+  return words.length > maxTokens ? { words: words.slice(0, maxTokens), truncated: true } : { words, truncated: false };
+}

@@ -1,0 +1,161 @@
+/**
+ * The model provider seam. A completion is an effect like any other (journaled once, replayed
+ * from the record, untrusted on the way back); what a driver must get right is not the JSON but
+ * the failure mapping, because it decides whether a request may be sent again and whether the
+ * budget is telling the truth.
+ *
+ * A failed call is not a free call. A model call has a third state besides "happened" and "did
+ * not": it ran, generated four hundred tokens, and the stream died. The provider bills those
+ * tokens; the answer is unusable. So a `ModelError` carries what was consumed, and its kind
+ * says which rung of the severed-stream ladder the wire reached:
+ *
+ * - `refused`     before generation (bad request, unknown model, rate limit, auth): nothing
+ *                 happened, costs nothing, safe to retry (DidNotHappen).
+ * - `unavailable` a 5xx, or a timeout before any output: treated as safe to repeat (a
+ *                 completion does not change the world), with the documented cost that a
+ *                 ceiling may under-count by at most one call (DidNotHappen).
+ * - `interrupted` cut after usage was reported: it happened and is billed for what the wire
+ *                 said (Landed).
+ * - `unaccounted` cut after generation began but before any usage: it happened, the bill is
+ *                 unknown, and it is counted as unaccounted, never as free (Landed).
+ *
+ * A caller's cancellation maps onto the same ladder: `unavailable` before any output,
+ * `interrupted` or `unaccounted` after. Streaming is a property of the provider's profile, not
+ * of a request, so the key always records the shape the wire carried.
+ *
+ * Every driver must reach the best rung its wire allows: the Chat Completions wire reports usage
+ * only in a terminal chunk (with stream_options.include_usage), so a cut stream there can be
+ * `interrupted` only once that chunk arrived.
+ *
+ * A provider's error body is trimmed before it becomes a message: providers echo the prompt in
+ * error payloads, and an unbounded message turns a failure into an exfiltration channel into
+ * every log it reaches.
+ */
+import type { Disposition } from '../../src-shared/journal/records';
+
+/**
+ * Tokens a call consumed. `outputTokens` excludes reasoning: a driver whose wire counts
+ * reasoning inside its completion tokens subtracts it, so that nothing is billed twice.
+ */
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+}
+
+export interface ModelMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ModelRequest {
+  model: string;
+  messages: ModelMessage[];
+  /** Cap on generated tokens; also what a budget check estimates against. */
+  maxTokens: number;
+  temperature?: number;
+}
+
+export interface Completion {
+  text: string;
+  usage: ModelUsage;
+  /** The provider's own word on which model answered; null where the wire names none. */
+  model: string | null;
+  /** The answer was cut off (length limit): readable, but not whole. */
+  truncated: boolean;
+}
+
+/**
+ * What changes the wire is part of the effect's identity: endpoint, driver version, streaming
+ * mode. Replaying a run against a differently configured provider is divergence, not a quiet
+ * reuse of an answer produced under another request shape. Never a key, never a timeout.
+ */
+export interface ProviderProfile {
+  provider: string;
+  driver: string;
+  endpoint: string;
+  streaming: boolean;
+  /** Shown to people: the local provider says it is local and deterministic. */
+  label: string;
+  /** The model sent when a request names none; in the profile, so in the effect's key. */
+  defaultModel?: string;
+}
+
+/** Price per million tokens, in micro-units of currency (so 1 USD per Mtok = 1,000,000). */
+export interface Pricing {
+  inputPerMTokMicros: number;
+  outputPerMTokMicros: number;
+}
+
+export type ModelErrorKind = 'refused' | 'unavailable' | 'interrupted' | 'unaccounted';
+
+export class ModelError extends Error {
+  override readonly name = 'ModelError';
+  constructor(
+    readonly kind: ModelErrorKind,
+    message: string,
+    /** What the failure consumed, where the wire said. */
+    readonly usage: ModelUsage | null = null,
+    /** A provider-named retry window (rate limits), in ms. */
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+  }
+
+  get disposition(): Disposition {
+    return this.kind === 'refused' || this.kind === 'unavailable' ? 'DidNotHappen' : 'Landed';
+  }
+}
+
+export interface ModelProvider {
+  readonly id: string;
+  readonly profile: ProviderProfile;
+  readonly pricing: Pricing;
+  complete(request: ModelRequest, signal?: AbortSignal): Promise<Completion>;
+}
+
+export const ZERO_USAGE: ModelUsage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+
+/** Cost in micro-units for a usage under a pricing, rounded up: never bill less than consumed. */
+export function costOf(usage: ModelUsage, pricing: Pricing): number {
+  const input = usage.inputTokens * pricing.inputPerMTokMicros;
+  const output = (usage.outputTokens + usage.reasoningTokens) * pricing.outputPerMTokMicros;
+  return Math.ceil((input + output) / 1_000_000);
+}
+
+const MAX_ERROR_TEXT = 200;
+/** An echo of this many characters of the prompt (or a secret) is cut from error text. */
+const ECHO_WINDOW = 12;
+
+/**
+ * Removes every stretch of `text` that also occurs in one of `needles` and is at least
+ * ECHO_WINDOW characters long, whatever offset it starts at (a sliding window), replacing each
+ * stretch with `mask`. Used for echoed prompts and for secrets a careless server reflects.
+ */
+export function scrubEchoes(text: string, needles: readonly string[], mask: string): string {
+  const hay = needles.filter((n) => n.length >= ECHO_WINDOW);
+  if (hay.length === 0 || text.length < ECHO_WINDOW) return text;
+  const marked = new Uint8Array(text.length);
+  for (let i = 0; i + ECHO_WINDOW <= text.length; i++) {
+    const gram = text.slice(i, i + ECHO_WINDOW);
+    if (hay.some((n) => n.includes(gram))) marked.fill(1, i, i + ECHO_WINDOW);
+  }
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    if (!marked[i]) out += text[i];
+    else if (i === 0 || !marked[i - 1]) out += mask;
+  }
+  return out;
+}
+
+/**
+ * A provider's error text made safe for messages and logs: one line, at most 200 characters,
+ * and with every echoed stretch of the prompt removed. The text is cut to a bounded length
+ * before scanning, so a huge error body costs a bounded amount of work.
+ */
+export function trimProviderError(text: string, prompt: readonly string[] = []): string {
+  const flat = text.replace(/\s+/g, ' ').trim().slice(0, 4000);
+  const needles = prompt.map((p) => p.replace(/\s+/g, ' ').trim());
+  const out = scrubEchoes(flat, needles, '[prompt]');
+  return out.length > MAX_ERROR_TEXT ? `${out.slice(0, MAX_ERROR_TEXT)}…` : out;
+}

@@ -1,0 +1,72 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compileAgent, loadAgentsFrom, ManifestError } from './manifest';
+import { loadAgents, resourcesDir } from '../plane/plane-config';
+
+const base = {
+  name: 'ok',
+  description: 'fine',
+  input: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  steps: [{ model: { provider: 'local', prompt: '{{input.text}}' } }],
+  grants: [{ kind: 'model', name: 'local' }],
+};
+
+describe('agent manifests', () => {
+  it('ships a default set that loads, with an approval agent and a small-budget agent', () => {
+    const agents = loadAgentsFrom(join(resourcesDir(), 'agents'));
+    const names = agents.map((a) => a.manifest.name);
+    expect(names).toEqual(expect.arrayContaining(['summarize', 'write-note', 'thrifty', 'pay-vendor', 'ask-first']));
+    expect(agents.some((a) => a.manifest.grants.some((g) => g.approve))).toBe(true);
+    expect(agents.find((a) => a.manifest.name === 'thrifty')!.manifest.budget.maxTokens).toBe(100);
+  });
+
+  it('validates input against the JSON Schema, naming the path', () => {
+    const agent = compileAgent(base, 'x.json');
+    expect(agent.validateInput({ text: 'hi' })).toEqual([]);
+    expect(agent.validateInput({})).toEqual(["input: must have required property 'text'"]);
+    expect(agent.validateInput({ text: 3 })).toEqual(['input.text: must be string']);
+  });
+
+  const bad: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['a bad name', { name: 'Bad Name' }, /x\.json: name: a lowercase name/],
+    ['no steps', { steps: [] }, /x\.json: steps: /],
+    ['an unknown field', { colour: 'red' }, /x\.json: \(root\): Unrecognized key: "colour"/],
+    ['a step of no known kind', { steps: [{ dance: {} }] }, /x\.json: steps\.0: /],
+    ['a negative budget', { budget: { maxTokens: -5 } }, /x\.json: budget\.maxTokens: /],
+    ['a payment grant without approve', { grants: [{ kind: 'payment', name: 'request', approve: false }] }, /a payment grant always needs a person/],
+    ['an invalid JSON Schema', { input: { type: 'objekt' } }, /x\.json: input: not a valid JSON Schema/],
+    ['an external $ref', { input: { $ref: 'https://example.com/schema.json' } }, /external \$ref is not allowed/],
+    ['a step whose grant is missing', { grants: [] }, /steps\.0: needs the grant model:local/],
+  ];
+  for (const [what, change, message] of bad) {
+    it(`refuses ${what}, naming the field`, () => {
+      expect(() => compileAgent({ ...base, ...change }, 'x.json')).toThrow(ManifestError);
+      expect(() => compileAgent({ ...base, ...change }, 'x.json')).toThrow(message);
+    });
+  }
+
+  it('refuses malformed YAML or JSON files and duplicate names, naming the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ap-manifests-'));
+    writeFileSync(join(dir, 'a.yaml'), 'name: [unclosed\n');
+    expect(() => loadAgentsFrom(dir)).toThrow(/a\.yaml: not valid YAML/);
+    const dir2 = mkdtempSync(join(tmpdir(), 'ap-manifests-'));
+    writeFileSync(join(dir2, 'a.json'), JSON.stringify(base));
+    writeFileSync(join(dir2, 'b.json'), JSON.stringify(base));
+    expect(() => loadAgentsFrom(dir2)).toThrow(/b\.json: an agent named ok is already declared in .*a\.json/);
+    const dir3 = mkdtempSync(join(tmpdir(), 'ap-manifests-'));
+    writeFileSync(join(dir3, 'c.json'), '{ nope');
+    expect(() => loadAgentsFrom(dir3)).toThrow(/c\.json: not valid JSON/);
+  });
+
+  it("loads the person's own agents from the data dir beside the bundled ones, refusing a clash", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ap-data-'));
+    const own = join(dataDir, 'agents');
+    mkdirSync(own);
+    writeFileSync(join(own, 'mine.json'), JSON.stringify({ ...base, name: 'mine' }));
+    expect(loadAgents(dataDir).map((a) => a.manifest.name)).toContain('mine');
+    writeFileSync(join(own, 'clash.json'), JSON.stringify({ ...base, name: 'summarize' }));
+    expect(() => loadAgents(dataDir)).toThrow(/clash\.json: an agent named summarize is already declared/);
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Agent manifests: agents declared as files (JSON or YAML), reviewed like code. A manifest says
+ * what an agent is for, the shape of its input (JSON Schema, compiled with ajv so a bad schema
+ * is refused at load, not at first use), the steps it runs, what it is granted, what it may
+ * spend, and what a person must see first.
+ *
+ * Grants are the agent's whole authority: an effect whose grant is absent is refused at the
+ * step ("what is not granted is denied"), and a grant marked `approve` suspends the run before
+ * the effect until a person allows exactly it. The grant list comes from the operator's file,
+ * never from anything the agent or a peer says about itself.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { describeZodError } from '../../src-shared/ipc/errors';
+
+const Name = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'a lowercase name: letters, digits and dashes, starting with a letter');
+const Template = z.string();
+
+export const GrantSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('model'), name: z.string().min(1), approve: z.boolean().default(false) }).strict(),
+  z.object({ kind: z.literal('tool'), name: z.string().min(1), approve: z.boolean().default(false) }).strict(),
+  z.object({ kind: z.literal('peer'), name: z.string().min(1), skills: z.array(z.string().min(1)).min(1), approve: z.boolean().default(false) }).strict(),
+  z.object({ kind: z.literal('payment'), name: z.literal('request'), approve: z.literal(true, { message: 'a payment grant always needs a person: approve must be true' }) }).strict(),
+]);
+export type Grant = z.infer<typeof GrantSchema>;
+
+const StepBase = { as: Name.optional() };
+
+export const StepSchema = z.union([
+  z.object({ ...StepBase, model: z.object({ provider: z.string().min(1).default('local'), model: z.string().optional(), prompt: Template, system: Template.optional(), maxTokens: z.number().int().min(1).max(32_000).default(256) }).strict() }).strict(),
+  z.object({ ...StepBase, tool: z.object({ name: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
+  z.object({ ...StepBase, pay: z.object({ amount: z.union([z.number().positive(), Template]), currency: z.string().min(3).max(8), payee: Template }).strict() }).strict(),
+  z.object({ ...StepBase, input: z.object({ prompt: Template }).strict() }).strict(),
+  z.object({ output: z.unknown() }).strict(),
+]);
+export type Step = z.infer<typeof StepSchema>;
+
+export const BudgetSchema = z
+  .object({
+    maxEffects: z.number().int().min(1).optional(),
+    maxTokens: z.number().int().min(1).optional(),
+    maxCostMicros: z.number().int().min(0).optional(),
+  })
+  .strict();
+
+export const ManifestSchema = z
+  .object({
+    name: Name,
+    description: z.string().min(1),
+    /** JSON Schema (draft 2020-12) of the run's input. */
+    input: z.record(z.string(), z.unknown()),
+    steps: z.array(StepSchema).min(1),
+    grants: z.array(GrantSchema).default([]),
+    budget: BudgetSchema.default({}),
+    oversight: z
+      .object({
+        /** Every effect of this agent needs a person's approval, whatever its grant says. */
+        approveEveryEffect: z.boolean().default(false),
+      })
+      .strict()
+      .default({ approveEveryEffect: false }),
+  })
+  .strict();
+export type Manifest = z.infer<typeof ManifestSchema>;
+
+export class ManifestError extends Error {
+  override readonly name = 'ManifestError';
+}
+
+export interface LoadedAgent {
+  manifest: Manifest;
+  source: string;
+  /** Validates a run's input against the manifest's schema; returns the errors, naming paths. */
+  validateInput(input: unknown): string[];
+}
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, validateSchema: true, loadSchema: undefined });
+
+export function compileAgent(raw: unknown, source: string): LoadedAgent {
+  const parsed = ManifestSchema.safeParse(raw);
+  if (!parsed.success) throw new ManifestError(`${source}: ${describeZodError(parsed.error)}`);
+  const manifest = parsed.data;
+  let validate;
+  try {
+    // $ref to anything but this schema is refused: validation must not become hidden network
+    // or file I/O.
+    if (JSON.stringify(manifest.input).match(/"\$ref"\s*:\s*"(?!#)/)) throw new Error('external $ref is not allowed');
+    validate = ajv.compile(manifest.input);
+  } catch (error) {
+    throw new ManifestError(`${source}: input: not a valid JSON Schema (${(error as Error).message})`);
+  }
+  const granted = new Set(manifest.grants.map((g) => `${g.kind}:${g.name}`));
+  manifest.steps.forEach((step, index) => {
+    const need = grantNeeded(step);
+    if (need && !granted.has(need)) throw new ManifestError(`${source}: steps.${index}: needs the grant ${need}, which the manifest does not give`);
+  });
+  return {
+    manifest,
+    source,
+    validateInput(input) {
+      if (validate(input)) return [];
+      return (validate.errors ?? []).map((e) => `input${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'}`);
+    },
+  };
+}
+
+/** The grant a step's effect needs, as `kind:name`; null for steps that are not effects. */
+export function grantNeeded(step: Step): string | null {
+  if ('model' in step) return `model:${step.model.provider}`;
+  if ('tool' in step) return `tool:${step.tool.name}`;
+  if ('pay' in step) return 'payment:request';
+  return null;
+}
+
+export function parseManifestText(text: string, source: string): unknown {
+  try {
+    return extname(source) === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new ManifestError(`${source}: not valid ${extname(source) === '.json' ? 'JSON' : 'YAML'} (${(error as Error).message.split('\n')[0]})`);
+  }
+}
+
+/** Every manifest in a folder (.json, .yaml, .yml), refusing duplicates by name. */
+export function loadAgentsFrom(dir: string): LoadedAgent[] {
+  const files = readdirSync(dir)
+    .filter((f) => ['.json', '.yaml', '.yml'].includes(extname(f)))
+    .sort();
+  const agents: LoadedAgent[] = [];
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    const source = join(dir, file);
+    const agent = compileAgent(parseManifestText(readFileSync(source, 'utf8'), source), source);
+    const previous = seen.get(agent.manifest.name);
+    if (previous) throw new ManifestError(`${source}: an agent named ${agent.manifest.name} is already declared in ${previous}`);
+    seen.set(agent.manifest.name, source);
+    agents.push(agent);
+  }
+  return agents;
+}

@@ -1,0 +1,277 @@
+/**
+ * What a run's code is given to act on the world: `cx`. Every effect goes through `effect()`,
+ * which is where determinism, governance and metering live (Temporal's and Restate's rule:
+ * determinism in one place):
+ *
+ * 1. replay: a step the journal already holds is answered from the record and never performed
+ *    again; its key must match the record's, or the run has diverged (an edited prompt or
+ *    manifest shows up as divergence, not as a run that quietly did something else);
+ * 2. boundary: a cancel is honoured and a halted subject is withheld before any new effect;
+ * 3. authority: an effect without its grant is refused ("what is not granted is denied");
+ * 4. budget: spent + this effect's estimate is checked against the ceilings, and reaching one
+ *    suspends the run for a person rather than failing it silently; the verdict is journaled;
+ * 5. approval: a grant marked `approve` (or the agent's oversight) suspends the run before the
+ *    effect, with the exact subject and its hash; only a decision naming that hash releases it;
+ * 6. EffectStarted, perform, then EffectDone or EffectFailed with its disposition and spend.
+ *
+ * `now()` and `random()` are effects too (journaled, so replay is deterministic), and an effect
+ * found started but never finished (the plane stopped mid-flight) is InDoubt: the run waits for
+ * a person to say whether to retry it, take it as landed, or fail the run.
+ */
+import { randomBytes } from 'node:crypto';
+import { canonicalize } from '../../src-shared/journal/canonical-json';
+import type { AnyRecordDraft, EffectKindSchema, JournalRecord, RecordBody, Spend } from '../../src-shared/journal/records';
+import type { z } from 'zod';
+import type { Journal } from '../journal/journal';
+import { sha256Hex } from '../journal/sqlite-store';
+import { decisionOn, type RunHistory } from './run-history';
+import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
+import { addSpend, ceilingCrossed, NO_SPEND, type Budget } from './spend';
+
+export type EffectKind = z.infer<typeof EffectKindSchema>;
+
+export interface EffectOutcome {
+  result: unknown;
+  spend: Spend;
+  provenance: string;
+}
+
+export interface EffectSpec {
+  effect: EffectKind;
+  name: string;
+  /** Everything that defines the effect, and nothing secret: it is journaled and hashed. */
+  request: unknown;
+  destination?: string;
+  /** Part of the key but not shown: e.g. a model provider's request profile. */
+  identity?: unknown;
+  /** `kind:name` of the grant this effect needs; null for plane-internal effects (clock, random). */
+  grant: string | null;
+  /** What it may cost, for the ceiling check before it runs. */
+  estimate: Spend;
+  /** A failed perform throws EffectFailure (or anything: then it is InDoubt). */
+  perform(): Promise<EffectOutcome>;
+}
+
+export interface RunGovernance {
+  grants: ReadonlyMap<string, { approve: boolean }>;
+  approveEveryEffect: boolean;
+  /** The halted scope that withholds this run, if any. */
+  haltedBy(history: RunHistory): string | null;
+  cancelRequested(runId: string): boolean;
+}
+
+export function effectKey(spec: Pick<EffectSpec, 'effect' | 'name' | 'request' | 'destination' | 'identity'>): string {
+  return sha256Hex(canonicalize({ effect: spec.effect, name: spec.name, request: spec.request, destination: spec.destination ?? null, identity: spec.identity ?? null }));
+}
+
+export function subjectHash(subject: unknown): string {
+  return sha256Hex(canonicalize(subject));
+}
+
+export class RunContext {
+  private step = 0;
+  private spend: Spend;
+  private budget: Budget;
+  private written = 0;
+
+  constructor(
+    private readonly history: RunHistory,
+    private readonly journal: Journal,
+    private readonly governance: RunGovernance,
+  ) {
+    this.spend = history.spend;
+    this.budget = history.budget;
+  }
+
+  get runId(): string {
+    return this.history.runId;
+  }
+
+  /** Who this run acts for, root first: the caller's chain, never the plane's. */
+  actingAs(): readonly string[] {
+    return this.history.chain;
+  }
+
+  get owner(): string {
+    return this.history.owner;
+  }
+
+  /** Records this run has, the ones written during this execution included. */
+  get recordCount(): number {
+    return this.history.records + this.written;
+  }
+
+  get spent(): Spend {
+    return this.spend;
+  }
+
+  async effect(spec: EffectSpec): Promise<unknown> {
+    const step = this.step++;
+    const key = effectKey(spec);
+    const attempts = this.history.steps.get(step) ?? [];
+    const last = attempts.at(-1);
+    if (last && last.started.key !== key) throw new DivergenceError(step, last.started.key, key, `${spec.effect} ${spec.name}`);
+    if (last?.done) return last.done.result;
+    if (last?.failed && last.failed.disposition !== 'InDoubt') {
+      throw new EffectFailure(last.failed.error.code, last.failed.error.message, last.failed.disposition);
+    }
+    if (last && !last.failed) {
+      // Started and never finished: the plane stopped while it was in flight.
+      const failed = await this.write({ runId: this.runId, kind: 'EffectFailed', body: { step, key, disposition: 'InDoubt', error: { code: 'InFlightAtStop', message: 'the plane stopped while this effect was in flight; whether it happened is unknown' }, spend: NO_SPEND } });
+      return this.recover(step, key, spec, failed.seq);
+    }
+    if (last?.failed) return this.recover(step, key, spec, last.failed.seq);
+    return this.perform(step, key, spec);
+  }
+
+  /** A journaled clock read: the same instant on every replay. */
+  async now(): Promise<string> {
+    return (await this.effect({ effect: 'clock', name: 'now', request: {}, grant: null, estimate: NO_SPEND, perform: async () => ({ result: new Date().toISOString(), spend: NO_SPEND, provenance: 'plane' }) })) as string;
+  }
+
+  /** A journaled random number in [0, 1): the same value on every replay. */
+  async random(): Promise<number> {
+    return (await this.effect({
+      effect: 'random',
+      name: 'uniform',
+      request: {},
+      grant: null,
+      estimate: NO_SPEND,
+      perform: async () => ({ result: randomBytes(6).readUIntBE(0, 6) / 2 ** 48, spend: NO_SPEND, provenance: 'plane' }),
+    })) as number;
+  }
+
+  /** Waits for a person to supply input; returns what they supplied (journaled in the decision). */
+  async waitFor(prompt: string): Promise<unknown> {
+    const step = this.step++;
+    const waitId = `${this.runId}/${step}/input`;
+    const decision = decisionOn(this.history, waitId);
+    if (decision?.decision === 'approve') return decision.value ?? null;
+    if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'input refused');
+    await this.boundary(step);
+    return this.suspend(step, 'input', { kind: 'input', prompt, agent: this.history.agent, owner: this.owner });
+  }
+
+  private async perform(step: number, key: string, spec: EffectSpec): Promise<unknown> {
+    await this.boundary(step);
+    if (spec.grant !== null && !this.governance.grants.has(spec.grant)) {
+      throw new EffectFailure('NotGranted', `${spec.grant} is not granted to agent ${this.history.agent}`, 'DidNotHappen');
+    }
+    await this.checkBudget(step, spec);
+    await this.checkApproval(step, spec);
+    await this.write({
+      runId: this.runId,
+      kind: 'EffectStarted',
+      body: { step, effect: spec.effect, name: spec.name, key, request: spec.request, ...(spec.destination ? { destination: spec.destination } : {}) },
+    });
+    let outcome: EffectOutcome;
+    try {
+      outcome = await spec.perform();
+    } catch (error) {
+      const failure =
+        error instanceof EffectFailure
+          ? error
+          : new EffectFailure('EffectError', error instanceof Error ? error.message.slice(0, 300) : 'the effect failed', 'InDoubt');
+      const billed = (error as { spend?: Spend }).spend ?? NO_SPEND;
+      const failed = await this.write({ runId: this.runId, kind: 'EffectFailed', body: { step, key, disposition: failure.disposition, error: { code: failure.code, message: failure.message }, spend: billed } });
+      this.spend = addSpend(this.spend, billed);
+      if (failure.disposition === 'InDoubt') return this.recover(step, key, spec, failed.seq);
+      throw failure;
+    }
+    await this.write({ runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result, spend: outcome.spend, provenance: outcome.provenance } });
+    this.spend = addSpend(this.spend, outcome.spend);
+    return outcome.result;
+  }
+
+  /**
+   * An InDoubt effect: a person decides retry, landed (with a result) or fail. Only a decision
+   * taken after this failure counts: a retry that is itself in doubt asks again.
+   */
+  private async recover(step: number, key: string, spec: EffectSpec, failedSeq: number): Promise<unknown> {
+    const waitId = `${this.runId}/${step}/recovery`;
+    const latest = decisionOn(this.history, waitId);
+    const decision = latest && latest.seq > failedSeq ? latest : null;
+    if (!decision) {
+      return this.suspend(step, 'recovery', { kind: 'recovery', effect: spec.effect, name: spec.name, request: spec.request, agent: this.history.agent, owner: this.owner });
+    }
+    const resolution = (decision.value as { resolution?: string; result?: unknown } | undefined) ?? {};
+    if (decision.decision === 'deny' || resolution.resolution === 'fail') {
+      throw new EffectFailure('RecoveryFailed', decision.reason ?? 'a person resolved the in-doubt effect as failed', 'InDoubt');
+    }
+    if (resolution.resolution === 'landed') {
+      const result = resolution.result ?? null;
+      await this.write({ runId: this.runId, kind: 'EffectDone', body: { step, key, result, spend: NO_SPEND, provenance: `person:${decision.by}` } });
+      return result;
+    }
+    // retry: a new attempt at the same step, under the same key.
+    return this.perform(step, key, spec);
+  }
+
+  /** Cancel and halts are honoured here, before anything new is done. */
+  private async boundary(step: number): Promise<void> {
+    if (this.history.cancelled || this.governance.cancelRequested(this.runId)) throw new RunCancelled('cancelled');
+    const halted = this.governance.haltedBy(this.history);
+    if (halted) await this.suspend(step, 'halt', { kind: 'halt', scope: halted, agent: this.history.agent, owner: this.owner });
+  }
+
+  private async checkBudget(step: number, spec: EffectSpec): Promise<void> {
+    const ceiling = ceilingCrossed(this.spend, spec.estimate, this.budget);
+    if (!ceiling) return;
+    const waitId = `${this.runId}/${step}/budget`;
+    const decision = decisionOn(this.history, waitId);
+    if (decision?.decision === 'approve') {
+      const raised = (decision.value as { budget?: Budget } | undefined)?.budget;
+      if (raised) this.budget = raised;
+      if (!ceilingCrossed(this.spend, spec.estimate, this.budget)) return;
+    }
+    if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'stopped at its budget ceiling');
+    if (this.history.pending?.waitId !== waitId) {
+      await this.write({ runId: this.runId, kind: 'BudgetVerdict', body: { step, verdict: 'ceilingReached', ceiling, spent: this.spend, budget: this.budget } });
+    }
+    await this.suspend(step, 'budget', {
+      kind: 'budget',
+      ceiling,
+      spent: this.spend,
+      budget: this.budget,
+      next: { effect: spec.effect, name: spec.name, estimate: spec.estimate },
+      agent: this.history.agent,
+      owner: this.owner,
+    });
+  }
+
+  private async checkApproval(step: number, spec: EffectSpec): Promise<void> {
+    const needs = spec.grant !== null && (this.governance.grants.get(spec.grant)?.approve || this.governance.approveEveryEffect);
+    if (!needs) return;
+    const reason = spec.effect === 'payment' ? 'payment' : 'approval';
+    const waitId = `${this.runId}/${step}/${reason}`;
+    const subject = {
+      kind: reason,
+      effect: spec.effect,
+      name: spec.name,
+      request: spec.request,
+      destination: spec.destination ?? null,
+      estimate: spec.estimate,
+      agent: this.history.agent,
+      owner: this.owner,
+      chain: this.history.chain,
+    };
+    const decision = decisionOn(this.history, waitId);
+    if (decision?.decision === 'approve' && decision.subjectHash === subjectHash(subject)) return;
+    if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'denied');
+    await this.suspend(step, reason, subject);
+  }
+
+  private async suspend(step: number, reason: RecordBody<'Suspended'>['reason'], subject: unknown): Promise<never> {
+    const waitId = `${this.runId}/${step}/${reason}`;
+    if (this.history.pending?.waitId !== waitId) {
+      await this.write({ runId: this.runId, kind: 'Suspended', body: { step, reason, waitId, subject, subjectHash: subjectHash(subject) } });
+    }
+    throw new RunSuspended(waitId);
+  }
+
+  private async write(draft: AnyRecordDraft): Promise<JournalRecord> {
+    const record = await this.journal.append(draft as never);
+    this.written += 1;
+    return record;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * One run's state, read from its records. Every view of a run (the runs list, the approvals
+ * inbox, the recovery list, the executor resuming it after a restart) answers from this one
+ * function, so they cannot disagree: three readings of one history would agree until a record
+ * kind was added, and then quietly stop.
+ *
+ * A run waits (`pending`) exactly when its last record is Suspended, or a Suspended followed
+ * only by snoozes: anything the run did afterwards (an effect, a seal) means the wait was
+ * answered.
+ */
+import type { JournalRecord, Spend } from '../../src-shared/journal/records';
+import type { RecordBody } from '../../src-shared/journal/records';
+import { addSpend, NO_SPEND, type Budget } from './spend';
+
+export type RunStatus = 'running' | 'suspended' | 'sealed';
+
+export interface EffectAttempt {
+  started: RecordBody<'EffectStarted'> & { seq: number };
+  done?: RecordBody<'EffectDone'> & { seq: number };
+  failed?: RecordBody<'EffectFailed'> & { seq: number };
+}
+
+export interface PendingWait {
+  waitId: string;
+  reason: RecordBody<'Suspended'>['reason'];
+  step: number;
+  subject: unknown;
+  subjectHash: string;
+  since: string;
+  seq: number;
+  snoozedUntil?: string;
+}
+
+export interface RunHistory {
+  runId: string;
+  agent: string;
+  owner: string;
+  chain: string[];
+  input: unknown;
+  inputProvenance: string;
+  parentRunId?: string;
+  admittedAt: string;
+  /** The manifest's budget, as raised by decisions since. */
+  budget: Budget;
+  spend: Spend;
+  status: RunStatus;
+  outcome?: RecordBody<'RunSealed'>['outcome'];
+  result?: unknown;
+  error?: { code: string; message: string };
+  steps: Map<number, EffectAttempt[]>;
+  decisions: Map<string, Array<RecordBody<'Decision'> & { seq: number; time: string }>>;
+  /** Every wait the run entered, by waitId (answered or not). */
+  waits: Map<string, PendingWait>;
+  pending: PendingWait | null;
+  cancelled: { by: string; reason?: string } | null;
+  records: number;
+  lastSeq: number;
+  lastTime: string;
+}
+
+export class HistoryError extends Error {
+  override readonly name = 'HistoryError';
+}
+
+export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
+  const first = records[0];
+  if (!first || first.kind !== 'RunAdmitted') throw new HistoryError(`run ${first?.runId ?? '?'} does not start with RunAdmitted`);
+  const admitted = first.body as RecordBody<'RunAdmitted'>;
+  const history: RunHistory = {
+    runId: first.runId!,
+    agent: admitted.agent,
+    owner: admitted.owner,
+    chain: admitted.chain,
+    input: admitted.input,
+    inputProvenance: admitted.inputProvenance,
+    parentRunId: admitted.parentRunId,
+    admittedAt: first.time,
+    budget: { ...admitted.budget },
+    spend: NO_SPEND,
+    status: 'running',
+    steps: new Map(),
+    decisions: new Map(),
+    waits: new Map(),
+    pending: null,
+    cancelled: null,
+    records: 0,
+    lastSeq: first.seq,
+    lastTime: first.time,
+  };
+
+  for (const record of records) {
+    history.records += 1;
+    history.lastSeq = record.seq;
+    history.lastTime = record.time;
+    const body = record.body as Record<string, unknown>;
+    switch (record.kind) {
+      case 'EffectStarted': {
+        const started = { ...(body as RecordBody<'EffectStarted'>), seq: record.seq };
+        const attempts = history.steps.get(started.step) ?? [];
+        attempts.push({ started });
+        history.steps.set(started.step, attempts);
+        history.pending = null;
+        break;
+      }
+      case 'EffectDone':
+      case 'EffectFailed': {
+        const outcome = body as RecordBody<'EffectDone'> | RecordBody<'EffectFailed'>;
+        const attempt = history.steps.get(outcome.step)?.at(-1);
+        if (attempt) {
+          if (record.kind === 'EffectDone') attempt.done = { ...(outcome as RecordBody<'EffectDone'>), seq: record.seq };
+          else attempt.failed = { ...(outcome as RecordBody<'EffectFailed'>), seq: record.seq };
+        }
+        history.spend = addSpend(history.spend, outcome.spend);
+        if (record.kind === 'EffectDone' || (outcome as RecordBody<'EffectFailed'>).disposition !== 'InDoubt') history.pending = null;
+        break;
+      }
+      case 'Suspended': {
+        const s = body as RecordBody<'Suspended'>;
+        const wait: PendingWait = { waitId: s.waitId, reason: s.reason, step: s.step, subject: s.subject, subjectHash: s.subjectHash, since: record.time, seq: record.seq };
+        history.waits.set(s.waitId, wait);
+        history.pending = wait;
+        break;
+      }
+      case 'Decision': {
+        const d = body as RecordBody<'Decision'>;
+        const list = history.decisions.get(d.waitId) ?? [];
+        list.push({ ...d, seq: record.seq, time: record.time });
+        history.decisions.set(d.waitId, list);
+        if (d.decision === 'snooze' && history.pending?.waitId === d.waitId) {
+          history.pending = { ...history.pending, snoozedUntil: d.until };
+        } else if (history.pending?.waitId === d.waitId) {
+          history.pending = null;
+        }
+        break;
+      }
+      case 'BudgetVerdict': {
+        const v = body as RecordBody<'BudgetVerdict'>;
+        if (v.verdict === 'raised') history.budget = { ...v.budget };
+        break;
+      }
+      case 'Cancelled': {
+        const c = body as RecordBody<'Cancelled'>;
+        history.cancelled = { by: c.by, reason: c.reason };
+        break;
+      }
+      case 'RunSealed': {
+        const s = body as RecordBody<'RunSealed'>;
+        history.status = 'sealed';
+        history.outcome = s.outcome;
+        history.result = s.result;
+        history.error = s.error;
+        history.pending = null;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (history.status !== 'sealed') history.status = history.pending ? 'suspended' : 'running';
+  return history;
+}
+
+/** The deciding (non-snooze) decision on a wait, if any: the latest one. */
+export function decisionOn(history: RunHistory, waitId: string): (RecordBody<'Decision'> & { seq: number }) | null {
+  const list = history.decisions.get(waitId) ?? [];
+  for (let i = list.length - 1; i >= 0; i--) if (list[i]!.decision !== 'snooze') return list[i]!;
+  return null;
+}

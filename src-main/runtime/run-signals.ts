@@ -1,0 +1,47 @@
+/**
+ * How a run's code is stopped at a step boundary. These are thrown by the run context and
+ * caught by the executor, which turns each into the right record: a suspension leaves the run
+ * waiting (nothing sealed), a cancel or a denial seals it, a divergence seals it failed, loudly.
+ */
+import type { Disposition } from '../../src-shared/journal/records';
+
+/** The run waits for a person (or a lifted halt); it is resumed by replay, not by this stack. */
+export class RunSuspended extends Error {
+  override readonly name = 'RunSuspended';
+  constructor(readonly waitId: string) {
+    super(`run is waiting on ${waitId}`);
+  }
+}
+
+export class RunCancelled extends Error {
+  override readonly name = 'RunCancelled';
+}
+
+export class RunDenied extends Error {
+  override readonly name = 'RunDenied';
+}
+
+/** Replay met a step whose key differs from the record: the run would do something else now. */
+export class DivergenceError extends Error {
+  override readonly name = 'DivergenceError';
+  constructor(
+    readonly step: number,
+    readonly recordedKey: string,
+    readonly replayKey: string,
+    what: string,
+  ) {
+    super(`replay diverged at step ${step} (${what}): the journal recorded key ${recordedKey.slice(0, 16)}…, the run now asks for ${replayKey.slice(0, 16)}…`);
+  }
+}
+
+/** An effect failed; the disposition says whether it reached the far side. */
+export class EffectFailure extends Error {
+  override readonly name = 'EffectFailure';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly disposition: Disposition,
+  ) {
+    super(message);
+  }
+}

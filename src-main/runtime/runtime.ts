@@ -1,0 +1,431 @@
+/**
+ * The governed runtime: admission, execution by replay, decisions, cancellation and halts.
+ *
+ * Execution is always replay-then-continue. To run (or resume) a run, its records are read
+ * and its agent's code is run from the start through a RunContext that answers every recorded
+ * step from the journal and performs only what is new. So a run resumed after a restart, after
+ * an approval or after a lifted halt goes down exactly one code path, and nothing it already
+ * did is done twice.
+ *
+ * Before any replay the journal must verify (chain, hashes, signed checkpoints): a run is not
+ * resumed from a history that may have been edited. A plane whose journal does not verify
+ * refuses to start, resume or decide runs, and says where the journal broke.
+ */
+import { randomBytes } from 'node:crypto';
+import { ErrorCode } from '../../src-shared/ipc/errors';
+import type { RecordBody, Spend } from '../../src-shared/journal/records';
+import type { Journal } from '../journal/journal';
+import { verifyJournal, type VerifiableRecord } from '../journal/verify';
+import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
+import { PlaneError } from '../plane/plane-error';
+import type { Logger } from '../plane/logger';
+import { errorFields } from '../plane/logger';
+import type { ModelProvider } from '../providers/model-provider';
+import type { LoadedAgent } from './manifest';
+import { grantNeeded } from './manifest';
+import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
+import { RunContext, type RunGovernance } from './run-context';
+import { readRunHistory, type PendingWait, type RunHistory } from './run-history';
+import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
+import type { Budget } from './spend';
+import { runAgentSteps } from './step-runner';
+import type { Tool, ToolContext } from './tools';
+
+export interface RuntimeOptions {
+  journal: Journal;
+  agents: readonly LoadedAgent[];
+  policy: PolicyEngine;
+  providers: ReadonlyMap<string, ModelProvider>;
+  tools: ReadonlyMap<string, Tool>;
+  toolContext: ToolContext;
+  logger: Logger;
+}
+
+export interface StartRequest {
+  agent: string;
+  input: unknown;
+  /** Who acts for whom, root first; the last link is the caller policy is asked about. */
+  chain: string[];
+  via: RecordBody<'RunAdmitted'>['trigger']['via'];
+  inputProvenance?: string;
+}
+
+export interface DecideRequest {
+  runId: string;
+  waitId: string;
+  decision: 'approve' | 'deny' | 'snooze';
+  /** The hash of exactly what the person was shown. */
+  subjectHash: string;
+  by: string;
+  reason?: string;
+  until?: string;
+  value?: unknown;
+}
+
+export class PlaneBuildError extends Error {
+  override readonly name = 'PlaneBuildError';
+}
+
+const RUN_ID = /^run-[0-9a-f]{20}$/;
+const HALT_SCOPE = /^(subject|agent):.+$/;
+
+export class Runtime {
+  private readonly agents: ReadonlyMap<string, LoadedAgent>;
+  private readonly executing = new Map<string, Promise<void>>();
+  private readonly cancelRequests = new Set<string>();
+  private readonly halts = new Set<string>();
+  private readonly settleWaiters = new Map<string, Array<() => void>>();
+  private readonly decideLocks = new Map<string, Promise<unknown>>();
+  private brokenJournal: string | null = null;
+  private closing = false;
+
+  private constructor(private readonly options: RuntimeOptions) {
+    this.agents = new Map(options.agents.map((a) => [a.manifest.name, a]));
+  }
+
+  /**
+   * Builds the runtime: refuses a configuration that widens authority, verifies the journal,
+   * restores halts, and resumes runs that were running when the last process stopped.
+   */
+  static async create(options: RuntimeOptions): Promise<Runtime> {
+    const runtime = new Runtime(options);
+    runtime.checkAuthority();
+    const unsealed = await runtime.scanJournal();
+    if (!runtime.brokenJournal) {
+      // Runs that were running when the last process stopped continue now; runs waiting for a
+      // person stay waiting (they are replayed when decided), unless what withheld them, a
+      // halt, has been lifted since.
+      for (const runId of unsealed) {
+        const history = await runtime.history(runId);
+        const haltLifted = history.pending?.reason === 'halt' && !runtime.haltedByChain(history.chain, history.agent);
+        if (!history.pending || haltLifted) runtime.schedule(runId);
+      }
+    }
+    return runtime;
+  }
+
+  /** A rule letting a principal start an agent whose grants exceed that principal's declared authority is refused, not clipped. */
+  private checkAuthority(): void {
+    const problems: string[] = [];
+    for (const agent of this.agents.values()) {
+      const grants = agent.manifest.grants.map((g) => `${g.kind}:${g.name}`);
+      for (const principal of this.options.policy.principalsAllowedToStart(agent.manifest.name)) {
+        const beyond = grantsBeyond(this.options.policy.policy.authority[principal] ?? [], grants);
+        if (beyond.length > 0) problems.push(`${principal} may start agent ${agent.manifest.name}, whose grants ${beyond.join(', ')} exceed ${principal}'s authority`);
+      }
+      for (const step of agent.manifest.steps) {
+        const need = grantNeeded(step);
+        if (need?.startsWith('model:') && !this.options.providers.has(need.slice('model:'.length))) {
+          problems.push(`agent ${agent.manifest.name} uses model provider ${need.slice(6)}, which is not configured`);
+        }
+        if (need?.startsWith('tool:') && !this.options.tools.has(need.slice('tool:'.length))) {
+          problems.push(`agent ${agent.manifest.name} uses tool ${need.slice(5)}, which does not exist`);
+        }
+      }
+    }
+    if (problems.length > 0) throw new PlaneBuildError(`the plane's configuration is refused: ${problems.join('; ')}`);
+  }
+
+  /** One pass over the journal: verify it, restore halts, find unsealed runs. */
+  private async scanJournal(): Promise<string[]> {
+    const journal = this.options.journal;
+    const open = new Set<string>();
+    const halts = this.halts;
+    async function* records(): AsyncIterable<VerifiableRecord> {
+      const head = await journal.head();
+      for await (const row of journal.store.iterate(1, head.seq)) {
+        if (row.kind === 'RunAdmitted' && row.runId) open.add(row.runId);
+        if (row.kind === 'RunSealed' && row.runId) open.delete(row.runId);
+        if (row.kind === 'HaltApplied') {
+          const body = row.body as RecordBody<'HaltApplied'>;
+          if (body.lifted) halts.delete(body.scope);
+          else halts.add(body.scope);
+        }
+        yield { seq: row.seq, prevHash: row.prevHash, hash: row.hash, kind: row.kind, runId: row.runId, preimage: recordPreimageFromBodyText(row, row.bodyText) };
+      }
+    }
+    const report = await verifyJournal({
+      scope: { kind: 'full' },
+      records: records(),
+      checkpoints: journal.checkpoints.readAll(),
+      publicKey: journal.key.publicKey,
+      journalId: journal.journalId,
+    });
+    if (!report.ok) {
+      this.brokenJournal = `the journal does not verify (seq ${report.seq ?? '?'}: ${report.reason})`;
+      this.options.logger.log('error', 'runtime refuses to replay: journal does not verify', { seq: report.seq, reason: report.reason });
+      return [];
+    }
+    return [...open];
+  }
+
+  private assertUsable(): void {
+    if (this.brokenJournal) throw new PlaneError(ErrorCode.Unavailable, `refused: ${this.brokenJournal}; no run is started, resumed or decided until it does`);
+    if (this.closing) throw new PlaneError(ErrorCode.Unavailable, 'the plane is shutting down');
+  }
+
+  listAgents(): LoadedAgent[] {
+    return [...this.agents.values()];
+  }
+
+  haltScopes(): string[] {
+    return [...this.halts].sort();
+  }
+
+  // ---- admission ----
+
+  async start(request: StartRequest): Promise<{ runId: string }> {
+    this.assertUsable();
+    const agent = this.agents.get(request.agent);
+    if (!agent) throw new PlaneError(ErrorCode.NotFound, `no agent named ${request.agent} (see \`agentplane agents list\`)`);
+    const errors = agent.validateInput(request.input);
+    if (errors.length > 0) throw new PlaneError(ErrorCode.BadRequest, `input for ${request.agent} does not match its schema: ${errors.join('; ')}`);
+    const caller = request.chain.at(-1);
+    if (!caller) throw new PlaneError(ErrorCode.BadRequest, 'a run must act for someone');
+    if (request.chain.length > MAX_CHAIN_DEPTH) {
+      await this.refuse(request, caller, 'runtime:run.start', `agent:${request.agent}`, `the delegation chain is deeper than ${MAX_CHAIN_DEPTH}`);
+    }
+    const halted = this.haltedByChain(request.chain, request.agent);
+    if (halted) await this.refuse(request, caller, 'runtime:run.start', `agent:${request.agent}`, `withheld by halt ${halted}`);
+    const decision = this.options.policy.decide(caller, 'runtime:run.start', `agent:${request.agent}`);
+    if (!decision.allowed) await this.refuse(request, caller, decision.action, decision.resource, decision.rule === null ? 'no rule allows it' : `denied by rule ${decision.rule}`);
+
+    const runId = `run-${randomBytes(10).toString('hex')}`;
+    await this.options.journal.append({
+      runId,
+      kind: 'RunAdmitted',
+      body: {
+        agent: agent.manifest.name,
+        owner: request.chain[0]!,
+        chain: request.chain,
+        input: request.input,
+        inputProvenance: request.inputProvenance ?? caller,
+        budget: agent.manifest.budget,
+        trigger: { via: request.via, by: caller },
+      },
+    });
+    this.schedule(runId);
+    return { runId };
+  }
+
+  /** Journals the refusal (action and resource, for the operator) and answers the caller with nothing more. */
+  private async refuse(request: StartRequest, principal: string, action: string, resource: string, reason: string): Promise<never> {
+    await this.options.journal.append({ runId: null, kind: 'AdmissionRefused', body: { agent: request.agent, principal, action, resource, reason } });
+    throw new PlaneError(ErrorCode.Forbidden, 'the plane refused to start this run');
+  }
+
+  // ---- execution ----
+
+  private schedule(runId: string): void {
+    if (this.closing) return;
+    const previous = this.executing.get(runId);
+    const next = (previous ?? Promise.resolve())
+      .then(() => this.execute(runId))
+      .catch((error) => this.options.logger.log('error', `run ${runId} execution failed`, errorFields(error)))
+      .finally(() => {
+        if (this.executing.get(runId) === next) this.executing.delete(runId);
+        for (const resolve of this.settleWaiters.get(runId) ?? []) resolve();
+        this.settleWaiters.delete(runId);
+      });
+    this.executing.set(runId, next);
+  }
+
+  /** Resolves when the run has sealed or is waiting (its current execution has ended). */
+  async settled(runId: string): Promise<RunHistory> {
+    const running = this.executing.get(runId);
+    if (running) await running;
+    return this.history(runId);
+  }
+
+  private async execute(runId: string): Promise<void> {
+    if (this.brokenJournal) return;
+    const history = await this.history(runId);
+    if (history.status === 'sealed') return;
+    const agent = this.agents.get(history.agent);
+    if (!agent) {
+      await this.seal(history, null, 'failed', undefined, { code: 'AgentGone', message: `agent ${history.agent} is no longer declared on this plane` });
+      return;
+    }
+    const governance: RunGovernance = {
+      grants: new Map(agent.manifest.grants.map((g) => [`${g.kind}:${g.name}`, { approve: g.approve }])),
+      approveEveryEffect: agent.manifest.oversight.approveEveryEffect,
+      haltedBy: (h) => this.haltedByChain(h.chain, h.agent),
+      cancelRequested: (id) => this.cancelRequests.has(id),
+    };
+    const cx = new RunContext(history, this.options.journal, governance);
+    try {
+      const result = await runAgentSteps(agent, history.input, cx, { providers: this.options.providers, tools: this.options.tools, toolContext: this.options.toolContext });
+      await this.seal(history, cx, 'succeeded', result);
+    } catch (error) {
+      if (error instanceof RunSuspended) return;
+      if (error instanceof RunCancelled) return this.seal(history, cx, 'cancelled');
+      if (error instanceof RunDenied) return this.seal(history, cx, 'denied', undefined, { code: 'Denied', message: error.message });
+      if (error instanceof DivergenceError) {
+        this.options.logger.log('error', `run ${runId}: ${error.message}`);
+        return this.seal(history, cx, 'failed', undefined, { code: 'Divergence', message: error.message });
+      }
+      if (error instanceof EffectFailure) return this.seal(history, cx, 'failed', undefined, { code: error.code, message: error.message });
+      this.options.logger.log('error', `run ${runId} failed inside the plane`, errorFields(error));
+      return this.seal(history, cx, 'failed', undefined, { code: 'Internal', message: 'the run failed inside the plane; the plane log has the detail' });
+    } finally {
+      this.cancelRequests.delete(runId);
+    }
+  }
+
+  private async seal(history: RunHistory, cx: RunContext | null, outcome: RecordBody<'RunSealed'>['outcome'], result?: unknown, error?: { code: string; message: string }): Promise<void> {
+    await this.options.journal.append({
+      runId: history.runId,
+      kind: 'RunSealed',
+      body: {
+        outcome,
+        ...(result !== undefined ? { result: result as never } : {}),
+        ...(error ? { error } : {}),
+        spend: cx?.spent ?? history.spend,
+        records: cx?.recordCount ?? history.records,
+      },
+    });
+  }
+
+  // ---- reading ----
+
+  async history(runId: string): Promise<RunHistory> {
+    if (!RUN_ID.test(runId)) throw new PlaneError(ErrorCode.BadRequest, `"${runId.slice(0, 40)}" is not a run id`);
+    const records = await this.options.journal.readRun(runId, 1, Number.MAX_SAFE_INTEGER);
+    if (records.length === 0) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+    return readRunHistory(records);
+  }
+
+  async listRuns(limit: number): Promise<RunHistory[]> {
+    const rows = await this.options.journal.runs(limit);
+    const out: RunHistory[] = [];
+    for (const row of rows) {
+      try {
+        out.push(await this.history(row.runId));
+      } catch {
+        // A run id the journal holds but cannot fold (written by a newer plane) is skipped here.
+      }
+    }
+    return out;
+  }
+
+  /** Every run waiting for a person, oldest wait first. */
+  async waiting(limit = 1000): Promise<Array<{ history: RunHistory; wait: PendingWait }>> {
+    const runs = await this.listRuns(limit);
+    return runs
+      .filter((h) => h.pending !== null)
+      .map((history) => ({ history, wait: history.pending! }))
+      .sort((a, b) => a.wait.seq - b.wait.seq);
+  }
+
+  // ---- decisions ----
+
+  async decide(request: DecideRequest): Promise<RunHistory> {
+    this.assertUsable();
+    // One decision at a time per run: a double click must not approve twice.
+    const previous = this.decideLocks.get(request.runId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.decideNow(request));
+    this.decideLocks.set(request.runId, next);
+    try {
+      return await next;
+    } finally {
+      if (this.decideLocks.get(request.runId) === next) this.decideLocks.delete(request.runId);
+    }
+  }
+
+  private async decideNow(request: DecideRequest): Promise<RunHistory> {
+    if (this.executing.has(request.runId)) await this.executing.get(request.runId);
+    const history = await this.history(request.runId);
+    if (history.status === 'sealed') throw new PlaneError(ErrorCode.Conflict, `run ${request.runId} has ended (${history.outcome}); there is nothing to decide`);
+    const pending = history.pending;
+    if (!pending) throw new PlaneError(ErrorCode.Conflict, `run ${request.runId} is not waiting for a decision`);
+    if (pending.waitId !== request.waitId) throw new PlaneError(ErrorCode.Conflict, `run ${request.runId} is waiting on ${pending.waitId}, not ${request.waitId}`);
+    if (pending.reason === 'halt') throw new PlaneError(ErrorCode.Conflict, `run ${request.runId} is withheld by a halt; lift the halt to release it`);
+    if (request.subjectHash !== pending.subjectHash) {
+      throw new PlaneError(ErrorCode.Conflict, 'what was decided is not what is waiting (its hash differs): refresh and decide again');
+    }
+    let value = request.value;
+    if (request.decision === 'snooze') {
+      if (!request.until || Number.isNaN(Date.parse(request.until))) throw new PlaneError(ErrorCode.BadRequest, 'a snooze needs `until`, an ISO-8601 time');
+    } else if (request.decision === 'approve') {
+      if (pending.reason === 'budget') {
+        const budget = (value as { budget?: Budget } | undefined)?.budget;
+        if (!budget || typeof budget !== 'object') throw new PlaneError(ErrorCode.BadRequest, 'approving a budget ceiling means raising it: give value.budget');
+        value = { budget };
+      } else if (pending.reason === 'recovery') {
+        const resolution = (value as { resolution?: string } | undefined)?.resolution;
+        if (resolution !== 'retry' && resolution !== 'landed') throw new PlaneError(ErrorCode.BadRequest, 'resolve an in-doubt effect with value.resolution "retry" or "landed" (deny fails the run)');
+      } else if (pending.reason === 'input' && value === undefined) {
+        throw new PlaneError(ErrorCode.BadRequest, 'answering an input request needs value (the input)');
+      }
+    }
+    await this.options.journal.append({
+      runId: request.runId,
+      kind: 'Decision',
+      body: {
+        waitId: request.waitId,
+        decision: request.decision,
+        by: request.by,
+        subjectHash: request.subjectHash,
+        ...(request.reason ? { reason: request.reason } : {}),
+        ...(request.until ? { until: request.until } : {}),
+        ...(value !== undefined ? { value: value as never } : {}),
+      },
+    });
+    if (request.decision === 'approve' && pending.reason === 'budget') {
+      const budget = (value as { budget: Budget }).budget;
+      await this.options.journal.append({ runId: request.runId, kind: 'BudgetVerdict', body: { step: pending.step, verdict: 'raised', spent: history.spend, budget } });
+    }
+    if (request.decision !== 'snooze') this.schedule(request.runId);
+    return this.history(request.runId);
+  }
+
+  // ---- cancellation and halts ----
+
+  async cancel(runId: string, by: string, reason?: string): Promise<RunHistory> {
+    this.assertUsable();
+    const history = await this.history(runId);
+    if (history.status === 'sealed') throw new PlaneError(ErrorCode.Conflict, `run ${runId} has already ended (${history.outcome})`);
+    if (history.cancelled) throw new PlaneError(ErrorCode.Conflict, `run ${runId} is already being cancelled`);
+    await this.options.journal.append({ runId, kind: 'Cancelled', body: { by, ...(reason ? { reason } : {}) } });
+    this.cancelRequests.add(runId);
+    // A running run honours it at its next step boundary; a waiting one is sealed by the replay now.
+    if (!this.executing.has(runId)) this.schedule(runId);
+    return this.settled(runId);
+  }
+
+  async halt(scope: string, by: string, reason?: string): Promise<string[]> {
+    this.assertUsable();
+    if (!HALT_SCOPE.test(scope)) throw new PlaneError(ErrorCode.BadRequest, `a halt scope is subject:<principal> or agent:<name>, not "${scope}"`);
+    if (this.halts.has(scope)) throw new PlaneError(ErrorCode.Conflict, `${scope} is already halted`);
+    await this.options.journal.append({ runId: null, kind: 'HaltApplied', body: { scope, lifted: false, by, ...(reason ? { reason } : {}) } });
+    this.halts.add(scope);
+    return this.haltScopes();
+  }
+
+  async liftHalt(scope: string, by: string): Promise<string[]> {
+    this.assertUsable();
+    if (!this.halts.has(scope)) throw new PlaneError(ErrorCode.Conflict, `${scope} is not halted`);
+    await this.options.journal.append({ runId: null, kind: 'HaltApplied', body: { scope, lifted: true, by } });
+    this.halts.delete(scope);
+    for (const { history, wait } of await this.waiting()) {
+      if (wait.reason === 'halt' && !this.haltedByChain(history.chain, history.agent)) this.schedule(history.runId);
+    }
+    return this.haltScopes();
+  }
+
+  private haltedByChain(chain: readonly string[], agent: string): string | null {
+    for (const scope of this.halts) {
+      if (scope === `agent:${agent}`) return scope;
+      if (scope.startsWith('subject:') && chain.includes(scope.slice('subject:'.length))) return scope;
+    }
+    return null;
+  }
+
+  /** Stops scheduling and waits for executions in flight to reach their next record. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.allSettled([...this.executing.values()]);
+  }
+}
+
+export type { Spend };

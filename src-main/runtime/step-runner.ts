@@ -1,0 +1,85 @@
+/**
+ * Runs a manifest's steps through the run context. Deterministic given the answers of its
+ * effects, which is what makes replay possible: the same records lead the same code down the
+ * same path. Each step's result is bound under `steps.<as>` for later templates.
+ */
+import type { LoadedAgent, Step } from './manifest';
+import type { ModelProvider } from '../providers/model-provider';
+import { callModel } from './model-effect';
+import type { RunContext } from './run-context';
+import { EffectFailure } from './run-signals';
+import { NO_SPEND } from './spend';
+import { render, TemplateError } from './template';
+import type { Tool, ToolContext } from './tools';
+
+export interface StepDeps {
+  providers: ReadonlyMap<string, ModelProvider>;
+  tools: ReadonlyMap<string, Tool>;
+  toolContext: ToolContext;
+}
+
+/** What a `pay` step's approved effect returns: an intent, recorded; no money moves. */
+export const PAYMENT_NOTE = 'AgentPlane moves no money: this records a payment intent a person approved; settle it yourself.';
+
+async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContext, deps: StepDeps): Promise<unknown> {
+  const r = <T>(value: unknown) => render(value, scope) as T;
+  if ('model' in step) {
+    const provider = deps.providers.get(step.model.provider);
+    if (!provider) throw new EffectFailure('NoSuchProvider', `no model provider named ${step.model.provider} is configured`, 'DidNotHappen');
+    const messages = [
+      ...(step.model.system ? [{ role: 'system' as const, content: r<string>(step.model.system) }] : []),
+      { role: 'user' as const, content: String(r(step.model.prompt)) },
+    ];
+    // No model named: the provider's default, which its profile (and so the effect key) records.
+    const completion = await callModel(cx, provider, { model: step.model.model ?? '', messages, maxTokens: step.model.maxTokens });
+    return completion;
+  }
+  if ('tool' in step) {
+    const tool = deps.tools.get(step.tool.name);
+    if (!tool) throw new EffectFailure('NoSuchTool', `no tool named ${step.tool.name}`, 'DidNotHappen');
+    const args = r<Record<string, unknown>>(step.tool.args);
+    return cx.effect({
+      effect: 'tool',
+      name: tool.name,
+      request: args,
+      destination: tool.destination(args, deps.toolContext),
+      grant: `tool:${tool.name}`,
+      estimate: { ...NO_SPEND, effects: 1 },
+      perform: () => tool.run(args, deps.toolContext),
+    });
+  }
+  if ('pay' in step) {
+    const request = { amount: r<number | string>(step.pay.amount), currency: step.pay.currency, payee: String(r(step.pay.payee)) };
+    const amount = Number(request.amount);
+    if (!Number.isFinite(amount) || amount <= 0) throw new EffectFailure('BadArguments', 'pay.amount: a positive number is required', 'DidNotHappen');
+    return cx.effect({
+      effect: 'payment',
+      name: 'request',
+      request: { ...request, amount },
+      destination: `payee:${request.payee}`,
+      grant: 'payment:request',
+      estimate: { ...NO_SPEND, effects: 1 },
+      perform: async () => ({ result: { status: 'approved-intent', moved: false, amount, currency: request.currency, payee: request.payee, note: PAYMENT_NOTE }, spend: { ...NO_SPEND, effects: 1 }, provenance: 'plane' }),
+    });
+  }
+  if ('input' in step) {
+    return cx.waitFor(String(r(step.input.prompt)));
+  }
+  return r(step.output);
+}
+
+export async function runAgentSteps(agent: LoadedAgent, input: unknown, cx: RunContext, deps: StepDeps): Promise<unknown> {
+  const scope: Record<string, unknown> = { input, steps: {} };
+  let last: unknown = null;
+  for (const [index, step] of agent.manifest.steps.entries()) {
+    try {
+      last = await runStep(step, scope, cx, deps);
+    } catch (error) {
+      if (error instanceof TemplateError) throw new EffectFailure('TemplateError', `steps.${index}: ${error.message}`, 'DidNotHappen');
+      throw error;
+    }
+    if ('output' in step) return last;
+    if ('as' in step && step.as) (scope.steps as Record<string, unknown>)[step.as] = last;
+  }
+  return last;
+}

@@ -1,0 +1,210 @@
+/**
+ * RFC 8785 JSON Canonicalization Scheme (JCS): the one byte form of a journal record.
+ *
+ * Why canonical JSON: the journal's hash chain and its signed Merkle checkpoints are only
+ * worth something if any verifier, in any language, can recompute the exact bytes we hashed
+ * from the parsed record. RFC 8785 pins every choice JSON leaves open: object members sorted
+ * by the UTF-16 code units of their names, no whitespace, strings escaped minimally (only `"`,
+ * `\` and U+0000..U+001F, with the short forms \b \t \n \f \r and lowercase \u00xx for the
+ * rest), and numbers written exactly as ECMAScript's Number::toString writes them. `1e+30`
+ * versus `1e30` is the difference between a signature every conforming verifier accepts and
+ * one only we do.
+ *
+ * What this module refuses, with a `CanonicalJsonError` naming the JSONPath-like location
+ * (`$.a.b[2]`) of the offending value, because no verifier could recompute the same bytes:
+ * - strings or member names holding a lone (unpaired) surrogate: they have no UTF-8 form, so
+ *   the bytes we would hash are not the bytes a verifier decodes (RFC 8785 requires I-JSON);
+ * - NaN, Infinity and -Infinity: JSON has no spelling for them;
+ * - numbers that ECMAScript writes as a bare run of digits beyond the safe-integer range,
+ *   that is |n| > 2^53 - 1 and |n| < 10^21 (integral by necessity: every double at or above
+ *   2^52 is an integer). Such a number has no double of its own in the sense that matters:
+ *   2^53 + 1 arrives here as 2^53, and verifiers that read integer literals as exact
+ *   integers (Python's json, Go's json.Number, I-JSON-strict canonicalizers) either refuse
+ *   the text or see a different number than the one we hashed. From 10^21 up ECMAScript
+ *   writes an exponent (`1e+21`), which every JSON parser reads as a double and writes back
+ *   identically, so those are accepted: RFC 8785's own test vector holds `1e+30`. The bound
+ *   is Number.MAX_SAFE_INTEGER (I-JSON, RFC 7493 section 2.2), so 2^53 itself is refused: it
+ *   is also the double that 2^53 + 1 rounds to, and we cannot tell which one was meant;
+ * - `undefined` anywhere, including as an object member's value. JSON.stringify silently
+ *   drops such members and turns array holes into null; a journal record that silently
+ *   loses a field is worse than one that fails to write, so be explicit and omit the key;
+ * - functions, symbols, bigints, own symbol-keyed members, and every object that is not a
+ *   plain object (prototype Object.prototype or null) or a plain array: Date, Map, Set,
+ *   RegExp, Buffer, Uint8Array, boxed primitives, class instances. Their JSON form depends
+ *   on toJSON hooks or is lossy; callers convert them to plain data first (STYLE.md 11);
+ * - cycles, which have no finite form.
+ *
+ * src-shared is pure TypeScript (no Node built-ins), so the renderer and any browser-side
+ * verifier run this same code.
+ */
+
+export type CanonicalJsonRefusal =
+  | 'lone-surrogate'
+  | 'non-finite-number'
+  | 'unsafe-integer'
+  | 'undefined'
+  | 'unsupported-type'
+  | 'not-plain-data'
+  | 'cycle';
+
+/** A value that has no RFC 8785 form; `path` locates it, e.g. `$.a.b[2]`. */
+export class CanonicalJsonError extends Error {
+  override readonly name = 'CanonicalJsonError';
+  readonly path: string;
+  readonly reason: CanonicalJsonRefusal;
+
+  constructor(reason: CanonicalJsonRefusal, path: string, detail: string) {
+    super(`cannot canonicalize ${path}: ${detail}`);
+    this.path = path;
+    this.reason = reason;
+  }
+}
+
+/** The RFC 8785 canonical text of `value`. Throws CanonicalJsonError for what it cannot represent. */
+export function canonicalize(value: unknown): string {
+  const out: string[] = [];
+  writeValue(value, '$', out, new Set<object>());
+  return out.join('');
+}
+
+/** The UTF-8 bytes of canonicalize(value): what the journal hashes and signs. */
+export function canonicalBytes(value: unknown): Uint8Array {
+  return new TextEncoder().encode(canonicalize(value));
+}
+
+// Exponent form starts here (ECMAScript Number::toString step: 21 digits or more).
+const EXPONENT_FORM_THRESHOLD = 1e21;
+
+function writeValue(value: unknown, path: string, out: string[], ancestors: Set<object>): void {
+  switch (typeof value) {
+    case 'string':
+      out.push(quoteString(value, path));
+      return;
+    case 'number':
+      out.push(formatNumber(value, path));
+      return;
+    case 'boolean':
+      out.push(value ? 'true' : 'false');
+      return;
+    case 'undefined':
+      throw new CanonicalJsonError('undefined', path, 'undefined has no JSON form; omit the member instead');
+    case 'bigint':
+      throw new CanonicalJsonError('unsupported-type', path, 'a bigint has no RFC 8785 form; write it as a decimal string');
+    case 'function':
+    case 'symbol':
+      throw new CanonicalJsonError('unsupported-type', path, `a ${typeof value} has no JSON form`);
+    case 'object':
+      break;
+  }
+  if (value === null) {
+    out.push('null');
+    return;
+  }
+  if (ancestors.has(value)) {
+    throw new CanonicalJsonError('cycle', path, 'the value contains itself');
+  }
+  ancestors.add(value);
+  if (Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype) {
+    writeArray(value, path, out, ancestors);
+  } else if (isPlainObject(value)) {
+    writeObject(value, path, out, ancestors);
+  } else {
+    throw new CanonicalJsonError('not-plain-data', path, `${describeObject(value)} is not a plain object or array`);
+  }
+  ancestors.delete(value);
+}
+
+function writeArray(array: readonly unknown[], path: string, out: string[], ancestors: Set<object>): void {
+  out.push('[');
+  // An index loop, not forEach: holes must be visited (and refused as undefined).
+  for (let index = 0; index < array.length; index++) {
+    if (index > 0) out.push(',');
+    writeValue(array[index], `${path}[${index}]`, out, ancestors);
+  }
+  out.push(']');
+}
+
+function writeObject(object: Record<string, unknown>, path: string, out: string[], ancestors: Set<object>): void {
+  if (Object.getOwnPropertySymbols(object).some((symbol) => Object.prototype.propertyIsEnumerable.call(object, symbol))) {
+    throw new CanonicalJsonError('unsupported-type', path, 'symbol-keyed members have no JSON form');
+  }
+  // Array.prototype.sort without a comparator orders strings by UTF-16 code units, which is
+  // exactly RFC 8785 section 3.2.3 (not locale order, not code point order).
+  const keys = Object.keys(object).sort();
+  out.push('{');
+  keys.forEach((key, position) => {
+    const memberPath = appendKey(path, key);
+    if (position > 0) out.push(',');
+    out.push(quoteString(key, memberPath));
+    out.push(':');
+    writeValue(object[key], memberPath, out, ancestors);
+  });
+  out.push('}');
+}
+
+function isPlainObject(value: object): value is Record<string, unknown> {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+function describeObject(value: object): string {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  const constructorName =
+    typeof prototype === 'object' && prototype !== null && 'constructor' in prototype && typeof prototype.constructor === 'function'
+      ? prototype.constructor.name
+      : '';
+  return constructorName ? `a ${constructorName}` : 'an exotic object';
+}
+
+function formatNumber(value: number, path: string): string {
+  if (!Number.isFinite(value)) {
+    throw new CanonicalJsonError('non-finite-number', path, `${String(value)} has no JSON form`);
+  }
+  const magnitude = Math.abs(value);
+  if (magnitude > Number.MAX_SAFE_INTEGER && magnitude < EXPONENT_FORM_THRESHOLD) {
+    throw new CanonicalJsonError(
+      'unsafe-integer',
+      path,
+      `${String(value)} is beyond ±(2^53 - 1); integers that large are not exact in JSON, write it as a string`,
+    );
+  }
+  // String(n) is ECMAScript Number::toString, the serialisation RFC 8785 section 3.2.2.3
+  // adopts (shortest round-trip digits, exponent form outside [1e-7, 1e21)). String(-0) is
+  // "0", as the RFC requires.
+  return String(value);
+}
+
+// A high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// Everything RFC 8785 section 3.2.2.2 escapes; all other code points are written as they are.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const NEEDS_ESCAPE = /["\\\u0000-\u001F]/g;
+const SHORT_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\b': '\\b',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\f': '\\f',
+  '\r': '\\r',
+};
+
+function quoteString(text: string, path: string): string {
+  const lone = LONE_SURROGATE.exec(text);
+  if (lone) {
+    const unit = lone[0].charCodeAt(0).toString(16);
+    throw new CanonicalJsonError('lone-surrogate', path, `the string holds an unpaired surrogate U+${unit.toUpperCase()} at index ${lone.index}`);
+  }
+  const escaped = text.replace(
+    NEEDS_ESCAPE,
+    (character) => SHORT_ESCAPES[character] ?? `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return `"${escaped}"`;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** `$.name` for identifier-like names, `$["odd name"]` otherwise, so the path is unambiguous. */
+function appendKey(path: string, key: string): string {
+  return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}

@@ -1,0 +1,246 @@
+/**
+ * Journal record kinds. A record is an envelope (seq, runId, kind, v, time, body, prevHash,
+ * hash) and a body whose schema depends on (kind, v). Every run, effect, decision and
+ * observation the plane makes is one of these, and the UI's timelines and every stream read
+ * them back.
+ *
+ * Designed for growth: a kind is a PascalCase name and `v` its body version. A reader that
+ * meets a kind or version it does not know still reads the envelope, verifies the hash and
+ * shows the body as unknown: a journal written by a newer AgentPlane must stay readable and
+ * verifiable by an older one, never rejected. Writers, on the other hand, only write kinds
+ * they know, validated against their schema.
+ *
+ * Credentials never appear here: no body field holds a token, and the credential type has no
+ * JSON form at all (src-main/peers/peer-credential.ts), so it cannot be written by accident.
+ * Costs are integers in micro-units of the currency (no floats in hashed records).
+ */
+import { z } from 'zod';
+
+export const HASH_HEX = /^[0-9a-f]{64}$/;
+export const HashHexSchema = z.string().regex(HASH_HEX, 'a SHA-256 hash as 64 lowercase hex digits');
+/** prevHash of the first record. */
+export const GENESIS_PREV_HASH = '0'.repeat(64);
+
+const Json = z.unknown();
+const Count = z.number().int().nonnegative();
+const Step = z.number().int().nonnegative();
+const IsoTime = z.string().min(1);
+
+export const SpendSchema = z.object({
+  effects: Count,
+  inputTokens: Count,
+  outputTokens: Count,
+  reasoningTokens: Count,
+  /** Cost in micro-units of `currency` (1 USD = 1,000,000). */
+  costMicros: Count,
+  /** True when a provider consumed tokens it never reported (a stream cut before usage). */
+  unaccounted: z.boolean().optional(),
+});
+export type Spend = z.infer<typeof SpendSchema>;
+
+export const BudgetSchema = z.object({
+  maxEffects: Count.optional(),
+  maxTokens: Count.optional(),
+  maxCostMicros: Count.optional(),
+});
+
+export const DispositionSchema = z.enum(['DidNotHappen', 'Landed', 'InDoubt']);
+export type Disposition = z.infer<typeof DispositionSchema>;
+
+export const EffectKindSchema = z.enum(['model', 'tool', 'peer', 'mcp', 'a2a', 'file', 'payment', 'clock', 'random', 'wait']);
+
+/** Which credential a hop presented: never the token, its digest or its expiry. */
+export const CredentialUseSchema = z.object({
+  kind: z.enum(['subject', 'unbound', 'plane']),
+  audience: z.string(),
+  principal: z.string().optional(),
+});
+
+const ErrorInfo = z.object({ code: z.string(), message: z.string() });
+
+/** Body schemas by kind, then by version. */
+export const recordBodies = {
+  RunAdmitted: {
+    1: z.object({
+      agent: z.string(),
+      /** The principal at the root of the delegation chain: whose run this is. */
+      owner: z.string(),
+      /** Who acts for whom, root first. */
+      chain: z.array(z.string()),
+      input: Json,
+      /** Where the input came from: `user:<id>`, `peer:<id>`, `plane`. Untrusted unless `plane`. */
+      inputProvenance: z.string(),
+      budget: BudgetSchema,
+      trigger: z.object({ via: z.enum(['ipc', 'cli', 'web', 'peer', 'mcp', 'a2a', 'plane']), by: z.string() }),
+      parentRunId: z.string().optional(),
+    }),
+  },
+  AdmissionRefused: {
+    1: z.object({
+      agent: z.string(),
+      principal: z.string(),
+      action: z.string(),
+      resource: z.string(),
+      reason: z.string(),
+    }),
+  },
+  EffectStarted: {
+    1: z.object({
+      step: Step,
+      effect: EffectKindSchema,
+      name: z.string(),
+      /** Canonical hash of everything that defines the effect; replay compares it. */
+      key: HashHexSchema,
+      request: Json,
+      destination: z.string().optional(),
+      credential: CredentialUseSchema.optional(),
+    }),
+  },
+  EffectDone: {
+    1: z.object({
+      step: Step,
+      key: HashHexSchema,
+      result: Json,
+      spend: SpendSchema,
+      /** Label of what came back: `peer:<id>`, `model:<provider>`, `plane`. */
+      provenance: z.string(),
+    }),
+  },
+  EffectFailed: {
+    1: z.object({
+      step: Step,
+      key: HashHexSchema,
+      disposition: DispositionSchema,
+      error: ErrorInfo,
+      /** What the failure consumed: a failed call is billed for what it burned. */
+      spend: SpendSchema,
+    }),
+  },
+  BudgetVerdict: {
+    1: z.object({
+      step: Step,
+      verdict: z.enum(['within', 'ceilingReached', 'raised']),
+      ceiling: z.enum(['effects', 'tokens', 'cost']).optional(),
+      spent: SpendSchema,
+      budget: BudgetSchema,
+    }),
+  },
+  Suspended: {
+    1: z.object({
+      step: Step,
+      reason: z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt']),
+      waitId: z.string(),
+      /** Exactly what a person is asked to decide (effect, arguments, estimated cost). */
+      subject: Json,
+      /** Canonical hash of `subject`: a decision names it, so approving anything else is impossible. */
+      subjectHash: HashHexSchema,
+    }),
+  },
+  Decision: {
+    1: z.object({
+      waitId: z.string(),
+      decision: z.enum(['approve', 'deny', 'snooze']),
+      by: z.string(),
+      subjectHash: HashHexSchema,
+      reason: z.string().optional(),
+      /** For snooze: when to ask again. */
+      until: IsoTime.optional(),
+      /** What the person supplied: the input asked for, a raised budget, a recovery resolution. */
+      value: Json.optional(),
+    }),
+  },
+  Cancelled: {
+    1: z.object({ by: z.string(), reason: z.string().optional(), atStep: Step.optional() }),
+  },
+  HaltApplied: {
+    1: z.object({ scope: z.string(), lifted: z.boolean(), by: z.string(), reason: z.string().optional() }),
+  },
+  RunSealed: {
+    1: z.object({
+      outcome: z.enum(['succeeded', 'failed', 'cancelled', 'denied', 'halted', 'observed']),
+      result: Json.optional(),
+      error: ErrorInfo.optional(),
+      spend: SpendSchema,
+      /** How many records the run wrote before this one: a record deleted from a sealed run is detectable. */
+      records: Count,
+    }),
+  },
+  Observation: {
+    1: z.object({
+      source: z.enum(['acp']),
+      sessionId: z.string(),
+      /** The observed party's own account: never an effect, never authority. */
+      update: z.string(),
+      detail: Json,
+    }),
+  },
+  PeerLifecycle: {
+    1: z.object({
+      peerId: z.string(),
+      event: z.enum(['created', 'starting', 'started', 'stopped', 'failed', 'revoked', 'removed']),
+      address: z.string().optional(),
+      detail: z.string().optional(),
+    }),
+  },
+} as const;
+
+export type RecordKind = keyof typeof recordBodies;
+export const recordKinds = Object.keys(recordBodies) as RecordKind[];
+
+/** The version writers use for each kind (readers accept every version in recordBodies). */
+export const CURRENT_VERSION = {
+  RunAdmitted: 1,
+  AdmissionRefused: 1,
+  EffectStarted: 1,
+  EffectDone: 1,
+  EffectFailed: 1,
+  BudgetVerdict: 1,
+  Suspended: 1,
+  Decision: 1,
+  Cancelled: 1,
+  HaltApplied: 1,
+  RunSealed: 1,
+  Observation: 1,
+  PeerLifecycle: 1,
+} as const satisfies { [K in RecordKind]: keyof (typeof recordBodies)[K] };
+
+export type RecordBody<K extends RecordKind> = z.infer<(typeof recordBodies)[K][(typeof CURRENT_VERSION)[K]]>;
+
+/** The envelope every reader understands, whatever the kind. */
+export const JournalRecordSchema = z.object({
+  seq: z.number().int().positive(),
+  runId: z.string().nullable(),
+  kind: z.string().regex(/^[A-Z][A-Za-z0-9]*$/, 'a PascalCase record kind'),
+  v: z.number().int().positive(),
+  time: IsoTime,
+  body: z.record(z.string(), z.unknown()),
+  prevHash: HashHexSchema,
+  hash: HashHexSchema,
+});
+export type JournalRecord = z.infer<typeof JournalRecordSchema>;
+
+/** What a writer hands the journal: the store assigns seq, time and the hashes. */
+export interface RecordDraft<K extends RecordKind = RecordKind> {
+  runId: string | null;
+  kind: K;
+  body: RecordBody<K>;
+}
+
+/** Any one draft, as a union over kinds (so a batch may mix kinds and stay type-checked). */
+export type AnyRecordDraft = { [K in RecordKind]: RecordDraft<K> }[RecordKind];
+
+export type BodyCheck = { known: true; body: Record<string, unknown> } | { known: false; why: string } | { known: true; invalid: string };
+
+/**
+ * Checks a body against its kind's schema. An unknown kind or version is `known: false` (shown
+ * as such, never rejected); a known kind whose body does not match is `invalid`.
+ */
+export function checkRecordBody(kind: string, v: number, body: unknown): BodyCheck {
+  const versions = (recordBodies as Record<string, Record<number, z.ZodType> | undefined>)[kind];
+  if (!versions) return { known: false, why: `record kind ${kind} is newer than this AgentPlane` };
+  const schema = versions[v];
+  if (!schema) return { known: false, why: `${kind} v${v} is newer than this AgentPlane` };
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) return { known: true, invalid: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ') };
+  return { known: true, body: parsed.data as Record<string, unknown> };
+}
