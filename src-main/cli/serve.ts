@@ -20,6 +20,13 @@ export interface ServeOptions {
 }
 
 export async function serve(options: ServeOptions, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
+  // Signal handlers first, before anything is printed: a script that reads the URL line and
+  // sends SIGINT at once must find the handler there (until a listener exists, SIGINT's default
+  // action kills the process). A stop asked for during start-up is honoured once it is done.
+  let requestStop!: (signal: NodeJS.Signals) => void;
+  const stopRequested = new Promise<NodeJS.Signals>((resolveStop) => (requestStop = resolveStop));
+  process.once('SIGINT', () => requestStop('SIGINT'));
+  process.once('SIGTERM', () => requestStop('SIGTERM'));
   const dataDir = resolveDataDir(options.dataDir);
   const logger = createLogger(join(dataDir, 'plane.log'));
   const plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger });
@@ -37,23 +44,12 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   out(`AGENTPLANE_UI_URL=${bridge.url}`);
   if (options.open) openBrowser(bridge.url);
 
-  await new Promise<void>((resolveStop) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) return;
-      stopping = true;
-      logger.log('info', `received ${signal}, shutting down`);
-      void (async () => {
-        try {
-          await bridge.close();
-          await plane.close();
-        } finally {
-          removePlaneFile(dataDir);
-          resolveStop();
-        }
-      })();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const signal = await stopRequested;
+  logger.log('info', `received ${signal}, shutting down`);
+  try {
+    await bridge.close();
+    await plane.close();
+  } finally {
+    removePlaneFile(dataDir);
+  }
 }
