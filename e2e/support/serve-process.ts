@@ -37,7 +37,8 @@ export function makeTempDir(prefix: string): string {
  * whatever the test adds.
  */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  // No demo peers unless a test asks for them: a test sees exactly the peers it creates.
+  const env: NodeJS.ProcessEnv = { ...process.env, AGENTPLANE_DEMO_PEERS: '0', ...extra };
   if (!('AGENTPLANE_DATA_DIR' in extra)) delete env.AGENTPLANE_DATA_DIR;
   return env;
 }

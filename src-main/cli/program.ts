@@ -11,6 +11,8 @@ import { electronBinaryPath } from './electron-binary';
 import { serve } from './serve';
 import { addJournalCommands } from './journal-commands';
 import { addRuntimeCommands } from './runtime-commands';
+import { addPeerCommands } from './peer-commands';
+import { addReplCommand } from './repl';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -55,6 +57,8 @@ export function buildProgram(): Command {
 
   addJournalCommands(program);
   addRuntimeCommands(program);
+  addPeerCommands(program);
+  addReplCommand(program);
   return program;
 }
 

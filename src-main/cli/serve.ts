@@ -29,7 +29,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   process.once('SIGTERM', () => requestStop('SIGTERM'));
   const dataDir = resolveDataDir(options.dataDir);
   const logger = createLogger(join(dataDir, 'plane.log'));
-  const plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger });
+  const plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' });
   let bridge;
   try {
     bridge = await startWebBridge({ plane, port: options.uiPort, rendererDir: rendererDir() });

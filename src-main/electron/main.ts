@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   await app.whenReady();
   const dataDir = resolveDataDir(undefined);
   const logger = createLogger(join(dataDir, 'plane.log'));
-  const plane: Plane = await createPlane({ dataDir, version: appVersion(), host: 'electron', logger });
+  const plane: Plane = await createPlane({ dataDir, version: appVersion(), host: 'electron', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' });
   const bridge: WebBridge = await startWebBridge({ plane, port: 0, rendererDir: rendererDir() });
   writePlaneFile(dataDir, { pid: process.pid, url: `http://127.0.0.1:${bridge.port}`, port: bridge.port, token: bridge.token, startedAt: plane.status().startedAt });
 

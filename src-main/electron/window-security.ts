@@ -6,9 +6,10 @@
 import type { Session, WebContents, WebFrameMain } from 'electron';
 import { pathToFileURL } from 'node:url';
 
+/** Every permission is denied except notifications (the approvals inbox announces new requests). */
 export function lockDownSession(session: Session): void {
-  session.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  session.setPermissionCheckHandler(() => false);
+  session.setPermissionRequestHandler((_contents, permission, callback) => callback(permission === 'notifications'));
+  session.setPermissionCheckHandler((_contents, permission) => permission === 'notifications');
 }
 
 export function lockDownContents(contents: WebContents): void {

@@ -58,6 +58,12 @@ export interface JournalStore {
   runs(limit: number): Promise<RunSummaryRow[]>;
   /** Seqs of a run's records (for exporting a run with proofs). */
   runSeqs(runId: string): Promise<number[]>;
+  /**
+   * Succeeded runs of `agent` whose admitted input has `value` at `inputPath` (a JSON path
+   * under the input, e.g. `$.context.conversation`), oldest first, with their sealed result.
+   * What LLM-mode `ask` reads to carry a conversation across turns and restarts.
+   */
+  sealedRunResults(agent: string, inputPath: string, value: string, limit: number): Promise<Array<{ runId: string; input: unknown; result: unknown }>>;
   integrityCheck(): Promise<string>;
   close(): Promise<void>;
 }

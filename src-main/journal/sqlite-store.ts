@@ -241,6 +241,21 @@ export class SqliteJournalStore implements JournalStore {
     return this.stmts.runSeqs.all(runId) as number[];
   }
 
+  async sealedRunResults(agent: string, inputPath: string, value: string, limit: number): Promise<Array<{ runId: string; input: unknown; result: unknown }>> {
+    this.assertOpen();
+    if (!/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(inputPath)) throw new JournalError('Refused', `not a plain JSON path: ${inputPath}`);
+    const rows = this.reader
+      .prepare(
+        `SELECT a.run_id AS runId, json_extract(a.body, '$.input') AS input, json_extract(s.body, '$.result') AS result
+         FROM records a JOIN records s ON s.run_id = a.run_id AND s.kind = 'RunSealed'
+         WHERE a.kind = 'RunAdmitted' AND json_extract(a.body, '$.agent') = ? AND json_extract(a.body, ?) = ?
+           AND json_extract(s.body, '$.outcome') = 'succeeded'
+         ORDER BY a.seq DESC LIMIT ?`,
+      )
+      .all(agent, `$.input${inputPath.slice(1)}`, value, limit) as Array<{ runId: string; input: string; result: string | null }>;
+    return rows.reverse().map((r) => ({ runId: r.runId, input: JSON.parse(r.input) as unknown, result: r.result === null ? null : (JSON.parse(r.result) as unknown) }));
+  }
+
   async integrityCheck(): Promise<string> {
     this.assertOpen();
     return String(this.db.pragma('integrity_check', { simple: true }));

@@ -6,7 +6,12 @@
 import { checkRecordBody } from '../../src-shared/journal/records';
 import type { CommandHandlers } from './dispatch';
 import type { Journal } from '../journal/journal';
-import { verifyJournalStore } from '../journal/bundle';
+import { BundleError, exportBundle, verifyJournalStore } from '../journal/bundle';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorCode } from '../../src-shared/ipc/errors';
+import { PlaneError } from './plane-error';
 import type { StoredRecord } from '../journal/journal-store';
 import type { RecordView } from '../../src-shared/ipc/contract';
 
@@ -16,7 +21,7 @@ export function recordView(record: StoredRecord): RecordView {
   return check.known ? { ...envelope, known: true } : { ...envelope, known: false, note: check.why };
 }
 
-export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journal.runs' | 'journal.records' | 'journal.verify'> {
+export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journal.runs' | 'journal.records' | 'journal.verify' | 'journal.exportRun'> {
   return {
     async 'journal.runs'({ limit }) {
       const rows = await journal.runs(limit);
@@ -43,6 +48,19 @@ export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journa
     },
     async 'journal.verify'() {
       return verifyJournalStore(journal);
+    },
+    async 'journal.exportRun'({ runId }) {
+      const dir = mkdtempSync(join(tmpdir(), 'agentplane-export-'));
+      try {
+        const file = join(dir, `${runId}.jsonl`);
+        const result = await exportBundle(journal, { kind: 'run', runId }, file);
+        return { fileName: `${runId}.jsonl`, content: readFileSync(file, 'utf8'), records: result.records, rootHash: result.rootHash };
+      } catch (error) {
+        if (error instanceof BundleError) throw new PlaneError(ErrorCode.NotFound, error.message);
+        throw error;
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -17,6 +17,8 @@ import type { PolicyEngine } from '../runtime/policy';
 import type { ModelProvider } from '../providers/model-provider';
 import { loadAgents, loadPolicy, loadProviders } from './plane-config';
 import { runtimeHandlers } from './runtime-handlers';
+import { peerHandlers } from './peer-handlers';
+import { PeerSupervisor } from '../peers/peer-supervisor';
 
 export interface PlaneConfig {
   dataDir: string;
@@ -34,6 +36,12 @@ export interface PlaneConfig {
   policy?: PolicyEngine;
   providers?: Map<string, ModelProvider>;
   tools?: ReadonlyMap<string, Tool>;
+  /**
+   * On a data dir with no peers yet, register the two demo peers (alpha and beta, loopback,
+   * a free port each start, beta in LLM mode, alpha allowed to call beta's ping and ask).
+   * They are registered, not started: starting is a click (or `agentplane peer up`).
+   */
+  demoPeers?: boolean;
 }
 
 export interface Plane {
@@ -42,6 +50,7 @@ export interface Plane {
   readonly logger: Logger;
   readonly journal: Journal;
   readonly runtime: Runtime;
+  readonly peers: PeerSupervisor;
   status(): PlaneStatus;
   /** Runs one command exactly as every transport does. */
   dispatch(name: string, request: unknown, context: CallContext): Promise<Result<unknown>>;
@@ -53,6 +62,12 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   const logger = config.logger ?? silentLogger;
   const events = new EventHub();
   const journal = await Journal.open({ dataDir: config.dataDir, now, checkpointEvery: config.checkpointEvery });
+  const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }));
+  if (config.demoPeers && peers.registry.list().length === 0) {
+    peers.registry.create({ id: 'alpha', name: 'Alpha (demo)', port: 0, publicIp: '127.0.0.1' });
+    peers.registry.create({ id: 'beta', name: 'Beta (demo, LLM mode)', port: 0, publicIp: '127.0.0.1', llmMode: true });
+    peers.registry.allow('beta', 'alpha', ['ping', 'ask']);
+  }
   let runtime: Runtime;
   try {
     runtime = await Runtime.create({
@@ -63,6 +78,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       tools: config.tools ?? builtinTools,
       toolContext: { workspace: workspaceOf(config.dataDir) },
       logger,
+      peers: { registry: peers.registry, portOf: (id) => peers.portOf(id) },
     });
   } catch (error) {
     await journal.close();
@@ -83,11 +99,10 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
 
   const handlers: CommandHandlers = {
     'plane.status': () => status(),
-    // Peers are hosted from the peers issue on; until then the plane hosts none.
-    'peers.list': () => ({ peers: [] }),
     'events.since': ({ epoch, afterSeq }) => events.since(epoch, afterSeq),
     ...journalHandlers(journal),
     ...runtimeHandlers(runtime),
+    ...peerHandlers(peers),
   };
 
   // The stream is a view of the journal: the UI hears "the head is now N" and reads records
@@ -122,6 +137,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     logger,
     journal,
     runtime,
+    peers,
     status,
     dispatch: (name, request, context) =>
       dispatchCommand(handlers, name, request, context, (command, error) =>
@@ -132,6 +148,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         state = 'stopping';
         events.publish('plane.statusChanged', status());
         clearInterval(poll);
+        await peers.stopAll();
         await runtime.close();
         unsubscribeJournal();
         // The shutdown checkpoint: everything written is signed before the process goes.

@@ -2,7 +2,8 @@
  * The runtime's commands. Every front end (window, browser, CLI through the local API) acts as
  * the person at this machine, `user:local`; the transport is recorded as how the run arrived.
  */
-import type { RunView } from '../../src-shared/ipc/contract';
+import type { RunView, SpendSummary } from '../../src-shared/ipc/contract';
+import { addSpend, NO_SPEND, tokensOf } from '../runtime/spend';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { CommandHandlers, CallContext } from './dispatch';
 import { PlaneError } from './plane-error';
@@ -45,7 +46,8 @@ type RuntimeCommands =
   | 'recovery.resolve'
   | 'halts.list'
   | 'halts.apply'
-  | 'halts.lift';
+  | 'halts.lift'
+  | 'spend.summary';
 
 export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, RuntimeCommands> {
   return {
@@ -98,11 +100,48 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
       );
     },
     'halts.list': () => ({ scopes: runtime.haltScopes() }),
+    'spend.summary': ({ limit }) => spendSummary(runtime, limit),
     async 'halts.apply'({ scope, reason }) {
       return { scopes: await runtime.halt(scope, LOCAL_USER, reason) };
     },
     async 'halts.lift'({ scope }) {
       return { scopes: await runtime.liftHalt(scope, LOCAL_USER) };
     },
+  };
+}
+
+/** Spend folded from the runs' histories (never kept beside the journal). */
+export async function spendSummary(runtime: Runtime, limit: number): Promise<SpendSummary> {
+  const runs = await runtime.listRuns(limit);
+  const byAgent = new Map<string, SpendSummary['byAgent'][number]>();
+  const byPeer = new Map<string, SpendSummary['byPeer'][number]>();
+  let total = NO_SPEND;
+  for (const run of runs) {
+    total = addSpend(total, run.spend);
+    const agentRow = byAgent.get(run.agent) ?? { key: run.agent, runs: 0, spend: NO_SPEND };
+    byAgent.set(run.agent, { ...agentRow, runs: agentRow.runs + 1, spend: addSpend(agentRow.spend, run.spend) });
+    // A skill run is hosted by a peer; an agent's calls to a peer are that peer's too.
+    const peers = new Set<string>();
+    if (run.agent.startsWith('skill:')) peers.add(run.host ?? 'peer:?');
+    for (const attempts of run.steps.values()) {
+      for (const attempt of attempts) if (attempt.started.effect === 'peer') peers.add(`peer:${attempt.started.name.split('/')[0]}`);
+    }
+    for (const peer of peers) {
+      const row = byPeer.get(peer) ?? { key: peer, runs: 0, spend: NO_SPEND };
+      byPeer.set(peer, { ...row, runs: row.runs + 1, spend: addSpend(row.spend, run.spend) });
+    }
+  }
+  const chronological = [...runs].sort((a, b) => a.lastSeq - b.lastSeq);
+  let running = NO_SPEND;
+  const timeline = chronological.map((run) => {
+    running = addSpend(running, run.spend);
+    return { at: run.lastTime, tokens: tokensOf(running), costMicros: running.costMicros, effects: running.effects };
+  });
+  return {
+    byAgent: [...byAgent.values()].sort((a, b) => tokensOf(b.spend) - tokensOf(a.spend)),
+    byPeer: [...byPeer.values()].sort((a, b) => tokensOf(b.spend) - tokensOf(a.spend)),
+    byRun: runs.map((run) => ({ key: run.runId, runs: 1, spend: run.spend, budget: run.budget })),
+    timeline,
+    total,
   };
 }

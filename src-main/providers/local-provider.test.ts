@@ -69,7 +69,8 @@ describe('local provider', () => {
       ],
     };
     const completion = await provider.complete(request);
-    expect(completion.text).toBe('[local model] Summary: Second question, with odd spacing');
+    // A conversation: the answer names its turn and what it remembers of the first one.
+    expect(completion.text).toBe('[local model] (turn 2; earlier: First question here.) Summary: Second question, with odd spacing');
     expect(completion.usage.inputTokens).toBe(3 + 3 + 5);
     expect((await provider.complete(ask('Something else entirely.'))).text).not.toBe(completion.text);
   });
@@ -165,7 +166,7 @@ describe('local provider', () => {
           { role: 'user', content: 'Try again please.' },
         ],
       });
-      expect(completion.text).toBe('[local model] Summary: Try again please.');
+      expect(completion.text).toBe('[local model] (turn 2; earlier: !fail:refused) Summary: Try again please.');
       const midMessage = await provider.complete(ask('Please do not !fail:refused here.'));
       expect(midMessage.text).toBe('[local model] Summary: Please do not !fail:refused here.');
     });

@@ -21,6 +21,10 @@
  *                      words the answer (to the rest of the message) would have had.
  *   !fail:unaccounted  cut after generation began, before usage: Landed, usage null.
  *
+ * Conversations. When the request carries earlier turns (more than one user message), the answer
+ * says which turn it is and what it remembers of the first one ("(turn 3; earlier: my name is
+ * Ada)"), so a conversation carried turn over turn is visible in the answers, deterministically.
+ *
  * Any other `!fail:` word is refused as an unknown directive, so a typo fails loudly rather
  * than quietly succeeding. Only the last user message is read for a directive: an earlier turn
  * that exercised a failure does not make every later turn of the conversation fail.
@@ -75,7 +79,10 @@ function completeLocally(request: ModelRequest, signal: AbortSignal | undefined)
     failAs(directive[1] ?? '', { inputTokens, outputTokens: wouldHaveAnswered, reasoningTokens: 0 });
   }
 
-  const { words, truncated } = capped(answerWords(source.content), request.maxTokens);
+  const userTurns = request.messages.filter((m) => m.role === 'user');
+  const memory = userTurns.length > 1 ? [`(turn ${userTurns.length}; earlier: ${wordsOf(userTurns[0]!.content).slice(0, 8).join(' ')})`] : [];
+  const answer = answerWords(source.content);
+  const { words, truncated } = capped(memory.length > 0 ? [...answer.slice(0, 2), ...wordsOf(memory[0]!), ...answer.slice(2)] : answer, request.maxTokens);
   return {
     text: words.join(' '),
     usage: { inputTokens, outputTokens: words.length, reasoningTokens: 0 },

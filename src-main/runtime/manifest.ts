@@ -34,6 +34,7 @@ export const StepSchema = z.union([
   z.object({ ...StepBase, tool: z.object({ name: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
   z.object({ ...StepBase, pay: z.object({ amount: z.union([z.number().positive(), Template]), currency: z.string().min(3).max(8), payee: Template }).strict() }).strict(),
   z.object({ ...StepBase, input: z.object({ prompt: Template }).strict() }).strict(),
+  z.object({ ...StepBase, peer: z.object({ name: z.string().min(1), skill: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
   z.object({ output: z.unknown() }).strict(),
 ]);
 export type Step = z.infer<typeof StepSchema>;
@@ -96,6 +97,12 @@ export function compileAgent(raw: unknown, source: string): LoadedAgent {
   manifest.steps.forEach((step, index) => {
     const need = grantNeeded(step);
     if (need && !granted.has(need)) throw new ManifestError(`${source}: steps.${index}: needs the grant ${need}, which the manifest does not give`);
+    if ('peer' in step) {
+      const grant = manifest.grants.find((g) => g.kind === 'peer' && g.name === step.peer.name) as { skills: string[] } | undefined;
+      if (grant && !grant.skills.includes(step.peer.skill)) {
+        throw new ManifestError(`${source}: steps.${index}: calls ${step.peer.name}/${step.peer.skill}, but the peer grant allows only ${grant.skills.join(', ')}`);
+      }
+    }
   });
   return {
     manifest,
@@ -112,6 +119,7 @@ export function grantNeeded(step: Step): string | null {
   if ('model' in step) return `model:${step.model.provider}`;
   if ('tool' in step) return `tool:${step.tool.name}`;
   if ('pay' in step) return 'payment:request';
+  if ('peer' in step) return `peer:${step.peer.name}`;
   return null;
 }
 

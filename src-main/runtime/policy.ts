@@ -65,6 +65,7 @@ export class PolicyEngine {
     return new PolicyEngine(parsed.data);
   }
 
+  /** Overridable: a peer's policy consults the live peer registry too (see peers/peer-policy.ts). */
   decide(principal: string, action: string, resource: string): PolicyDecision {
     let allowedBy: number | null = null;
     for (let i = 0; i < this.compiled.length; i++) {

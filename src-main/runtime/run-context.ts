@@ -20,7 +20,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
-import type { AnyRecordDraft, EffectKindSchema, JournalRecord, RecordBody, Spend } from '../../src-shared/journal/records';
+import type { AnyRecordDraft, CredentialUseSchema, EffectKindSchema, JournalRecord, RecordBody, Spend } from '../../src-shared/journal/records';
 import type { z } from 'zod';
 import type { Journal } from '../journal/journal';
 import { sha256Hex } from '../journal/sqlite-store';
@@ -48,6 +48,8 @@ export interface EffectSpec {
   grant: string | null;
   /** What it may cost, for the ceiling check before it runs. */
   estimate: Spend;
+  /** Which credential a hop presents (kind and audience only: never the token). */
+  credential?: z.infer<typeof CredentialUseSchema>;
   /** A failed perform throws EffectFailure (or anything: then it is InDoubt). */
   perform(): Promise<EffectOutcome>;
 }
@@ -162,7 +164,15 @@ export class RunContext {
     await this.write({
       runId: this.runId,
       kind: 'EffectStarted',
-      body: { step, effect: spec.effect, name: spec.name, key, request: spec.request, ...(spec.destination ? { destination: spec.destination } : {}) },
+      body: {
+        step,
+        effect: spec.effect,
+        name: spec.name,
+        key,
+        request: spec.request,
+        ...(spec.destination ? { destination: spec.destination } : {}),
+        ...(spec.credential ? { credential: spec.credential } : {}),
+      },
     });
     let outcome: EffectOutcome;
     try {

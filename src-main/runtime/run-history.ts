@@ -39,6 +39,8 @@ export interface RunHistory {
   input: unknown;
   inputProvenance: string;
   parentRunId?: string;
+  /** Which process executes it: `plane` or `peer:<id>`. */
+  host?: string;
   admittedAt: string;
   /** The manifest's budget, as raised by decisions since. */
   budget: Budget;
@@ -74,6 +76,7 @@ export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
     input: admitted.input,
     inputProvenance: admitted.inputProvenance,
     parentRunId: admitted.parentRunId,
+    host: admitted.host ?? 'plane',
     admittedAt: first.time,
     budget: { ...admitted.budget },
     spend: NO_SPEND,

@@ -28,7 +28,8 @@ import { RunContext, type RunGovernance } from './run-context';
 import { readRunHistory, type PendingWait, type RunHistory } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import type { Budget } from './spend';
-import { runAgentSteps } from './step-runner';
+import { agentProgram, type RunProgram } from './run-program';
+import type { PeerCallDeps } from './peer-effect';
 import type { Tool, ToolContext } from './tools';
 
 export interface RuntimeOptions {
@@ -39,6 +40,18 @@ export interface RuntimeOptions {
   tools: ReadonlyMap<string, Tool>;
   toolContext: ToolContext;
   logger: Logger;
+  /** How agent runs reach local peers (the plane's supervisor and registry). */
+  peers?: PeerCallDeps;
+  /** Programs beyond the agents (a peer's skills). */
+  programs?: readonly RunProgram[];
+  /**
+   * Which process executes the runs this runtime admits: `plane`, or `peer:<id>` for a peer
+   * process sharing the data dir. A runtime resumes only its own runs; others it can list and
+   * decide, and their host picks the decision up from the journal.
+   */
+  host?: string;
+  /** How often to read records other processes appended (decisions, cancels, halts), ms. */
+  followMs?: number;
 }
 
 export interface StartRequest {
@@ -48,6 +61,7 @@ export interface StartRequest {
   chain: string[];
   via: RecordBody<'RunAdmitted'>['trigger']['via'];
   inputProvenance?: string;
+  parentRunId?: string;
 }
 
 export interface DecideRequest {
@@ -71,6 +85,12 @@ const HALT_SCOPE = /^(subject|agent):.+$/;
 
 export class Runtime {
   private readonly agents: ReadonlyMap<string, LoadedAgent>;
+  private readonly programs = new Map<string, RunProgram>();
+  private readonly host: string;
+  /** Runs this runtime hosts (admitted here, or by an earlier process of the same host). */
+  private readonly ownRuns = new Set<string>();
+  private followedSeq = 0;
+  private follower: ReturnType<typeof setInterval> | null = null;
   private readonly executing = new Map<string, Promise<void>>();
   private readonly cancelRequests = new Set<string>();
   private readonly halts = new Set<string>();
@@ -81,6 +101,13 @@ export class Runtime {
 
   private constructor(private readonly options: RuntimeOptions) {
     this.agents = new Map(options.agents.map((a) => [a.manifest.name, a]));
+    this.host = options.host ?? 'plane';
+    const deps = { providers: options.providers, tools: options.tools, toolContext: options.toolContext, ...(options.peers ? { peers: options.peers } : {}) };
+    for (const agent of options.agents) this.programs.set(agent.manifest.name, agentProgram(agent, deps));
+    for (const program of options.programs ?? []) {
+      if (this.programs.has(program.id)) throw new PlaneBuildError(`two programs are named ${program.id}`);
+      this.programs.set(program.id, program);
+    }
   }
 
   /**
@@ -101,6 +128,9 @@ export class Runtime {
         if (!history.pending || haltLifted) runtime.schedule(runId);
       }
     }
+    runtime.followedSeq = (await options.journal.head()).seq;
+    runtime.follower = setInterval(() => void runtime.follow().catch(() => undefined), options.followMs ?? 250);
+    runtime.follower.unref();
     return runtime;
   }
 
@@ -131,11 +161,17 @@ export class Runtime {
     const journal = this.options.journal;
     const open = new Set<string>();
     const halts = this.halts;
+    const host = this.host;
+    const own = this.ownRuns;
     async function* records(): AsyncIterable<VerifiableRecord> {
       const head = await journal.head();
       for await (const row of journal.store.iterate(1, head.seq)) {
-        if (row.kind === 'RunAdmitted' && row.runId) open.add(row.runId);
-        if (row.kind === 'RunSealed' && row.runId) open.delete(row.runId);
+        if (row.kind === 'RunAdmitted' && row.runId && ((row.body as { host?: string }).host ?? 'plane') === host) open.add(row.runId);
+        if (row.kind === 'RunAdmitted' && row.runId && open.has(row.runId)) own.add(row.runId);
+        if (row.kind === 'RunSealed' && row.runId) {
+          open.delete(row.runId);
+          own.delete(row.runId);
+        }
         if (row.kind === 'HaltApplied') {
           const body = row.body as RecordBody<'HaltApplied'>;
           if (body.lifted) halts.delete(body.scope);
@@ -168,6 +204,10 @@ export class Runtime {
     return [...this.agents.values()];
   }
 
+  listPrograms(): RunProgram[] {
+    return [...this.programs.values()];
+  }
+
   haltScopes(): string[] {
     return [...this.halts].sort();
   }
@@ -176,18 +216,20 @@ export class Runtime {
 
   async start(request: StartRequest): Promise<{ runId: string }> {
     this.assertUsable();
-    const agent = this.agents.get(request.agent);
-    if (!agent) throw new PlaneError(ErrorCode.NotFound, `no agent named ${request.agent} (see \`agentplane agents list\`)`);
-    const errors = agent.validateInput(request.input);
+    const program = this.programs.get(request.agent);
+    if (!program) {
+      throw new PlaneError(ErrorCode.NotFound, request.agent.startsWith('skill:') ? `no skill named ${request.agent.slice(6)}` : `no agent named ${request.agent} (see \`agentplane agents list\`)`);
+    }
+    const errors = program.validateInput(request.input);
     if (errors.length > 0) throw new PlaneError(ErrorCode.BadRequest, `input for ${request.agent} does not match its schema: ${errors.join('; ')}`);
     const caller = request.chain.at(-1);
     if (!caller) throw new PlaneError(ErrorCode.BadRequest, 'a run must act for someone');
     if (request.chain.length > MAX_CHAIN_DEPTH) {
-      await this.refuse(request, caller, 'runtime:run.start', `agent:${request.agent}`, `the delegation chain is deeper than ${MAX_CHAIN_DEPTH}`);
+      await this.refuse(request, caller, program.admission.action, program.admission.resource, `the delegation chain is deeper than ${MAX_CHAIN_DEPTH}`);
     }
     const halted = this.haltedByChain(request.chain, request.agent);
-    if (halted) await this.refuse(request, caller, 'runtime:run.start', `agent:${request.agent}`, `withheld by halt ${halted}`);
-    const decision = this.options.policy.decide(caller, 'runtime:run.start', `agent:${request.agent}`);
+    if (halted) await this.refuse(request, caller, program.admission.action, program.admission.resource, `withheld by halt ${halted}`);
+    const decision = this.options.policy.decide(caller, program.admission.action, program.admission.resource);
     if (!decision.allowed) await this.refuse(request, caller, decision.action, decision.resource, decision.rule === null ? 'no rule allows it' : `denied by rule ${decision.rule}`);
 
     const runId = `run-${randomBytes(10).toString('hex')}`;
@@ -195,15 +237,18 @@ export class Runtime {
       runId,
       kind: 'RunAdmitted',
       body: {
-        agent: agent.manifest.name,
+        agent: program.id,
         owner: request.chain[0]!,
         chain: request.chain,
         input: request.input,
         inputProvenance: request.inputProvenance ?? caller,
-        budget: agent.manifest.budget,
+        budget: program.budget,
         trigger: { via: request.via, by: caller },
+        host: this.host,
+        ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
       },
     });
+    this.ownRuns.add(runId);
     this.schedule(runId);
     return { runId };
   }
@@ -217,7 +262,8 @@ export class Runtime {
   // ---- execution ----
 
   private schedule(runId: string): void {
-    if (this.closing) return;
+    // Another process hosts it: that process picks the change up from the journal.
+    if (this.closing || !this.ownRuns.has(runId)) return;
     const previous = this.executing.get(runId);
     const next = (previous ?? Promise.resolve())
       .then(() => this.execute(runId))
@@ -241,20 +287,20 @@ export class Runtime {
     if (this.brokenJournal) return;
     const history = await this.history(runId);
     if (history.status === 'sealed') return;
-    const agent = this.agents.get(history.agent);
-    if (!agent) {
-      await this.seal(history, null, 'failed', undefined, { code: 'AgentGone', message: `agent ${history.agent} is no longer declared on this plane` });
+    const program = this.programs.get(history.agent);
+    if (!program) {
+      await this.seal(history, null, 'failed', undefined, { code: 'AgentGone', message: `${history.agent} is no longer declared on this plane` });
       return;
     }
     const governance: RunGovernance = {
-      grants: new Map(agent.manifest.grants.map((g) => [`${g.kind}:${g.name}`, { approve: g.approve }])),
-      approveEveryEffect: agent.manifest.oversight.approveEveryEffect,
+      grants: program.grants,
+      approveEveryEffect: program.approveEveryEffect,
       haltedBy: (h) => this.haltedByChain(h.chain, h.agent),
       cancelRequested: (id) => this.cancelRequests.has(id),
     };
     const cx = new RunContext(history, this.options.journal, governance);
     try {
-      const result = await runAgentSteps(agent, history.input, cx, { providers: this.options.providers, tools: this.options.tools, toolContext: this.options.toolContext });
+      const result = await program.run(history.input, cx);
       await this.seal(history, cx, 'succeeded', result);
     } catch (error) {
       if (error instanceof RunSuspended) return;
@@ -421,9 +467,42 @@ export class Runtime {
     return null;
   }
 
+  /**
+   * Reads what other processes appended since last time: a decision or cancel on a run this
+   * runtime hosts resumes it here; a halt or its lift applies here too. The stream of changes
+   * is the journal itself (no second channel between processes that could disagree with it).
+   */
+  private async follow(): Promise<void> {
+    const head = (await this.options.journal.head()).seq;
+    while (this.followedSeq < head) {
+      const records = await this.options.journal.readRange(this.followedSeq + 1, head, 1000);
+      if (records.length === 0) break;
+      for (const record of records) {
+        this.followedSeq = record.seq;
+        if (record.kind === 'HaltApplied') {
+          const body = record.body as RecordBody<'HaltApplied'>;
+          if (body.lifted && this.halts.delete(body.scope)) {
+            for (const { history, wait } of await this.waiting()) {
+              if (wait.reason === 'halt' && !this.haltedByChain(history.chain, history.agent)) this.schedule(history.runId);
+            }
+          } else if (!body.lifted) this.halts.add(body.scope);
+        } else if (record.runId && this.ownRuns.has(record.runId) && !this.executing.has(record.runId)) {
+          if (record.kind === 'Decision' && (record.body as RecordBody<'Decision'>).decision !== 'snooze') this.schedule(record.runId);
+          if (record.kind === 'Cancelled') {
+            this.cancelRequests.add(record.runId);
+            this.schedule(record.runId);
+          }
+        } else if (record.runId && record.kind === 'Cancelled' && this.executing.has(record.runId)) {
+          this.cancelRequests.add(record.runId);
+        }
+      }
+    }
+  }
+
   /** Stops scheduling and waits for executions in flight to reach their next record. */
   async close(): Promise<void> {
     this.closing = true;
+    if (this.follower) clearInterval(this.follower);
     await Promise.allSettled([...this.executing.values()]);
   }
 }

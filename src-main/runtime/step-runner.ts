@@ -11,11 +11,14 @@ import { EffectFailure } from './run-signals';
 import { NO_SPEND } from './spend';
 import { render, TemplateError } from './template';
 import type { Tool, ToolContext } from './tools';
+import { callPeer, type PeerCallDeps } from './peer-effect';
 
 export interface StepDeps {
   providers: ReadonlyMap<string, ModelProvider>;
   tools: ReadonlyMap<string, Tool>;
   toolContext: ToolContext;
+  /** How runs reach local peers; absent where no peers are hosted. */
+  peers?: PeerCallDeps;
 }
 
 /** What a `pay` step's approved effect returns: an intent, recorded; no money moves. */
@@ -64,6 +67,10 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
   }
   if ('input' in step) {
     return cx.waitFor(String(r(step.input.prompt)));
+  }
+  if ('peer' in step) {
+    if (!deps.peers) throw new EffectFailure('NoPeers', 'this plane hosts no peers', 'DidNotHappen');
+    return callPeer(cx, deps.peers, step.peer.name, step.peer.skill, r<Record<string, unknown>>(step.peer.args));
   }
   return r(step.output);
 }

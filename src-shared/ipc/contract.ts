@@ -30,7 +30,19 @@ export const PeerSummarySchema = z.object({
   id: z.string(),
   name: z.string(),
   status: z.enum(['stopped', 'starting', 'running', 'stopping', 'failed']),
+  /** `mcpv2://host:port/mcpv2` while running. */
   address: z.string().nullable(),
+  port: z.number().int(),
+  publicIp: z.string(),
+  llmMode: z.boolean(),
+  auth: z.enum(['shared-secret', 'identity', 'both']),
+  revoked: z.boolean(),
+  pid: z.number().int().nullable(),
+  startedAt: z.string().nullable(),
+  /** Why it failed to start or stopped unexpectedly. */
+  error: z.string().nullable(),
+  /** Which peers may call which of its skills. */
+  allow: z.record(z.string(), z.array(z.string())),
 });
 export type PeerSummary = z.infer<typeof PeerSummarySchema>;
 
@@ -121,6 +133,25 @@ export type RunView = z.infer<typeof RunViewSchema>;
 
 const RunId = z.string().regex(/^run-[0-9a-f]{20}$/, 'a run id (run-…)');
 
+export const SpendRowSchema = z.object({
+  /** The agent's name, `peer:<id>`, or the run id, by the table it is in. */
+  key: z.string(),
+  runs: z.number().int(),
+  spend: SpendSchema,
+  /** The ceiling it is held against, where one applies (a run's budget). */
+  budget: BudgetSchema.optional(),
+});
+
+export const SpendSummarySchema = z.object({
+  byAgent: z.array(SpendRowSchema),
+  byPeer: z.array(SpendRowSchema),
+  byRun: z.array(SpendRowSchema),
+  /** Cumulative spend over time, one point per run end (or per run start while running). */
+  timeline: z.array(z.object({ at: z.string(), tokens: z.number().int(), costMicros: z.number().int(), effects: z.number().int() })),
+  total: SpendSchema,
+});
+export type SpendSummary = z.infer<typeof SpendSummarySchema>;
+
 export const commands = {
   'plane.status': { request: Empty, response: PlaneStatusSchema },
   'peers.list': { request: Empty, response: z.object({ peers: z.array(PeerSummarySchema) }) },
@@ -210,6 +241,43 @@ export const commands = {
       })
       .strict(),
     response: RunViewSchema,
+  },
+  'peers.create': {
+    request: z
+      .object({
+        id: z.string().min(1).max(40),
+        name: z.string().min(1).max(80).optional(),
+        port: z.number().int().min(0).max(65535),
+        publicIp: z.string().min(1).default('127.0.0.1'),
+        bindHost: z.string().min(1).optional(),
+        portFallback: z.boolean().default(false),
+        llmMode: z.boolean().default(false),
+        auth: z.enum(['shared-secret', 'identity', 'both']).default('both'),
+        secret: z.string().min(8).max(512).optional(),
+      })
+      .strict(),
+    response: PeerSummarySchema,
+  },
+  'peers.start': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
+  'peers.stop': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
+  'peers.restart': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
+  'peers.sessions': {
+    request: z.object({ id: z.string() }).strict(),
+    response: z.object({
+      sessions: z.array(z.object({ label: z.string(), clientIp: z.string(), callerAddress: z.string(), issuedAt: z.number(), expiresAt: z.number() })),
+    }),
+  },
+  'peers.revokeSession': { request: z.object({ id: z.string(), label: z.string() }).strict(), response: z.object({ revoked: z.boolean() }) },
+  /** Lets peer `caller` call `skills` of peer `callee` (identity mode). */
+  'peers.allow': { request: z.object({ callee: z.string(), caller: z.string(), skills: z.array(z.string().min(1)) }).strict(), response: PeerSummarySchema },
+  /** Revokes a peer's identity: it may call nothing and be called by nobody, and cannot start. */
+  'peers.revoke': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
+  /** Spend per agent, per peer and per run, against ceilings, and over time. */
+  'spend.summary': { request: z.object({ limit: z.number().int().min(1).max(1000).default(500) }).strict(), response: SpendSummarySchema },
+  /** A run as a self-contained, verifiable bundle (JSONL text), for the UI to save. */
+  'journal.exportRun': {
+    request: z.object({ runId: RunId }).strict(),
+    response: z.object({ fileName: z.string(), content: z.string(), records: z.number().int(), rootHash: z.string() }),
   },
   'halts.list': { request: Empty, response: z.object({ scopes: z.array(z.string()) }) },
   'halts.apply': { request: z.object({ scope: z.string().min(1), reason: z.string().max(500).optional() }).strict(), response: z.object({ scopes: z.array(z.string()) }) },

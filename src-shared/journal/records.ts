@@ -73,6 +73,8 @@ export const recordBodies = {
       budget: BudgetSchema,
       trigger: z.object({ via: z.enum(['ipc', 'cli', 'web', 'peer', 'mcp', 'a2a', 'plane']), by: z.string() }),
       parentRunId: z.string().optional(),
+      /** Which process executes the run: `plane` (when absent too) or `peer:<id>`. */
+      host: z.string().optional(),
     }),
   },
   AdmissionRefused: {

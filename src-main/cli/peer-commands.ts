@@ -1,0 +1,196 @@
+/**
+ * `agentplane peer …`. `peer start` runs one MCPv2 peer in the foreground with the seed's
+ * flags and environment variables (MCPV2_PORT, MCPV2_SECRET, MCPV2_LLM_MODE, …), journaling into
+ * the data dir; it prints the seed's lines (MCPV2_BOUND_PORT, MCPV2_PEER_ADDRESS,
+ * MCPV2_DEMO_SESSION_ADDRESS). The other subcommands act on the plane's peers through the running
+ * plane (or the data dir), exactly as the UI does.
+ */
+import { join } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { resolveDataDir } from '../plane/app-paths';
+import { createLogger } from '../plane/logger';
+import { PeerRegistry, RegistryError, type PeerRecord } from '../peers/peer-registry';
+import { PeerStartError, settingsFromEnv, startPeer } from '../peers/peer-host';
+import { CustomSkillError } from '../peers/custom-skills';
+import { CliError } from './cli-error';
+import { CommandFailed, withPlane } from './plane-connection';
+import type { PeerSummary } from '../../src-shared/ipc/contract';
+import { writeFileSync } from 'node:fs';
+
+type Out = (line: string) => void;
+
+function parsePort(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535');
+  return Number(value);
+}
+
+interface StartFlags {
+  peerId?: string;
+  name?: string;
+  port?: number;
+  secret?: string;
+  publicIp?: string;
+  bindHost?: string;
+  portFallback?: boolean;
+  portFile?: string;
+  llmMode?: boolean;
+  auth?: PeerRecord['auth'];
+  customSkills?: string;
+  dataDir?: string;
+  demoSession?: boolean;
+}
+
+/** The registry entry this start uses: the named peer, or one made from the seed-style flags. */
+function peerFor(registry: PeerRegistry, flags: StartFlags, env: ReturnType<typeof settingsFromEnv>): PeerRecord {
+  const port = flags.port ?? env.port;
+  const id = flags.peerId ?? (flags.name ? flags.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') : `peer-${port}`);
+  try {
+    let record = registry.get(id);
+    if (!record) {
+      return registry.create({
+        id,
+        name: flags.name ?? id,
+        port,
+        ...(flags.publicIp ? { publicIp: flags.publicIp } : {}),
+        ...(flags.bindHost ? { bindHost: flags.bindHost } : {}),
+        portFallback: flags.portFallback ?? false,
+        llmMode: flags.llmMode ?? env.llmMode,
+        auth: flags.auth ?? 'both',
+        ...(flags.customSkills ? { customSkills: flags.customSkills } : {}),
+        ...((flags.secret ?? env.secret) ? { secret: flags.secret ?? env.secret } : {}),
+      });
+    }
+    // Flags given explicitly update the peer for this and later starts.
+    record = registry.update(id, (r) => ({
+      ...r,
+      ...(flags.port !== undefined ? { port: flags.port } : {}),
+      ...(flags.publicIp ? { publicIp: flags.publicIp } : {}),
+      ...(flags.bindHost ? { bindHost: flags.bindHost } : {}),
+      ...(flags.portFallback ? { portFallback: true } : {}),
+      ...(flags.llmMode ? { llmMode: true } : {}),
+      ...(flags.auth ? { auth: flags.auth } : {}),
+      ...(flags.customSkills ? { customSkills: flags.customSkills } : {}),
+    }));
+    const secret = flags.secret ?? env.secret;
+    if (secret && secret !== registry.secretOf(id)) writeFileSync(join(registry.dir, id, 'secret'), secret, { mode: 0o600 });
+    return record;
+  } catch (error) {
+    if (error instanceof RegistryError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+async function runPeer(flags: StartFlags, out: Out): Promise<void> {
+  let requestStop!: (signal: NodeJS.Signals) => void;
+  const stopRequested = new Promise<NodeJS.Signals>((resolve) => (requestStop = resolve));
+  process.once('SIGINT', () => requestStop('SIGINT'));
+  process.once('SIGTERM', () => requestStop('SIGTERM'));
+
+  const dataDir = resolveDataDir(flags.dataDir);
+  let env;
+  try {
+    env = settingsFromEnv();
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  const registry = new PeerRegistry(dataDir);
+  const record = peerFor(registry, flags, env);
+  const logger = createLogger(join(registry.dir, record.id, 'peer.jsonl'));
+  let peer;
+  try {
+    peer = await startPeer({ dataDir, record, settings: env, logger, ...(flags.portFile ? { portFile: flags.portFile } : {}), adminToken: process.env.AGENTPLANE_PEER_ADMIN_TOKEN ?? null });
+  } catch (error) {
+    if (error instanceof PeerStartError || error instanceof CustomSkillError) throw new CliError(error.message);
+    throw error;
+  }
+  out(`MCPV2_BOUND_PORT=${peer.port}`);
+  out(`MCPV2_PEER_ADDRESS=${peer.address}`);
+  // A live token, for a person at a terminal trying things on this host. A supervised peer's
+  // output goes to a log file, where no token belongs: the plane starts it with --no-demo-session.
+  if (flags.demoSession !== false) out(`MCPV2_DEMO_SESSION_ADDRESS=${peer.demoAddress}`);
+  out(`peer ${record.id} (${record.name}) is up; share MCPV2_PEER_ADDRESS.${flags.demoSession !== false ? ` The demo address's session is valid only for a caller whose source IP is ${record.publicIp}.` : ''}`);
+  const signal = await stopRequested;
+  logger.log('info', `received ${signal}, stopping`);
+  await peer.close();
+}
+
+function describePeer(peer: PeerSummary): string {
+  return `${peer.id.padEnd(14)} ${peer.status.padEnd(9)} ${(peer.address ?? `port ${peer.port}`).padEnd(36)} ${peer.llmMode ? 'llm-mode ' : ''}auth:${peer.auth}${peer.revoked ? ' REVOKED' : ''}${peer.error ? `  (${peer.error})` : ''}`;
+}
+
+export function addPeerCommands(program: Command, out: Out = (l) => process.stdout.write(`${l}\n`)): void {
+  const peer = program.command('peer').description('MCPv2 peers: run one, or manage the plane\'s');
+
+  peer
+    .command('start')
+    .description('run one MCPv2 peer in the foreground (the seed\'s mcpv2.py flags)')
+    .option('--peer-id <id>', 'a peer of the plane\'s registry (created if missing)')
+    .option('--name <name>', 'display name (also the id when --peer-id is absent)')
+    .option('--port <port>', 'TCP port (default $MCPV2_PORT or 8000); strict unless --port-fallback', parsePort)
+    .option('--secret <secret>', 'shared HMAC secret (default $MCPV2_SECRET or generated)')
+    .option('--public-ip <ip>', 'the address to advertise and bind (default 127.0.0.1)')
+    .option('--bind-host <host>', 'bind this address instead, e.g. 0.0.0.0, while advertising --public-ip')
+    .option('--port-fallback', 'scan forward when the port is busy')
+    .option('--port-file <file>', 'write the bound port here')
+    .option('--llm-mode', 'stateful ask: conversations carry context turn over turn ($MCPV2_LLM_MODE=1)')
+    .option('--auth <mode>', 'shared-secret | identity | both (default both)')
+    .option('--custom-skills <file>', 'a JSON file of custom skills')
+    .option('--data-dir <dir>', 'data folder')
+    .option('--no-demo-session', 'do not print MCPV2_DEMO_SESSION_ADDRESS (a live token)')
+    .action(async (flags: StartFlags) => {
+      if (flags.auth && !['shared-secret', 'identity', 'both'].includes(flags.auth)) throw new CliError('--auth is shared-secret, identity or both');
+      await runPeer(flags, out);
+    });
+
+  const common = (command: Command) => command.option('--data-dir <dir>', 'data folder').option('--json', 'print JSON for scripts');
+  const act = async <T>(options: { dataDir?: string; json?: boolean }, work: Parameters<typeof withPlane<T>>[1], print: (value: T) => void) => {
+    try {
+      const value = await withPlane(options.dataDir, work);
+      if (options.json) out(JSON.stringify(value));
+      else print(value);
+    } catch (error) {
+      if (options.json && error instanceof CliError) {
+        out(JSON.stringify({ ok: false, error: { code: error instanceof CommandFailed ? error.code : 'AP_BAD_REQUEST', message: error.message } }));
+        process.exitCode = 1;
+        return;
+      }
+      throw error;
+    }
+  };
+
+  common(peer.command('list').description("the plane's peers")).action((o: { dataDir?: string; json?: boolean }) =>
+    act(o, (p) => p.call('peers.list', {}), ({ peers }) => (peers.length === 0 ? out('no peers') : peers.forEach((x) => out(describePeer(x))))),
+  );
+  common(
+    peer
+      .command('create')
+      .argument('<id>')
+      .requiredOption('--port <port>', 'TCP port', parsePort)
+      .option('--public-ip <ip>', 'address to advertise and bind', '127.0.0.1')
+      .option('--llm-mode', 'stateful ask')
+      .option('--auth <mode>', 'shared-secret | identity | both', 'both'),
+  ).action((id: string, o: { dataDir?: string; json?: boolean; port: number; publicIp: string; llmMode?: boolean; auth: 'shared-secret' | 'identity' | 'both' }) =>
+    act(o, (p) => p.call('peers.create', { id, port: o.port, publicIp: o.publicIp, llmMode: o.llmMode ?? false, auth: o.auth }), (x) => out(describePeer(x))),
+  );
+  for (const verb of ['start', 'stop', 'restart'] as const) {
+    common(peer.command(verb === 'start' ? 'up' : verb).argument('<id>').description(`${verb} one of the plane's peers`)).action((id: string, o: { dataDir?: string; json?: boolean }) =>
+      act(o, (p) => p.call(`peers.${verb}`, { id }), (x) => out(describePeer(x))),
+    );
+  }
+  common(peer.command('sessions').argument('<id>').description("a running peer's live sessions")).action((id: string, o: { dataDir?: string; json?: boolean }) =>
+    act(o, (p) => p.call('peers.sessions', { id }), ({ sessions }) => {
+      if (sessions.length === 0) out('no live sessions');
+      for (const s of sessions) out(`${s.label}  ${s.clientIp.padEnd(16)} issued ${new Date(s.issuedAt).toISOString()}  expires ${new Date(s.expiresAt).toISOString()}`);
+    }),
+  );
+  common(peer.command('revoke-session').argument('<id>').argument('<label>')).action((id: string, label: string, o: { dataDir?: string; json?: boolean }) =>
+    act(o, (p) => p.call('peers.revokeSession', { id, label }), ({ revoked }) => out(revoked ? `revoked ${label}` : `${label} was not live`)),
+  );
+  common(peer.command('allow').argument('<callee>').argument('<caller>').requiredOption('--skills <list>', 'comma-separated skill names')).action(
+    (callee: string, caller: string, o: { dataDir?: string; json?: boolean; skills: string }) =>
+      act(o, (p) => p.call('peers.allow', { callee, caller, skills: o.skills.split(',').map((s) => s.trim()).filter(Boolean) }), (x) => out(describePeer(x))),
+  );
+  common(peer.command('revoke').argument('<id>').description("revoke a peer's identity")).action((id: string, o: { dataDir?: string; json?: boolean }) =>
+    act(o, (p) => p.call('peers.revoke', { id }), (x) => out(describePeer(x))),
+  );
+}

@@ -1,0 +1,218 @@
+/**
+ * One MCPv2 peer process: its journal (the plane's data dir, shared), its runtime (host
+ * `peer:<id>`, running its skills), its file store, sessions and limits, and its HTTP server.
+ *
+ * Binding, as the seed hardened it: the requested port strictly (a busy port is a fast, clear
+ * error, not a silent move; `portFallback` opts into scanning forward), on the advertised
+ * address (a public IP that is not on a local interface is a clear error naming the fix),
+ * and the port that was really bound printed as `MCPV2_BOUND_PORT=` and written to the port
+ * file, so nobody downstream has to guess.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { formatPeerAddress } from '../../src-shared/protocol/mcpv2';
+import { Journal } from '../journal/journal';
+import { appVersion } from '../plane/app-paths';
+import { errorFields, type Logger } from '../plane/logger';
+import { loadPolicy, loadProviders } from '../plane/plane-config';
+import type { ModelProvider } from '../providers/model-provider';
+import { Runtime } from '../runtime/runtime';
+import { builtinTools, workspaceOf } from '../runtime/tools';
+import { CustomSkillRunner, loadCustomSkills, type CustomSkill } from './custom-skills';
+import { FileStore } from './file-store';
+import { PeerPolicy } from './peer-policy';
+import { PeerRegistry, type PeerRecord } from './peer-registry';
+import { aiProgram, buildPeerApp } from './peer-server';
+import { RateLimiter } from './rate-limiter';
+import { mintSession, SessionBook } from './session-token';
+import { BUILTIN_SKILLS, describeSkills, skillPrograms } from './skills';
+
+export interface PeerSettings {
+  ttlSeconds: number;
+  clockSkewSeconds: number;
+  ratePerSecond: number;
+  sessionRatePerSecond: number;
+  fileStore?: string;
+  mtls: boolean;
+  maxFileBytes: number;
+}
+
+/** The seed's environment variables, with the seed's defaults. */
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerSettings & { port: number; secret?: string; llmMode: boolean } {
+  const int = (name: string, fallback: number) => {
+    const value = env[name];
+    if (value === undefined || value === '') return fallback;
+    if (!/^\d+$/.test(value)) throw new PeerStartError(`${name} must be a whole number, not "${value}"`);
+    return Number(value);
+  };
+  return {
+    port: int('MCPV2_PORT', 8000),
+    ...(env.MCPV2_SECRET ? { secret: env.MCPV2_SECRET } : {}),
+    llmMode: env.MCPV2_LLM_MODE === '1' || env.MCPV2_LLM_MODE === 'true',
+    ttlSeconds: int('MCPV2_SESSION_TIMEOUT', 3600),
+    clockSkewSeconds: int('MCPV2_CLOCK_SKEW', 300),
+    ratePerSecond: int('MCPV2_RATE_LIMIT', 200),
+    sessionRatePerSecond: int('MCPV2_SESSION_RATE_LIMIT', 20),
+    ...(env.MCPV2_FILE_STORE ? { fileStore: env.MCPV2_FILE_STORE } : {}),
+    mtls: env.MCPV2_ENABLE_MTLS === '1' || env.MCPV2_ENABLE_MTLS === 'true',
+    maxFileBytes: 16 * 1024 * 1024,
+  };
+}
+
+export class PeerStartError extends Error {
+  override readonly name = 'PeerStartError';
+}
+
+export interface StartedPeer {
+  record: PeerRecord;
+  app: FastifyInstance;
+  port: number;
+  address: string;
+  demoAddress: string;
+  runtime: Runtime;
+  journal: Journal;
+  close(): Promise<void>;
+}
+
+export interface StartPeerOptions {
+  dataDir: string;
+  record: PeerRecord;
+  settings: PeerSettings;
+  logger: Logger;
+  portFile?: string;
+  providers?: Map<string, ModelProvider>;
+  adminToken?: string | null;
+}
+
+const WILDCARDS = new Set(['0.0.0.0', '::']);
+
+async function listenStrict(app: FastifyInstance, host: string, port: number, fallback: boolean): Promise<number> {
+  const last = fallback && port !== 0 ? Math.min(65535, port + 100) : port;
+  for (let candidate = port; candidate <= last; candidate++) {
+    try {
+      await app.listen({ host, port: candidate });
+      return (app.server.address() as AddressInfo).port;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' && candidate < last) continue;
+      if (code === 'EADDRINUSE') {
+        throw new PeerStartError(
+          fallback ? `no free port from ${port} to ${last} on ${host}` : `port ${port} on ${host} is already in use (pass --port-fallback to scan forward, or choose another --port)`,
+        );
+      }
+      if (code === 'EADDRNOTAVAIL' || code === 'EINVAL') {
+        throw new PeerStartError(
+          `cannot bind ${host}: that address is not on a local interface of this machine. Behind NAT or a load balancer the public IP is translated at the network edge and cannot be bound. Run where ${host} is local, or pass --bind-host 0.0.0.0 to bind every local interface while still advertising --public-ip ${host}.`,
+        );
+      }
+      throw error;
+    }
+  }
+  throw new PeerStartError(`no port could be bound on ${host}`);
+}
+
+export async function startPeer(options: StartPeerOptions): Promise<StartedPeer> {
+  const { dataDir, record, settings, logger } = options;
+  if (record.revoked) throw new PeerStartError(`peer ${record.id} is revoked; create a new one`);
+  const registry = new PeerRegistry(dataDir);
+  const providers = options.providers ?? loadProviders();
+  const model = providers.get('openai-compatible') ?? providers.get('local')!;
+  const storeRoot = settings.fileStore ? (isAbsolute(settings.fileStore) ? settings.fileStore : resolve(settings.fileStore)) : join(registry.dir, record.id, 'files');
+  mkdirSync(storeRoot, { recursive: true });
+  const files = new FileStore({ root: storeRoot, maxFileBytes: settings.maxFileBytes });
+  const custom: CustomSkill[] = record.customSkills ? loadCustomSkills(record.customSkills, [...BUILTIN_SKILLS, 'ai']) : [];
+
+  const journal = await Journal.open({ dataDir });
+  let runtime: Runtime;
+  try {
+    const skillDeps = { peerId: record.id, peerName: record.name, files, model, llmMode: record.llmMode, journal, custom, customRunner: new CustomSkillRunner() };
+    runtime = await Runtime.create({
+      journal,
+      agents: [],
+      programs: [...skillPrograms(skillDeps), aiProgram(model)],
+      policy: new PeerPolicy(loadPolicy(dataDir).policy, registry, record.id),
+      providers,
+      tools: builtinTools,
+      toolContext: { workspace: workspaceOf(dataDir) },
+      logger,
+      host: `peer:${record.id}`,
+    });
+  } catch (error) {
+    await journal.close();
+    throw error;
+  }
+
+  const bindHost = record.bindHost ?? record.publicIp;
+  let boundPort = record.port;
+  const sessions = new SessionBook();
+  const secret = registry.secretOf(record.id);
+  const app = await buildPeerApp({
+    peerId: record.id,
+    name: record.name,
+    version: appVersion(),
+    secret,
+    auth: record.auth,
+    registry,
+    sessions,
+    sessionLimiter: new RateLimiter({ ratePerSecond: settings.sessionRatePerSecond }),
+    requestLimiter: new RateLimiter({ ratePerSecond: settings.ratePerSecond }),
+    runtime,
+    model,
+    skills: () => describeSkills({ custom }),
+    llmMode: record.llmMode,
+    mtls: settings.mtls,
+    ttlSeconds: settings.ttlSeconds,
+    clockSkewSeconds: settings.clockSkewSeconds,
+    publicIp: record.publicIp,
+    bindHost,
+    port: () => boundPort,
+    startedAt: Date.now(),
+    logger,
+    adminToken: options.adminToken ?? null,
+  });
+  try {
+    boundPort = await listenStrict(app, bindHost, record.port, record.portFallback);
+  } catch (error) {
+    await runtime.close();
+    await journal.close();
+    throw error;
+  }
+  if (WILDCARDS.has(bindHost)) logger.log('warn', `peer ${record.id} binds every interface (${bindHost}); it is reachable beyond this machine`);
+  const address = formatPeerAddress(record.publicIp, boundPort);
+  const demo = mintSession({ secret, clientIp: record.publicIp, ttlSeconds: settings.ttlSeconds });
+  const demoAddress = formatPeerAddress(record.publicIp, boundPort, demo.sessionId);
+  if (options.portFile) writeFileSync(options.portFile, `${boundPort}\n`);
+  await journal.append({ runId: null, kind: 'PeerLifecycle', body: { peerId: record.id, event: 'started', address } });
+
+  let closing: Promise<void> | undefined;
+  return {
+    record,
+    app,
+    port: boundPort,
+    address,
+    demoAddress,
+    runtime,
+    journal,
+    close() {
+      closing ??= (async () => {
+        try {
+          await app.close();
+          await runtime.close();
+          await journal.append({ runId: null, kind: 'PeerLifecycle', body: { peerId: record.id, event: 'stopped', address } });
+        } catch (error) {
+          logger.log('error', `peer ${record.id} did not stop cleanly`, errorFields(error));
+        } finally {
+          await journal.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+export function newAdminToken(): string {
+  return randomBytes(24).toString('base64url');
+}

@@ -1,0 +1,177 @@
+/**
+ * The plane's peer registry: which local peers exist, how each is configured, who each is (an
+ * Ed25519 public key per peer), and which peer may call which skills of which other peer.
+ *
+ * This is the answer to the seed's first limitation. With one shared HMAC secret, "whoever
+ * knows the string" is fully trusted by every peer and revoking anyone means rotating it for
+ * everyone. Here each peer has its own key; a peer credential is minted for exactly one
+ * audience; the registry, not the caller, says what a caller may do; and a peer is revoked by
+ * marking it here, without touching anyone else's secret. The shared-secret mode stays, for
+ * compatibility with the seed's protocol.
+ *
+ * Files: peers/registry.json (configuration and public keys, 0600), peers/<id>/identity.jwk
+ * (the private key, 0600), peers/<id>/secret (the shared secret, 0600). The registry is read
+ * afresh when the file changes, so a revocation made by the plane reaches a running peer
+ * process without a restart.
+ */
+import { generateKeyPairSync, randomBytes, type KeyObject, createPrivateKey, createPublicKey, type JsonWebKeyInput } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { describeZodError } from '../../src-shared/ipc/errors';
+
+export const PeerIdSchema = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'a peer id: lowercase letters, digits and dashes, starting with a letter');
+
+const PublicJwkSchema = z.object({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), x: z.string() });
+
+export const PeerRecordSchema = z
+  .object({
+    id: PeerIdSchema,
+    name: z.string().min(1).max(80),
+    port: z.number().int().min(0).max(65535),
+    /** The address others are told to call (the seed's --public-ip). */
+    publicIp: z.string().min(1),
+    /** The address the socket binds (the seed's --bind-host); the public IP when absent. */
+    bindHost: z.string().min(1).optional(),
+    portFallback: z.boolean().default(false),
+    llmMode: z.boolean().default(false),
+    /** Which callers it accepts: shared-secret sessions, peer credentials, or both. */
+    auth: z.enum(['shared-secret', 'identity', 'both']).default('both'),
+    customSkills: z.string().optional(),
+    publicKey: PublicJwkSchema,
+    createdAt: z.string(),
+    revoked: z.boolean().default(false),
+    /** callerPeerId → the skills of this peer it may call. */
+    allow: z.record(z.string(), z.array(z.string().min(1))).default({}),
+  })
+  .strict();
+export type PeerRecord = z.infer<typeof PeerRecordSchema>;
+
+const RegistryFileSchema = z.object({ version: z.literal(1), peers: z.array(PeerRecordSchema) }).strict();
+
+export class RegistryError extends Error {
+  override readonly name = 'RegistryError';
+}
+
+export interface NewPeer {
+  id: string;
+  name?: string;
+  port: number;
+  publicIp?: string;
+  bindHost?: string;
+  portFallback?: boolean;
+  llmMode?: boolean;
+  auth?: PeerRecord['auth'];
+  customSkills?: string;
+  /** A given shared secret (the seed's --secret); generated when absent. */
+  secret?: string;
+}
+
+export class PeerRegistry {
+  private cached: { mtimeMs: number; peers: PeerRecord[] } | null = null;
+
+  constructor(readonly dataDir: string) {}
+
+  get dir(): string {
+    return join(this.dataDir, 'peers');
+  }
+
+  get file(): string {
+    return join(this.dir, 'registry.json');
+  }
+
+  list(): PeerRecord[] {
+    if (!existsSync(this.file)) return [];
+    const mtimeMs = statSync(this.file).mtimeMs;
+    if (this.cached && this.cached.mtimeMs === mtimeMs) return this.cached.peers;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(this.file, 'utf8'));
+    } catch (error) {
+      throw new RegistryError(`${this.file}: not valid JSON (${(error as Error).message})`);
+    }
+    const parsed = RegistryFileSchema.safeParse(raw);
+    if (!parsed.success) throw new RegistryError(`${this.file}: ${describeZodError(parsed.error)}`);
+    this.cached = { mtimeMs, peers: parsed.data.peers };
+    return parsed.data.peers;
+  }
+
+  get(id: string): PeerRecord | null {
+    return this.list().find((p) => p.id === id) ?? null;
+  }
+
+  create(spec: NewPeer): PeerRecord {
+    const id = PeerIdSchema.safeParse(spec.id);
+    if (!id.success) throw new RegistryError(`id: ${describeZodError(id.error)}`);
+    if (this.get(spec.id)) throw new RegistryError(`a peer named ${spec.id} already exists`);
+    const peerDir = join(this.dir, spec.id);
+    mkdirSync(peerDir, { recursive: true, mode: 0o700 });
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    writeFileSync(join(peerDir, 'identity.jwk'), JSON.stringify(privateKey.export({ format: 'jwk' })), { mode: 0o600 });
+    writeFileSync(join(peerDir, 'secret'), spec.secret ?? randomBytes(32).toString('base64url'), { mode: 0o600 });
+    const record = PeerRecordSchema.parse({
+      id: spec.id,
+      name: spec.name ?? spec.id,
+      port: spec.port,
+      publicIp: spec.publicIp ?? '127.0.0.1',
+      ...(spec.bindHost ? { bindHost: spec.bindHost } : {}),
+      portFallback: spec.portFallback ?? false,
+      llmMode: spec.llmMode ?? false,
+      auth: spec.auth ?? 'both',
+      ...(spec.customSkills ? { customSkills: spec.customSkills } : {}),
+      publicKey: publicKey.export({ format: 'jwk' }),
+      createdAt: new Date().toISOString(),
+    });
+    this.write([...this.list(), record]);
+    return record;
+  }
+
+  update(id: string, change: (peer: PeerRecord) => PeerRecord): PeerRecord {
+    const peers = this.list();
+    const index = peers.findIndex((p) => p.id === id);
+    if (index < 0) throw new RegistryError(`no peer named ${id}`);
+    const next = PeerRecordSchema.parse(change(peers[index]!));
+    this.write(peers.map((p, i) => (i === index ? next : p)));
+    return next;
+  }
+
+  /** Lets `caller` call `skills` of `callee` (replacing what it had). */
+  allow(callee: string, caller: string, skills: string[]): PeerRecord {
+    if (!this.get(caller)) throw new RegistryError(`no peer named ${caller}`);
+    return this.update(callee, (p) => ({ ...p, allow: { ...p.allow, [caller]: skills } }));
+  }
+
+  revoke(id: string): PeerRecord {
+    return this.update(id, (p) => ({ ...p, revoked: true }));
+  }
+
+  /** May `caller` call `skill` of `callee`? Revoked peers may do nothing and be called by nobody. */
+  mayCall(caller: string, callee: string, skill: string): boolean {
+    const from = this.get(caller);
+    const to = this.get(callee);
+    if (!from || !to || from.revoked || to.revoked) return false;
+    return (to.allow[caller] ?? []).includes(skill);
+  }
+
+  secretOf(id: string): string {
+    return readFileSync(join(this.dir, id, 'secret'), 'utf8').trim();
+  }
+
+  privateKeyOf(id: string): KeyObject {
+    const jwk = JSON.parse(readFileSync(join(this.dir, id, 'identity.jwk'), 'utf8')) as JsonWebKeyInput['key'];
+    return createPrivateKey({ key: jwk, format: 'jwk' });
+  }
+
+  publicKeyOf(id: string): KeyObject | null {
+    const peer = this.get(id);
+    return peer ? createPublicKey({ key: peer.publicKey, format: 'jwk' }) : null;
+  }
+
+  private write(peers: PeerRecord[]): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify({ version: 1, peers }, null, 2)}\n`, { mode: 0o600 });
+    renameSync(tmp, this.file);
+    this.cached = null;
+  }
+}

@@ -1,0 +1,387 @@
+/**
+ * One MCPv2 peer's HTTP surface: a fastify app with one plugin per surface (health, session,
+ * agent card, the batch endpoint, the provider-native endpoint, the admin endpoint the plane
+ * uses). Every `tools/call` is admitted as a run in the runtime and answered from that run.
+ *
+ * Refusals, in order, on every request: a Host that is not one of this peer's addresses (403,
+ * DNS rebinding); any Origin (403: a peer is not a browser API); then per route: a missing or
+ * invalid session or credential (401, -32001), a rate limit (429, -32005), a body over the cap
+ * (413). Nothing secret is logged: request lines carry the path without its query string.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { historyToIR, HistoryTranslationError, PROVIDERS, type Provider } from '../../src-shared/protocol/history';
+import {
+  Mcpv2Error,
+  MAX_BATCH_SIZE,
+  MCPV2_PROTOCOL_VERSION,
+  MCPV2_SUPPORTED_VERSIONS,
+  SlotSchema,
+  ToolCallParamsSchema,
+  type AgentCard,
+  type Health,
+  type JsonRpcId,
+  type SkillDescriptor,
+  type SlotResponse,
+} from '../../src-shared/protocol/mcpv2';
+import { PlaneError } from '../plane/plane-error';
+import type { Logger } from '../plane/logger';
+import type { Runtime } from '../runtime/runtime';
+import { callModel } from '../runtime/model-effect';
+import type { RunProgram } from '../runtime/run-program';
+import type { ModelProvider } from '../providers/model-provider';
+import { looksLikePeerCredential, verifyPeerCredential } from './peer-credentials';
+import type { PeerRegistry } from './peer-registry';
+import type { RateLimiter } from './rate-limiter';
+import { canonicalIp, mintSession, redactSession, verifySession, type SessionBook } from './session-token';
+
+export const PEER_BODY_LIMIT = 24 * 1024 * 1024;
+
+export interface PeerContext {
+  peerId: string;
+  name: string;
+  version: string;
+  secret: string;
+  auth: 'shared-secret' | 'identity' | 'both';
+  registry: PeerRegistry;
+  sessions: SessionBook;
+  sessionLimiter: RateLimiter;
+  requestLimiter: RateLimiter;
+  runtime: Runtime;
+  model: ModelProvider;
+  skills: () => SkillDescriptor[];
+  llmMode: boolean;
+  mtls: boolean;
+  ttlSeconds: number;
+  clockSkewSeconds: number;
+  publicIp: string;
+  bindHost: string;
+  port: () => number;
+  startedAt: number;
+  logger: Logger;
+  /** The plane's handle on this process (sessions, revocation); loopback only. */
+  adminToken: string | null;
+}
+
+interface Caller {
+  /** Policy principal: `peer:<id>` for a credential, `session:<label>` for a session. */
+  principal: string;
+  /** LLM mode conversation default: the session's label or the peer's id. */
+  conversation: string;
+}
+
+function rpcError(id: JsonRpcId, code: number, message: string): SlotResponse {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+function clientIpOf(request: FastifyRequest): string {
+  return canonicalIp(request.ip) ?? request.ip;
+}
+
+function hostsOf(ctx: PeerContext): Set<string> {
+  const names = new Set(['localhost', '127.0.0.1', '[::1]', ctx.publicIp, ctx.bindHost].map((h) => (h.includes(':') && !h.startsWith('[') ? `[${h}]` : h)));
+  if (ctx.bindHost === '0.0.0.0' || ctx.bindHost === '::') {
+    for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) names.add(i.family === 'IPv6' ? `[${i.address}]` : i.address);
+  }
+  return names;
+}
+
+export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: PEER_BODY_LIMIT, forceCloseConnections: true });
+  app.removeContentTypeParser('text/plain');
+  const hosts = hostsOf(ctx);
+
+  app.addHook('onRequest', async (request, reply) => {
+    const host = request.headers.host ?? '';
+    const at = host.lastIndexOf(':');
+    const name = at > 0 ? host.slice(0, at).toLowerCase() : host.toLowerCase();
+    if (Number(host.slice(at + 1)) !== ctx.port() || !hosts.has(name)) {
+      return reply.code(403).send(rpcError(null, Mcpv2Error.InvalidRequest, "Host is not this peer's address"));
+    }
+    if (request.headers.origin !== undefined) return reply.code(403).send(rpcError(null, Mcpv2Error.InvalidRequest, 'cross-origin requests are refused'));
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    ctx.logger.log('debug', `${request.method} ${request.url.split('?')[0]} ${reply.statusCode}`);
+  });
+  app.setErrorHandler((error: { code?: string; statusCode?: number }, _request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send(rpcError(null, Mcpv2Error.InvalidRequest, `request body exceeds ${PEER_BODY_LIMIT} bytes`));
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(415).send(rpcError(null, Mcpv2Error.InvalidRequest, 'send application/json'));
+    if (error.statusCode === 400) return reply.code(200).send(rpcError(null, Mcpv2Error.ParseError, 'parse error: the body is not valid JSON'));
+    ctx.logger.log('error', 'peer server fault', { code: error.code });
+    return reply.code(500).send(rpcError(null, Mcpv2Error.InternalError, 'internal error'));
+  });
+
+  const health = (): Health => ({
+    status: 'ok',
+    peerId: ctx.peerId,
+    name: ctx.name,
+    version: ctx.version,
+    protocolVersion: MCPV2_PROTOCOL_VERSION,
+    llmMode: ctx.llmMode,
+    mtls: ctx.mtls,
+    uptimeSeconds: Math.round((Date.now() - ctx.startedAt) / 1000),
+    activeSessions: ctx.sessions.liveCount(),
+  });
+  app.get('/mcpv2/health', async () => health());
+  // The old path, kept so monitors pointed at it keep working (the seed's alias).
+  app.get('/health', async () => health());
+
+  app.get('/mcpv2/agent-card', async (): Promise<AgentCard> => {
+    const record = ctx.registry.get(ctx.peerId);
+    return {
+      name: ctx.name,
+      peerId: ctx.peerId,
+      protocol: 'mcpv2',
+      protocolVersions: [...MCPV2_SUPPORTED_VERSIONS],
+      address: `mcpv2://${ctx.publicIp.includes(':') ? `[${ctx.publicIp}]` : ctx.publicIp}:${ctx.port()}/mcpv2`,
+      ...(record ? { identity: record.publicKey } : {}),
+      capabilities: {
+        llmMode: ctx.llmMode,
+        mtls: ctx.mtls,
+        batch: { maxSize: MAX_BATCH_SIZE },
+        auth: ctx.auth === 'both' ? ['session', 'peer-credential'] : ctx.auth === 'identity' ? ['peer-credential'] : ['session'],
+      },
+      skills: ctx.skills(),
+    };
+  });
+
+  app.get('/mcpv2/session', async (request, reply) => {
+    if (ctx.auth === 'identity') return reply.code(404).send(rpcError(null, Mcpv2Error.InvalidSession, 'this peer accepts peer credentials only'));
+    const ip = clientIpOf(request);
+    const limited = ctx.sessionLimiter.take(ip);
+    if (!limited.ok) {
+      reply.header('Retry-After', String(Math.ceil(limited.retryAfterMs / 1000)));
+      return reply.code(429).send(rpcError(null, Mcpv2Error.RateLimited, 'too many sessions requested from this address; slow down'));
+    }
+    const session = mintSession({ secret: ctx.secret, clientIp: ip, ttlSeconds: ctx.ttlSeconds });
+    ctx.sessions.record(session, `${request.ip}:${request.socket.remotePort ?? 0}`);
+    return { sessionId: session.sessionId, expiresAt: Math.floor(session.expiresAt / 1000), ttl: session.ttl };
+  });
+
+  /** The caller, or a reply already sent (401 / 429). */
+  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<Caller | null> {
+    const query = request.query as Record<string, unknown>;
+    const header = request.headers.authorization;
+    const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : typeof query.sessionId === 'string' ? query.sessionId : '';
+    const refuse = (why: string) => {
+      reply.header('WWW-Authenticate', 'Bearer');
+      void reply.code(401).send(rpcError(null, Mcpv2Error.InvalidSession, `invalid session: ${why}`));
+      return null;
+    };
+    if (!token) return refuse('no session (GET /mcpv2/session, then pass sessionId or a Bearer token)');
+    let caller: Caller;
+    if (looksLikePeerCredential(token)) {
+      if (ctx.auth === 'shared-secret') return refuse('this peer accepts shared-secret sessions only');
+      const check = await verifyPeerCredential(ctx.registry, ctx.peerId, token);
+      if (!check.ok) return refuse(check.reason === 'wrong-audience' ? 'the credential was minted for another peer' : check.reason);
+      caller = { principal: `peer:${check.caller}`, conversation: `peer:${check.caller}` };
+    } else {
+      if (ctx.auth === 'identity') return refuse('this peer accepts peer credentials only');
+      const verdict = verifySession({ secret: ctx.secret, token, observedIp: clientIpOf(request), clockSkewSeconds: ctx.clockSkewSeconds, book: ctx.sessions });
+      if (!verdict.ok) return refuse(verdict.reason);
+      const label = redactSession(token);
+      caller = { principal: `session:${label}`, conversation: `session:${label}` };
+    }
+    const limited = ctx.requestLimiter.take(caller.principal);
+    if (!limited.ok) {
+      reply.header('Retry-After', String(Math.ceil(limited.retryAfterMs / 1000)));
+      void reply.code(429).send(rpcError(null, Mcpv2Error.RateLimited, 'rate limited: too many requests for this session'));
+      return null;
+    }
+    return caller;
+  }
+
+  app.post('/mcpv2', async (request, reply) => {
+    const caller = await authenticate(request, reply);
+    if (!caller) return reply;
+    const body = request.body;
+    if (!Array.isArray(body)) {
+      // A single request object is answered as a single response (JSON-RPC 2.0 section 4).
+      if (body !== null && typeof body === 'object') {
+        const answer = await answerSlot(ctx, body, caller);
+        return answer ?? reply.code(204).send();
+      }
+      return rpcError(null, Mcpv2Error.InvalidRequest, 'invalid request: expected a JSON-RPC request or a batch of them');
+    }
+    if (body.length === 0) return rpcError(null, Mcpv2Error.InvalidRequest, 'invalid request: an empty batch');
+    if (body.length > MAX_BATCH_SIZE) return reply.code(400).send(rpcError(null, Mcpv2Error.InvalidRequest, `invalid request: a batch holds at most ${MAX_BATCH_SIZE} slots, this one ${body.length}`));
+    const answers: SlotResponse[] = [];
+    for (const slot of body) {
+      const answer = await answerSlot(ctx, slot, caller);
+      if (answer) answers.push(answer);
+    }
+    // A batch of notifications only has no answer at all.
+    return answers.length > 0 ? answers : reply.code(204).send();
+  });
+
+  app.post<{ Params: { provider: string } }>('/mcpv2/ai/:provider', async (request, reply) => {
+    const caller = await authenticate(request, reply);
+    if (!caller) return reply;
+    const provider = request.params.provider;
+    if (!(PROVIDERS as readonly string[]).includes(provider)) {
+      return reply.code(404).send(rpcError(null, Mcpv2Error.UnsupportedProvider, `unsupported provider ${provider}: use one of ${PROVIDERS.join(', ')}`));
+    }
+    return answerNative(ctx, provider as Provider, request.body, caller, reply);
+  });
+
+  if (ctx.adminToken) {
+    const expected = createHash('sha256').update(ctx.adminToken).digest();
+    const admin = (request: FastifyRequest) => {
+      const presented = createHash('sha256').update(request.headers['x-agentplane-admin'] === undefined ? '' : String(request.headers['x-agentplane-admin'])).digest();
+      const loopback = ['127.0.0.1', '::1'].includes(clientIpOf(request));
+      return loopback && timingSafeEqual(presented, expected);
+    };
+    app.get('/mcpv2/admin/sessions', async (request, reply) => (admin(request) ? { sessions: ctx.sessions.live() } : reply.code(404).send()));
+    app.post('/mcpv2/admin/sessions/revoke', async (request, reply) => {
+      if (!admin(request)) return reply.code(404).send();
+      const parsed = z.object({ label: z.string() }).safeParse(request.body);
+      if (!parsed.success) return reply.code(400).send({ error: 'label is required' });
+      return { revoked: ctx.sessions.revokeLabel(parsed.data.label) };
+    });
+  }
+  return app;
+}
+
+/** One slot, answered independently: a notification gets null. */
+export async function answerSlot(ctx: PeerContext, raw: unknown, caller: Caller): Promise<SlotResponse | null> {
+  const idOf = (value: unknown): JsonRpcId => {
+    const id = (value as { id?: unknown } | null)?.id;
+    return typeof id === 'string' || typeof id === 'number' || id === null ? (id as JsonRpcId) : null;
+  };
+  const parsed = SlotSchema.safeParse(raw);
+  if (!parsed.success) return rpcError(idOf(raw), Mcpv2Error.InvalidRequest, 'invalid request: a slot needs jsonrpc "2.0" and a method');
+  const slot = parsed.data;
+  const notification = slot.id === undefined;
+  const answer = await dispatchSlot(ctx, slot, caller);
+  if (notification) return null;
+  return 'error' in answer ? rpcError(slot.id ?? null, answer.error.code, answer.error.message) : { jsonrpc: '2.0', id: slot.id ?? null, result: answer.result };
+}
+
+type SlotOutcome = { result: unknown } | { error: { code: number; message: string } };
+
+async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, caller: Caller): Promise<SlotOutcome> {
+  if (slot.method === 'tools/list') return { result: { tools: ctx.skills() } };
+  if (slot.method !== 'tools/call') return { error: { code: Mcpv2Error.MethodNotFound, message: `method not found: ${slot.method.slice(0, 80)}` } };
+  const params = ToolCallParamsSchema.safeParse(slot.params ?? {});
+  if (!params.success) return { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: tools/call takes {name, arguments}' } };
+  const { name, arguments: args } = params.data;
+  if (!ctx.skills().some((s) => s.name === name)) return { error: { code: Mcpv2Error.SkillNotFound, message: `skill not found: ${name.slice(0, 80)}` } };
+  const context = { conversation: slot.context?.conversation ?? caller.conversation, ...(slot.context?.provider ? { provider: slot.context.provider } : {}) };
+  return runSkill(ctx, `skill:${name}`, { arguments: args, context }, caller);
+}
+
+/** Admits a skill run for the caller and answers from how it ended (or that it waits). */
+async function runSkill(ctx: PeerContext, program: string, input: unknown, caller: Caller): Promise<SlotOutcome> {
+  let runId: string;
+  try {
+    ({ runId } = await ctx.runtime.start({ agent: program, input, chain: [caller.principal], via: 'peer', inputProvenance: caller.principal }));
+  } catch (error) {
+    if (error instanceof PlaneError) {
+      if (error.code === 'AP_FORBIDDEN') return { error: { code: Mcpv2Error.CapabilityViolation, message: 'capability violation: this caller may not call this skill' } };
+      if (error.code === 'AP_BAD_REQUEST') return { error: { code: Mcpv2Error.InvalidParams, message: `invalid params: ${error.message}` } };
+      if (error.code === 'AP_NOT_FOUND') return { error: { code: Mcpv2Error.SkillNotFound, message: error.message } };
+      return { error: { code: Mcpv2Error.InternalError, message: error.message } };
+    }
+    throw error;
+  }
+  const run = await ctx.runtime.settled(runId);
+  if (run.status === 'suspended') {
+    return {
+      result: {
+        status: 'pending-approval',
+        runId,
+        waitId: run.pending?.waitId,
+        reason: run.pending?.reason,
+        moved: false,
+        note: 'A person must approve this in the AgentPlane approvals inbox; nothing has been done yet.',
+      },
+    };
+  }
+  if (run.outcome === 'succeeded') return { result: run.result };
+  const code = run.error?.code ?? '';
+  const mapped = code.startsWith('mcpv2:') ? Number(code.slice(6)) : code === 'NotGranted' ? Mcpv2Error.CapabilityViolation : code.startsWith('Model') ? Mcpv2Error.ToolExecutionError : Mcpv2Error.SkillExecutionError;
+  const message = run.outcome === 'denied' ? 'declined by a person' : run.error?.message ?? `the skill ${run.outcome}`;
+  return { error: { code: Number.isInteger(mapped) ? mapped : Mcpv2Error.SkillExecutionError, message } };
+}
+
+const NativeBodySchema = z.record(z.string(), z.unknown());
+
+/** `/mcpv2/ai/{provider}`: a provider-native request in, the same provider's response shape out. */
+async function answerNative(ctx: PeerContext, provider: Provider, body: unknown, caller: Caller, reply: FastifyReply): Promise<unknown> {
+  const parsed = NativeBodySchema.safeParse(body);
+  if (!parsed.success) return reply.code(400).send(rpcError(null, Mcpv2Error.InvalidRequest, 'invalid request: a JSON object is required'));
+  const native = parsed.data;
+  const history =
+    provider === 'claude'
+      ? { ...(native.system !== undefined ? { system: native.system } : {}), messages: native.messages }
+      : provider === 'gemini'
+        ? { ...(native.systemInstruction !== undefined ? { systemInstruction: native.systemInstruction } : {}), contents: native.contents }
+        : native.messages;
+  let messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
+  try {
+    const ir = historyToIR(provider, history);
+    messages = [
+      ...(ir.system ? [{ role: 'system' as const, content: ir.system }] : []),
+      ...ir.messages
+        .filter((m) => m.role !== 'tool')
+        .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.blocks.map((b) => (b.type === 'text' ? b.text : '')).join(' ').trim() }))
+        .filter((m) => m.content.length > 0),
+    ];
+  } catch (error) {
+    if (error instanceof HistoryTranslationError) return reply.code(400).send(rpcError(null, Mcpv2Error.InvalidParams, `invalid params: ${error.message}`));
+    throw error;
+  }
+  const maxTokens = Number(native.max_tokens ?? (native.generationConfig as { maxOutputTokens?: number } | undefined)?.maxOutputTokens ?? 256);
+  const outcome = await runSkill(ctx, 'skill:ai', { arguments: { provider, messages, maxTokens: Number.isInteger(maxTokens) && maxTokens > 0 ? Math.min(maxTokens, 4096) : 256 }, context: {} }, caller);
+  if ('error' in outcome) return reply.code(outcome.error.code === Mcpv2Error.CapabilityViolation ? 403 : 400).send(rpcError(null, outcome.error.code, outcome.error.message));
+  const answer = outcome.result as { text: string; usage: { inputTokens: number; outputTokens: number }; model: string | null; truncated: boolean };
+  const id = `ap-${createHash('sha256').update(JSON.stringify(answer)).digest('hex').slice(0, 24)}`;
+  const model = answer.model ?? ctx.model.id;
+  if (provider === 'claude') {
+    return { id, type: 'message', role: 'assistant', model, content: [{ type: 'text', text: answer.text }], stop_reason: answer.truncated ? 'max_tokens' : 'end_turn', stop_sequence: null, usage: { input_tokens: answer.usage.inputTokens, output_tokens: answer.usage.outputTokens } };
+  }
+  if (provider === 'gemini') {
+    return {
+      candidates: [{ content: { role: 'model', parts: [{ text: answer.text }] }, finishReason: answer.truncated ? 'MAX_TOKENS' : 'STOP', index: 0 }],
+      usageMetadata: { promptTokenCount: answer.usage.inputTokens, candidatesTokenCount: answer.usage.outputTokens, totalTokenCount: answer.usage.inputTokens + answer.usage.outputTokens },
+      modelVersion: model,
+    };
+  }
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: answer.text }, finish_reason: answer.truncated ? 'length' : 'stop' }],
+    usage: { prompt_tokens: answer.usage.inputTokens, completion_tokens: answer.usage.outputTokens, total_tokens: answer.usage.inputTokens + answer.usage.outputTokens },
+  };
+}
+
+/** The hidden program behind `/mcpv2/ai/{provider}`: one model call, governed like `ask`. */
+export function aiProgram(model: ModelProvider): RunProgram {
+  const Input = z.object({
+    arguments: z.object({
+      provider: z.string(),
+      messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() })).min(1),
+      maxTokens: z.number().int().min(1).max(4096),
+    }),
+    context: z.unknown().optional(),
+  });
+  return {
+    id: 'skill:ai',
+    description: 'provider-native model call',
+    admission: { action: 'mcpv2:skill.call', resource: 'skill:ai' },
+    grants: new Map([[`model:${model.id}`, { approve: false }]]),
+    approveEveryEffect: false,
+    budget: { maxEffects: 5 },
+    inputSchema: { type: 'object' },
+    validateInput: (input) => (Input.safeParse(input).success ? [] : ['a provider-native request with at least one message']),
+    async run(input, cx) {
+      const { arguments: args } = Input.parse(input);
+      const completion = await callModel(cx, model, { model: '', messages: args.messages, maxTokens: args.maxTokens });
+      return { text: completion.text, usage: completion.usage, model: completion.model, truncated: completion.truncated };
+    },
+  };
+}

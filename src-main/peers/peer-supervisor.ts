@@ -1,0 +1,272 @@
+/**
+ * The plane's hands on its peers: each peer runs as its own process (`agentplane peer start
+ * --peer-id ID`), started, stopped and restarted from here, by click or by CLI.
+ *
+ * A peer's output goes to a file (peers/<id>/peer.log), never to a pipe: a pipe nobody reads
+ * fills at about 64 KB and the child then blocks on write forever (the seed's deadlock). The
+ * peer tells us its real port through a port file and we confirm it with a health check before
+ * calling it running; a peer that exits first is "failed", with the reason it printed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { request } from 'undici';
+import type { PeerSummary } from '../../src-shared/ipc/contract';
+import { ErrorCode } from '../../src-shared/ipc/errors';
+import { appRoot } from '../plane/app-paths';
+import type { Logger } from '../plane/logger';
+import { PlaneError } from '../plane/plane-error';
+import { newAdminToken } from './peer-host';
+import { PeerRegistry, RegistryError, type NewPeer, type PeerRecord } from './peer-registry';
+
+interface Running {
+  child: ChildProcess;
+  status: 'starting' | 'running' | 'stopping';
+  port: number | null;
+  startedAt: number;
+  adminToken: string;
+  exited: Promise<number | null>;
+}
+
+export interface SessionRow {
+  label: string;
+  clientIp: string;
+  callerAddress: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+const START_TIMEOUT_MS = 20_000;
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+export class PeerSupervisor {
+  readonly registry: PeerRegistry;
+  private readonly running = new Map<string, Running>();
+  private readonly failures = new Map<string, string>();
+
+  constructor(
+    readonly dataDir: string,
+    private readonly logger: Logger,
+    private readonly onChange: () => void,
+  ) {
+    this.registry = new PeerRegistry(dataDir);
+  }
+
+  create(spec: NewPeer): PeerRecord {
+    try {
+      const record = this.registry.create(spec);
+      this.onChange();
+      return record;
+    } catch (error) {
+      if (error instanceof RegistryError) throw new PlaneError(ErrorCode.BadRequest, error.message);
+      throw error;
+    }
+  }
+
+  private record(id: string): PeerRecord {
+    const record = this.registry.get(id);
+    if (!record) throw new PlaneError(ErrorCode.NotFound, `no peer named ${id}`);
+    return record;
+  }
+
+  logFile(id: string): string {
+    return join(this.registry.dir, id, 'peer.log');
+  }
+
+  async start(id: string): Promise<PeerSummary> {
+    const record = this.record(id);
+    if (record.revoked) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is revoked`);
+    const current = this.running.get(id);
+    if (current) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is already ${current.status}`);
+    this.failures.delete(id);
+    const peerDir = join(this.registry.dir, id);
+    mkdirSync(peerDir, { recursive: true, mode: 0o700 });
+    const portFile = join(peerDir, 'port');
+    rmSync(portFile, { force: true });
+    const log = openSync(this.logFile(id), 'a', 0o600);
+    const adminToken = newAdminToken();
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, [join(appRoot(), 'bin', 'agentplane.js'), 'peer', 'start', '--peer-id', id, '--data-dir', this.dataDir, '--port-file', portFile, '--no-demo-session'], {
+        stdio: ['ignore', log, log],
+        env: { ...process.env, AGENTPLANE_PEER_ADMIN_TOKEN: adminToken, ...(process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {}) },
+        detached: false,
+      });
+    } finally {
+      closeSync(log);
+    }
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const entry: Running = { child, status: 'starting', port: null, startedAt: Date.now(), adminToken, exited };
+    this.running.set(id, entry);
+    this.onChange();
+    void exited.then((code) => {
+      if (this.running.get(id) === entry) {
+        this.running.delete(id);
+        if (entry.status !== 'stopping') this.failures.set(id, `exited with code ${code ?? 'signal'}: ${this.lastLines(id)}`);
+        this.onChange();
+      }
+    });
+
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      if (!this.running.has(id)) break;
+      const port = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8').trim()) : NaN;
+      if (Number.isInteger(port) && port > 0 && (await this.healthy(record, port))) {
+        entry.port = port;
+        entry.status = 'running';
+        this.onChange();
+        return this.summary(record);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (this.running.get(id) === entry) {
+      child.kill('SIGKILL');
+      await exited;
+      this.failures.set(id, `did not become healthy within ${START_TIMEOUT_MS / 1000} s: ${this.lastLines(id)}`);
+    }
+    this.onChange();
+    throw new PlaneError(ErrorCode.Conflict, `peer ${id} could not start: ${this.failures.get(id) ?? 'unknown reason'}`);
+  }
+
+  async stop(id: string): Promise<PeerSummary> {
+    const record = this.record(id);
+    const entry = this.running.get(id);
+    if (!entry) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is not running`);
+    entry.status = 'stopping';
+    this.onChange();
+    entry.child.kill('SIGTERM');
+    const timer = setTimeout(() => entry.child.kill('SIGKILL'), 8000);
+    await entry.exited;
+    clearTimeout(timer);
+    this.running.delete(id);
+    if (entry.port) await this.waitPortFree(record, entry.port);
+    this.onChange();
+    return this.summary(record);
+  }
+
+  async restart(id: string): Promise<PeerSummary> {
+    if (this.running.has(id)) await this.stop(id);
+    return this.start(id);
+  }
+
+  /** The port a running peer listens on now; null when it is not running. */
+  portOf(id: string): number | null {
+    const entry = this.running.get(id);
+    return entry?.status === 'running' ? entry.port : null;
+  }
+
+  list(): PeerSummary[] {
+    return this.registry.list().map((r) => this.summary(r));
+  }
+
+  summary(record: PeerRecord): PeerSummary {
+    const entry = this.running.get(record.id);
+    const failure = this.failures.get(record.id);
+    const port = entry?.port ?? record.port;
+    return {
+      id: record.id,
+      name: record.name,
+      status: entry ? entry.status : failure ? 'failed' : 'stopped',
+      address: entry?.status === 'running' ? `mcpv2://${hostForUrl(record.publicIp)}:${port}/mcpv2` : null,
+      port,
+      publicIp: record.publicIp,
+      llmMode: record.llmMode,
+      auth: record.auth,
+      revoked: record.revoked,
+      pid: entry?.child.pid ?? null,
+      startedAt: entry ? new Date(entry.startedAt).toISOString() : null,
+      error: failure ?? null,
+      allow: record.allow,
+    };
+  }
+
+  async sessions(id: string): Promise<SessionRow[]> {
+    const { entry, record } = this.live(id);
+    const response = await request(`http://${hostForUrl(record.bindHost && record.bindHost !== '0.0.0.0' ? record.bindHost : record.publicIp)}:${entry.port}/mcpv2/admin/sessions`, {
+      headers: { 'x-agentplane-admin': entry.adminToken },
+    });
+    if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not list its sessions (HTTP ${response.statusCode})`);
+    return ((await response.body.json()) as { sessions: SessionRow[] }).sessions;
+  }
+
+  async revokeSession(id: string, label: string): Promise<boolean> {
+    const { entry, record } = this.live(id);
+    const response = await request(`http://${hostForUrl(record.bindHost && record.bindHost !== '0.0.0.0' ? record.bindHost : record.publicIp)}:${entry.port}/mcpv2/admin/sessions/revoke`, {
+      method: 'POST',
+      headers: { 'x-agentplane-admin': entry.adminToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ label }),
+    });
+    if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not revoke (HTTP ${response.statusCode})`);
+    return ((await response.body.json()) as { revoked: boolean }).revoked;
+  }
+
+  allow(callee: string, caller: string, skills: string[]): PeerSummary {
+    try {
+      const record = this.registry.allow(callee, caller, skills);
+      this.onChange();
+      return this.summary(record);
+    } catch (error) {
+      if (error instanceof RegistryError) throw new PlaneError(ErrorCode.BadRequest, error.message);
+      throw error;
+    }
+  }
+
+  revoke(id: string): PeerSummary {
+    this.record(id);
+    const record = this.registry.revoke(id);
+    this.onChange();
+    return this.summary(record);
+  }
+
+  /** Stops every peer this plane started (the plane is closing). */
+  async stopAll(): Promise<void> {
+    await Promise.allSettled([...this.running.keys()].map((id) => this.stop(id)));
+  }
+
+  private live(id: string): { entry: Running & { port: number }; record: PeerRecord } {
+    const record = this.record(id);
+    const entry = this.running.get(id);
+    if (!entry || entry.status !== 'running' || entry.port === null) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is not running`);
+    return { entry: entry as Running & { port: number }, record };
+  }
+
+  private async healthy(record: PeerRecord, port: number): Promise<boolean> {
+    const host = record.bindHost && record.bindHost !== '0.0.0.0' && record.bindHost !== '::' ? record.bindHost : record.publicIp;
+    try {
+      const response = await request(`http://${hostForUrl(host)}:${port}/mcpv2/health`, { headersTimeout: 2000, bodyTimeout: 2000 });
+      await response.body.dump();
+      return response.statusCode === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  private waitPortFree(record: PeerRecord, port: number): Promise<void> {
+    const host = record.bindHost && record.bindHost !== '0.0.0.0' ? record.bindHost : record.publicIp;
+    return new Promise((resolve) => {
+      const attempt = (left: number) => {
+        const socket = connect({ host, port });
+        socket.once('connect', () => {
+          socket.destroy();
+          if (left <= 0) return resolve();
+          setTimeout(() => attempt(left - 1), 50);
+        });
+        socket.once('error', () => resolve());
+      };
+      attempt(100);
+    });
+  }
+
+  private lastLines(id: string): string {
+    try {
+      const lines = readFileSync(this.logFile(id), 'utf8').trim().split('\n').filter((l) => !l.startsWith('{'));
+      return lines.slice(-2).join(' ').slice(0, 300) || 'no output';
+    } catch {
+      return 'no output';
+    }
+  }
+}

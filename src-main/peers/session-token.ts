@@ -1,0 +1,434 @@
+/**
+ * MCPv2 session tokens (seed 000, "Session token"), exactly the seed's wire format:
+ *
+ *     sessionId = base64url(payload) + "." + hex(HMAC-SHA256(secret, payload))
+ *     payload   = "<client_ip>:<nonce>:<issued_at>:<ttl>"      (issued_at, ttl: integer seconds)
+ *
+ * What is true, and why:
+ *
+ * - One rule, checked one way, every time. A token is valid iff its HMAC matches, `issued_at`
+ *   is not more than the clock skew in the future, `now <= issued_at + ttl`, and the caller's
+ *   observed IP is the IP inside the token. The seed's bug 2 ("session expiry was split-brain")
+ *   was a server that checked sessions in its in-memory dict against one timeout and every
+ *   other validly signed token (including the ones peers mint for themselves in client mode)
+ *   against a different, tighter window: two tokens signed a second apart had different
+ *   lifetimes depending on bookkeeping, not intent. The TTL therefore lives inside the signed
+ *   payload, so the token alone decides its lifetime, and nobody can stretch it without the
+ *   secret. `SessionBook` is optional bookkeeping (listing, counting, early revocation) and is
+ *   never consulted for expiry.
+ * - A token minted by anyone holding the secret is exactly as valid as one this peer issued.
+ *   That is the seed's shared-secret trust model (its stated ceiling, not a bug we can fix in
+ *   the token): "do you know the string".
+ * - The IP binding compares addresses, not spellings: an IPv4-mapped IPv6 address
+ *   (`::ffff:1.2.3.4`, what a dual-stack socket reports for an IPv4 caller) equals its IPv4
+ *   address, and IPv6 addresses compare in canonical form (`0:0::1` is `::1`). An IPv6 address
+ *   contains colons, so the payload is parsed from the right: the last three fields are nonce,
+ *   issued_at and ttl, and everything before them is the IP.
+ * - Exactly one spelling of a token verifies (apart from optional base64 padding, which is
+ *   accepted on input and never produced): base64url must re-encode to the characters given
+ *   (Node's decoder otherwise ignores stray characters and the unused low bits of the last
+ *   character, so several strings would decode to one payload), and the HMAC is exactly 64
+ *   lowercase hex digits. So a revocation keyed by the token cannot be dodged by re-spelling
+ *   it, and any mutation of a valid token is refused.
+ * - The HMAC is compared as raw bytes of equal length with `timingSafeEqual`, which never
+ *   stops at the first differing byte. Everything checked before it (shape, lengths, field
+ *   syntax) depends only on what the caller sent, never on the secret.
+ * - Verification never throws on hostile input: every refusal is a reason, so the HTTP layer
+ *   answers -32001 (invalid session) without a try/catch around attacker bytes.
+ * - The token is a bearer credential: it is never logged, journaled or shown. `redactSession`
+ *   gives the short label logs and the UI use instead, and `SessionBook` keeps only hashes.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
+
+/** `MCPV2_SESSION_TIMEOUT` default: one hour. */
+export const DEFAULT_SESSION_TTL_SECONDS = 3600;
+/** `MCPV2_CLOCK_SKEW` default: how far in the future `issued_at` may be. */
+export const DEFAULT_CLOCK_SKEW_SECONDS = 300;
+/** Longest TTL a token may carry (a year and a day); anything longer is malformed, not "valid for ever". */
+export const MAX_SESSION_TTL_SECONDS = 366 * 24 * 3600;
+/** A token longer than this is refused before any decoding: the largest real one is ~250 chars. */
+const MAX_TOKEN_LENGTH = 512;
+/** 9999-12-31T23:59:59Z: a later `issued_at` is not a time, it is an attempt at overflow. */
+const MAX_ISSUED_AT_SECONDS = 253_402_300_799;
+const HMAC_HEX = /^[0-9a-f]{64}$/;
+const NONCE_HEX = /^[0-9a-fA-F]{1,128}$/;
+const DECIMAL = /^(0|[1-9][0-9]{0,14})$/;
+const BASE64URL = /^([A-Za-z0-9_-]+)(=*)$/;
+/** The payload is printable ASCII only: an IP, hex and digits (and an IPv6 zone after `%`). */
+const PAYLOAD_CHARS = /^[\x21-\x7e]+$/;
+
+export type SessionSecret = string | Uint8Array;
+
+export interface MintSessionOptions {
+  secret: SessionSecret;
+  /** The caller's IP as this peer observes it (the socket's remote address). */
+  clientIp: string;
+  ttlSeconds: number;
+  /** Milliseconds since the epoch; `issued_at` is its whole seconds. */
+  now?: number;
+  /** Hex; random (128 bits) when omitted. Given only by tests and replays. */
+  nonce?: string;
+}
+
+export interface MintedSession {
+  sessionId: string;
+  /** The IP bound into the token, in canonical form. */
+  clientIp: string;
+  /** Milliseconds since the epoch (the payload's `issued_at` seconds x 1000). */
+  issuedAt: number;
+  /** Milliseconds since the epoch: `(issued_at + ttl) * 1000`; valid up to and including it. */
+  expiresAt: number;
+  /** Seconds, as in the payload. */
+  ttl: number;
+}
+
+export type SessionRefusal = 'malformed' | 'bad-signature' | 'future' | 'expired' | 'wrong-ip' | 'revoked';
+
+export type SessionVerdict =
+  | { ok: true; clientIp: string; issuedAt: number; ttl: number; expiresAt: number; nonce: string }
+  | { ok: false; reason: SessionRefusal };
+
+export interface VerifySessionOptions {
+  secret: SessionSecret;
+  token: string;
+  /** The IP the request came from, as this peer observes it. */
+  observedIp: string;
+  /** Milliseconds since the epoch. */
+  now?: number;
+  clockSkewSeconds?: number;
+  /** Consulted only for revocation, never for expiry. */
+  book?: SessionBook;
+}
+
+/**
+ * The canonical text of an IP address, or null when `text` is not one: IPv4 as Node's strict
+ * dotted quad (no leading zeros), an IPv4-mapped IPv6 address as its IPv4, other IPv6 in RFC
+ * 5952 form (lowercase, no leading zeros, the longest run of two or more zero groups as `::`).
+ * A zone (`%eth0`) is kept as given: two zones are two different links.
+ */
+export function canonicalIp(text: string): string | null {
+  if (typeof text !== 'string') return null;
+  if (isIPv4(text)) return text;
+  if (!isIPv6(text)) return null;
+  const percent = text.indexOf('%');
+  const zone = percent >= 0 ? text.slice(percent) : '';
+  const groups = ipv6Groups(percent >= 0 ? text.slice(0, percent) : text);
+  if (!groups) return null;
+  const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
+  if (mapped && zone === '') {
+    const hi = groups[6] ?? 0;
+    const lo = groups[7] ?? 0;
+    return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  }
+  return ipv6Text(groups) + zone;
+}
+
+/** The eight 16-bit groups of an IPv6 address `isIPv6` has already accepted (zone removed). */
+function ipv6Groups(address: string): number[] | null {
+  const toGroups = (part: string): number[] | null => {
+    if (part === '') return [];
+    const out: number[] = [];
+    for (const piece of part.split(':')) {
+      if (piece.includes('.')) {
+        if (!isIPv4(piece)) return null;
+        const [a = 0, b = 0, c = 0, d = 0] = piece.split('.').map(Number);
+        out.push((a << 8) | b, (c << 8) | d);
+      } else {
+        out.push(Number.parseInt(piece, 16));
+      }
+    }
+    return out;
+  };
+  const halves = address.split('::');
+  if (halves.length > 2) return null;
+  const head = toGroups(halves[0] ?? '');
+  const tail = halves.length === 2 ? toGroups(halves[1] ?? '') : [];
+  if (!head || !tail) return null;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
+  const groups = [...head, ...new Array<number>(missing).fill(0), ...tail];
+  return groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
+}
+
+function ipv6Text(groups: number[]): string {
+  let bestStart = -1;
+  let bestLength = 1; // RFC 5952: a single zero group is not compressed
+  for (let i = 0; i < groups.length; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < groups.length && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestStart < 0) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
+}
+
+/** True when two IP texts name the same address (see `canonicalIp`); false if either is not an IP. */
+export function sameIp(a: string, b: string): boolean {
+  const ca = canonicalIp(a);
+  return ca !== null && ca === canonicalIp(b);
+}
+
+function hmac(secret: SessionSecret, payload: Buffer): Buffer {
+  return createHmac('sha256', secret).update(payload).digest();
+}
+
+function assertSecret(secret: SessionSecret): void {
+  if (typeof secret === 'string' ? secret.length === 0 : !(secret instanceof Uint8Array) || secret.length === 0) {
+    throw new TypeError('a session secret is a non-empty string or byte array');
+  }
+}
+
+/** Issue a token for `clientIp`. Throws on bad arguments: they come from our own code, never a caller. */
+export function mintSession(options: MintSessionOptions): MintedSession {
+  const { secret, ttlSeconds, now = Date.now() } = options;
+  assertSecret(secret);
+  const clientIp = canonicalIp(options.clientIp);
+  if (clientIp === null) throw new TypeError(`not an IP address: ${JSON.stringify(options.clientIp)}`);
+  if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_SESSION_TTL_SECONDS) {
+    throw new RangeError(`ttlSeconds must be an integer from 1 to ${MAX_SESSION_TTL_SECONDS}, got ${ttlSeconds}`);
+  }
+  const issuedAtSeconds = Math.floor(now / 1000);
+  if (!Number.isSafeInteger(issuedAtSeconds) || issuedAtSeconds < 0 || issuedAtSeconds > MAX_ISSUED_AT_SECONDS) {
+    throw new RangeError(`now is not a usable time: ${now}`);
+  }
+  const nonce = options.nonce ?? randomBytes(16).toString('hex');
+  if (!NONCE_HEX.test(nonce)) throw new TypeError('a session nonce is 1 to 128 hex digits');
+  const payload = Buffer.from(`${clientIp}:${nonce}:${issuedAtSeconds}:${ttlSeconds}`, 'latin1');
+  return {
+    sessionId: `${payload.toString('base64url')}.${hmac(secret, payload).toString('hex')}`,
+    clientIp,
+    issuedAt: issuedAtSeconds * 1000,
+    expiresAt: (issuedAtSeconds + ttlSeconds) * 1000,
+    ttl: ttlSeconds,
+  };
+}
+
+interface ParsedToken {
+  payload: Buffer;
+  signature: Buffer;
+  /** The one spelling of this token: unpadded base64url, dot, lowercase hex. */
+  canonical: string;
+  clientIp: string;
+  nonce: string;
+  issuedAtSeconds: number;
+  ttlSeconds: number;
+}
+
+/** base64url that re-encodes to exactly the characters given, with optional correct padding. */
+function decodeBase64UrlStrict(text: string): Buffer | null {
+  const match = BASE64URL.exec(text);
+  if (!match) return null;
+  const body = match[1] ?? '';
+  const padding = (match[2] ?? '').length;
+  const remainder = body.length % 4;
+  if (remainder === 1) return null;
+  if (padding !== 0 && padding !== (4 - remainder) % 4) return null;
+  if (padding !== 0 && remainder === 0) return null;
+  const bytes = Buffer.from(body, 'base64url');
+  return bytes.toString('base64url') === body ? bytes : null;
+}
+
+/** The token's parts, or null when it is not a well-formed token. Checks no signature. */
+function parseToken(token: unknown): ParsedToken | null {
+  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot !== token.lastIndexOf('.')) return null;
+  const signatureHex = token.slice(dot + 1);
+  if (!HMAC_HEX.test(signatureHex)) return null;
+  const payload = decodeBase64UrlStrict(token.slice(0, dot));
+  if (!payload) return null;
+  const text = payload.toString('latin1');
+  if (!PAYLOAD_CHARS.test(text)) return null;
+  // From the right: an IPv6 client IP is full of colons, the three trailing fields never are.
+  const ttlAt = text.lastIndexOf(':');
+  const issuedAt = ttlAt > 0 ? text.lastIndexOf(':', ttlAt - 1) : -1;
+  const nonceAt = issuedAt > 0 ? text.lastIndexOf(':', issuedAt - 1) : -1;
+  if (nonceAt <= 0) return null;
+  const ipText = text.slice(0, nonceAt);
+  const nonce = text.slice(nonceAt + 1, issuedAt);
+  const issuedText = text.slice(issuedAt + 1, ttlAt);
+  const ttlText = text.slice(ttlAt + 1);
+  if (!NONCE_HEX.test(nonce) || !DECIMAL.test(issuedText) || !DECIMAL.test(ttlText)) return null;
+  const issuedAtSeconds = Number(issuedText);
+  const ttlSeconds = Number(ttlText);
+  if (issuedAtSeconds > MAX_ISSUED_AT_SECONDS) return null;
+  if (ttlSeconds < 1 || ttlSeconds > MAX_SESSION_TTL_SECONDS) return null;
+  const clientIp = canonicalIp(ipText);
+  if (clientIp === null) return null;
+  return {
+    payload,
+    signature: Buffer.from(signatureHex, 'hex'),
+    canonical: `${payload.toString('base64url')}.${signatureHex}`,
+    clientIp,
+    nonce,
+    issuedAtSeconds,
+    ttlSeconds,
+  };
+}
+
+/**
+ * The seed's one rule. Order of refusals: malformed, bad-signature, revoked, future, expired,
+ * wrong-ip. Nothing past 'bad-signature' is reported for a token the secret did not sign, so a
+ * prober learns nothing about forged payloads beyond "not signed".
+ */
+export function verifySession(options: VerifySessionOptions): SessionVerdict {
+  const { secret, token, observedIp, now = Date.now(), clockSkewSeconds = DEFAULT_CLOCK_SKEW_SECONDS, book } = options;
+  assertSecret(secret);
+  const parsed = parseToken(token);
+  if (!parsed) return { ok: false, reason: 'malformed' };
+  const expected = hmac(secret, parsed.payload);
+  // Both are 32 bytes (the hex was checked to be 64 digits): timingSafeEqual compares every byte.
+  if (!timingSafeEqual(expected, parsed.signature)) return { ok: false, reason: 'bad-signature' };
+  if (book?.isRevoked(parsed.canonical)) return { ok: false, reason: 'revoked' };
+  const issuedAt = parsed.issuedAtSeconds * 1000;
+  const expiresAt = (parsed.issuedAtSeconds + parsed.ttlSeconds) * 1000;
+  if (issuedAt - now > clockSkewSeconds * 1000) return { ok: false, reason: 'future' };
+  if (now > expiresAt) return { ok: false, reason: 'expired' };
+  if (canonicalIp(observedIp) !== parsed.clientIp) return { ok: false, reason: 'wrong-ip' };
+  return { ok: true, clientIp: parsed.clientIp, issuedAt, ttl: parsed.ttlSeconds, expiresAt, nonce: parsed.nonce };
+}
+
+/** SHA-256 of the token's one spelling (padding removed), hex. What the book keys on. */
+function tokenDigest(token: string): string {
+  const canonical = parseToken(token)?.canonical ?? String(token);
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+}
+
+/**
+ * A short, non-secret label for a session, for logs and UI ids: `sess_` and 12 hex digits of
+ * the SHA-256 of the token. The same session gets the same label whether or not the token was
+ * padded, and the label reveals nothing that helps forge or replay the token.
+ */
+export function redactSession(token: string): string {
+  return `sess_${tokenDigest(token).slice(0, 12)}`;
+}
+
+export interface SessionEntry {
+  /** `redactSession(token)`: the id logs and the UI show. The book never holds the token. */
+  label: string;
+  clientIp: string;
+  /** Where the session request came from (socket address and port, or a note). */
+  callerAddress: string;
+  /** Milliseconds since the epoch. */
+  issuedAt: number;
+  expiresAt: number;
+}
+
+export interface SessionBookOptions {
+  /** Issued sessions kept for listing; beyond it, expired then oldest entries are dropped. */
+  maxEntries?: number;
+  /** Live revocations kept; beyond it `revoke` throws rather than forget one. */
+  maxRevoked?: number;
+}
+
+/**
+ * Optional bookkeeping: which sessions this peer issued (for listing and counting) and which
+ * were revoked before expiry. Bounded: dropping a listing entry loses only a row in a table,
+ * because validity never depends on it; a revocation is kept until its token expires and is
+ * never dropped early (that would silently un-revoke it), so a full revocation list throws.
+ */
+export class SessionBook {
+  readonly #entries = new Map<string, SessionEntry>();
+  /** token digest -> expiresAt (ms); pruned once the token would be refused as expired anyway. */
+  readonly #revoked = new Map<string, number>();
+  readonly #maxEntries: number;
+  readonly #maxRevoked: number;
+
+  constructor(options: SessionBookOptions = {}) {
+    this.#maxEntries = options.maxEntries ?? 10_000;
+    this.#maxRevoked = options.maxRevoked ?? 100_000;
+    if (!Number.isSafeInteger(this.#maxEntries) || this.#maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
+    if (!Number.isSafeInteger(this.#maxRevoked) || this.#maxRevoked < 1) throw new RangeError('maxRevoked must be a positive integer');
+  }
+
+  /** Note a session this peer issued. */
+  record(session: MintedSession, callerAddress: string, now: number = Date.now()): SessionEntry {
+    if (this.#entries.size >= this.#maxEntries) {
+      for (const [key, entry] of this.#entries) if (now > entry.expiresAt) this.#entries.delete(key);
+      // Still full: drop the oldest tenth at once, so the scan above is not repeated per record.
+      if (this.#entries.size >= this.#maxEntries) {
+        const target = Math.floor(this.#maxEntries * 0.9);
+        for (const key of this.#entries.keys()) {
+          if (this.#entries.size <= target) break;
+          this.#entries.delete(key);
+        }
+      }
+    }
+    const entry: SessionEntry = {
+      label: redactSession(session.sessionId),
+      clientIp: session.clientIp,
+      callerAddress,
+      issuedAt: session.issuedAt,
+      expiresAt: session.expiresAt,
+    };
+    this.#entries.set(tokenDigest(session.sessionId), entry);
+    return { ...entry };
+  }
+
+  /**
+   * Refuse this session from now on, until it expires (after which the expiry rule refuses it).
+   * Works for any well-formed token, issued here or client-minted. Returns false for a token
+   * that is malformed or already expired (both are refused without a revocation).
+   */
+  revoke(token: string, now: number = Date.now()): boolean {
+    const parsed = parseToken(token);
+    if (!parsed) return false;
+    const expiresAt = (parsed.issuedAtSeconds + parsed.ttlSeconds) * 1000;
+    const key = tokenDigest(token);
+    this.#entries.delete(key);
+    if (now > expiresAt) return false;
+    if (!this.#revoked.has(key) && this.#revoked.size >= this.#maxRevoked) {
+      for (const [k, until] of this.#revoked) if (now > until) this.#revoked.delete(k);
+      if (this.#revoked.size >= this.#maxRevoked) {
+        throw new RangeError(`the revocation list is full (${this.#maxRevoked} live revocations); rotate the secret instead`);
+      }
+    }
+    this.#revoked.set(key, expiresAt);
+    return true;
+  }
+
+  /**
+   * Revoke an issued session by its label (what the UI and logs show): the book knows the
+   * token's digest and expiry from when it was issued, so the token itself is not needed.
+   */
+  revokeLabel(label: string, now: number = Date.now()): boolean {
+    for (const [key, entry] of this.#entries) {
+      if (entry.label !== label) continue;
+      this.#entries.delete(key);
+      if (now > entry.expiresAt) return false;
+      this.#revoked.set(key, entry.expiresAt);
+      return true;
+    }
+    return false;
+  }
+
+  isRevoked(token: string): boolean {
+    return this.#revoked.has(tokenDigest(token));
+  }
+
+  /** Issued, unrevoked sessions that have not expired at `now`, oldest first. Plain JSON. */
+  live(now: number = Date.now()): SessionEntry[] {
+    return [...this.#entries.values()].filter((e) => now <= e.expiresAt).map((e) => ({ ...e }));
+  }
+
+  liveCount(now: number = Date.now()): number {
+    let count = 0;
+    for (const entry of this.#entries.values()) if (now <= entry.expiresAt) count++;
+    return count;
+  }
+
+  /** Entries held, expired ones included until pruned (for the memory bound's tests). */
+  get size(): number {
+    return this.#entries.size;
+  }
+}

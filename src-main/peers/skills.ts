@@ -1,0 +1,310 @@
+/**
+ * The MCPv2 skills, as runtime programs. Every inbound `tools/call` is admitted as a run of one
+ * of these (`skill:<name>`), so a skill's effects (a model call, a file write, a payment
+ * intent) are journaled once, metered, replayed from the record and governed like any agent's.
+ *
+ * A skill fails with an MCPv2 error code by throwing `skillError(code, message)`: the run
+ * seals failed with the code `mcpv2:<code>`, and the peer answers the slot with that code. The
+ * message is written for the caller and carries nothing of the plane's internals.
+ */
+import { z } from 'zod';
+import { HistoryErrorCode, HistoryTranslationError, translateHistory } from '../../src-shared/protocol/history';
+import { Mcpv2Error, MCPV2_SUPPORTED_VERSIONS, skillArguments, type BuiltinSkill, type SkillDescriptor } from '../../src-shared/protocol/mcpv2';
+import { describeZodError } from '../../src-shared/ipc/errors';
+import type { Journal } from '../journal/journal';
+import type { ModelProvider } from '../providers/model-provider';
+import { callModel } from '../runtime/model-effect';
+import type { RunContext } from '../runtime/run-context';
+import type { RunProgram } from '../runtime/run-program';
+import { EffectFailure } from '../runtime/run-signals';
+import { NO_SPEND } from '../runtime/spend';
+import { PAYMENT_NOTE } from '../runtime/step-runner';
+import type { CustomSkill, CustomSkillRunner } from './custom-skills';
+import { FileStoreError, type FileStore } from './file-store';
+
+export function skillError(code: number, message: string): EffectFailure {
+  return new EffectFailure(`mcpv2:${code}`, message, 'DidNotHappen');
+}
+
+export interface SkillDeps {
+  peerId: string;
+  peerName: string;
+  files: FileStore;
+  model: ModelProvider;
+  llmMode: boolean;
+  journal: Journal;
+  custom: readonly CustomSkill[];
+  customRunner: CustomSkillRunner;
+}
+
+const SKILL_BUDGET = { maxEffects: 20 };
+
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+function parseArgs<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw skillError(Mcpv2Error.InvalidParams, `invalid arguments: ${describeZodError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** A file-store effect; store failures become the seed's codes. */
+async function fileEffect(cx: RunContext, deps: SkillDeps, name: string, request: Record<string, unknown>, act: () => Promise<unknown>): Promise<unknown> {
+  return cx.effect({
+    effect: 'file',
+    name,
+    request,
+    destination: `peer:${deps.peerId}/files`,
+    grant: `tool:${name}`,
+    estimate: { ...NO_SPEND, effects: 1 },
+    async perform() {
+      try {
+        return { result: await act(), spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${deps.peerId}` };
+      } catch (error) {
+        if (error instanceof FileStoreError) {
+          const code = error.code === 'not-found' ? Mcpv2Error.FileNotFound : Mcpv2Error.InvalidParams;
+          throw skillError(code, error.message);
+        }
+        throw error;
+      }
+    },
+  });
+}
+
+interface SkillDefinition<S extends BuiltinSkill> {
+  name: S;
+  description: string;
+  grants: Array<[string, boolean]>;
+  run(args: z.output<(typeof skillArguments)[S]>, cx: RunContext, deps: SkillDeps, context: SkillCallContext): Promise<unknown>;
+}
+
+/** What the peer adds to a skill run's input beside the caller's arguments. */
+export interface SkillCallContext {
+  /** LLM mode: which conversation an ask continues (the caller's, or its session's). */
+  conversation?: string;
+  provider?: string;
+}
+
+export const SkillInputSchema = z.object({ arguments: z.unknown(), context: z.object({ conversation: z.string().optional(), provider: z.string().optional() }).default({}) });
+
+const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
+  ping: {
+    name: 'ping',
+    description: 'Liveness through the whole stack: answers pong with the peer and the time.',
+    grants: [],
+    run: async (_args, cx, deps) => ({ pong: true, peer: deps.peerName, time: await cx.now() }),
+  },
+  ask: {
+    name: 'ask',
+    description: 'Ask the peer a question. With LLM mode on, a conversation carries context turn over turn (kept in the journal, so it survives a restart).',
+    grants: [['model:*', false]],
+    async run(args, cx, deps, context) {
+      const conversation = deps.llmMode ? context.conversation : undefined;
+      const earlier = conversation
+        ? ((await cx.effect({
+            effect: 'tool',
+            name: 'conversation.read',
+            request: { conversation },
+            grant: null,
+            estimate: NO_SPEND,
+            perform: async () => ({ result: await deps.journal.store.sealedRunResults('skill:ask', '$.context.conversation', conversation, 50), spend: NO_SPEND, provenance: 'plane' }),
+          })) as Array<{ input: { arguments?: { query?: string } }; result: { response?: string } }>)
+        : [];
+      const messages = [
+        ...earlier.flatMap((turn) => [
+          { role: 'user' as const, content: String(turn.input.arguments?.query ?? '') },
+          { role: 'assistant' as const, content: String(turn.result.response ?? '') },
+        ]),
+        { role: 'user' as const, content: args.query },
+      ];
+      const completion = await callModel(cx, deps.model, { model: '', messages, maxTokens: 256 });
+      return {
+        response: completion.text,
+        model: completion.model,
+        usage: completion.usage,
+        ...(conversation ? { conversation, turn: earlier.length + 1 } : {}),
+      };
+    },
+  },
+  upload_file: {
+    name: 'upload_file',
+    description: 'Store a file in the peer\'s file store (utf8 text or base64 bytes).',
+    grants: [['tool:files.upload', false]],
+    async run(args, cx, deps) {
+      const content = args.encoding === 'base64' ? Buffer.from(args.content, 'base64') : Buffer.from(args.content, 'utf8');
+      if (args.encoding === 'base64' && Buffer.from(content).toString('base64').replace(/=+$/, '') !== args.content.replace(/=+$/, '').replace(/\s+/g, '')) {
+        throw skillError(Mcpv2Error.InvalidParams, 'invalid arguments: content: not valid base64');
+      }
+      return fileEffect(cx, deps, 'files.upload', { filename: args.filename, bytes: content.length, encoding: args.encoding }, async () => {
+        const stored = await deps.files.save(args.filename, content);
+        return { filename: stored.filename, bytes: stored.bytes };
+      });
+    },
+  },
+  list_files: {
+    name: 'list_files',
+    description: 'List the files in the peer\'s file store.',
+    grants: [['tool:files.list', false]],
+    run: (_args, cx, deps) => fileEffect(cx, deps, 'files.list', {}, async () => ({ files: await deps.files.list() })),
+  },
+  process_instructions: {
+    name: 'process_instructions',
+    description: 'Apply instructions to a stored file with the peer\'s model.',
+    grants: [['tool:files.read', false], ['model:*', false]],
+    async run(args, cx, deps) {
+      const file = (await fileEffect(cx, deps, 'files.read', { filename: args.filename }, async () => {
+        const bytes = await deps.files.read(args.filename);
+        return { filename: args.filename, bytes: bytes.length, text: bytes.toString('utf8').slice(0, 20_000) };
+      })) as { filename: string; bytes: number; text: string };
+      const completion = await callModel(cx, deps.model, {
+        model: '',
+        messages: [{ role: 'user', content: `${args.instructions}\n\n${file.text}` }],
+        maxTokens: 256,
+      });
+      return { filename: file.filename, bytes: file.bytes, instructions: args.instructions, result: completion.text };
+    },
+  },
+  delete_file: {
+    name: 'delete_file',
+    description: 'Delete a file from the peer\'s file store.',
+    grants: [['tool:files.delete', false]],
+    run: (args, cx, deps) =>
+      fileEffect(cx, deps, 'files.delete', { filename: args.filename }, async () => {
+        await deps.files.delete(args.filename);
+        return { deleted: args.filename };
+      }),
+  },
+  get_skill: {
+    name: 'get_skill',
+    description: 'Metadata of one skill (it is never executed).',
+    grants: [],
+    async run(args, _cx, deps) {
+      const found = describeSkills(deps).find((s) => s.name === args.name);
+      if (!found) throw skillError(Mcpv2Error.SkillNotFound, `no skill named ${args.name}`);
+      return found;
+    },
+  },
+  negotiate: {
+    name: 'negotiate',
+    description: 'Agree on a protocol version and the capabilities both sides have.',
+    grants: [],
+    async run(args, _cx, deps) {
+      const version = args.versions.find((v) => (MCPV2_SUPPORTED_VERSIONS as readonly string[]).includes(v));
+      if (!version) throw skillError(Mcpv2Error.ProtocolVersionMismatch, `no common protocol version: this peer speaks ${MCPV2_SUPPORTED_VERSIONS.join(', ')}`);
+      const mine = peerCapabilityNames(deps);
+      return { version, capabilities: args.capabilities.filter((c) => mine.includes(c)), supported: mine };
+    },
+  },
+  pay: {
+    name: 'pay',
+    description: 'Request a payment. A person must approve it in the approvals inbox; no money moves, and the result says so.',
+    grants: [['payment:request', true]],
+    async run(args, cx, deps) {
+      return cx.effect({
+        effect: 'payment',
+        name: 'request',
+        request: { amount: args.amount, currency: args.currency, payee: args.payee },
+        destination: `payee:${args.payee}`,
+        grant: 'payment:request',
+        estimate: { ...NO_SPEND, effects: 1 },
+        perform: async () => ({
+          result: { status: 'approved-intent', moved: false, amount: args.amount, currency: args.currency, payee: args.payee, note: PAYMENT_NOTE },
+          spend: { ...NO_SPEND, effects: 1 },
+          provenance: `peer:${deps.peerId}`,
+        }),
+      });
+    },
+  },
+  translate_history: {
+    name: 'translate_history',
+    description: 'Translate a conversation history between claude, openai, gemini and deepseek formats, losslessly.',
+    grants: [],
+    async run(args) {
+      try {
+        return { from: args.from, to: args.to, messages: translateHistory({ from: args.from, to: args.to, messages: args.messages }) };
+      } catch (error) {
+        if (error instanceof HistoryTranslationError) {
+          throw skillError(error.code === HistoryErrorCode.UnsupportedProvider ? Mcpv2Error.UnsupportedProvider : Mcpv2Error.InvalidParams, error.message);
+        }
+        throw error;
+      }
+    },
+  },
+};
+
+export const BUILTIN_SKILLS = Object.keys(definitions) as BuiltinSkill[];
+
+export function peerCapabilityNames(deps: Pick<SkillDeps, 'llmMode'>): string[] {
+  return ['batch', 'files', 'translate_history', 'sessions', 'peer-credentials', ...(deps.llmMode ? ['llm-mode'] : [])];
+}
+
+export function describeSkills(deps: Pick<SkillDeps, 'custom'>): SkillDescriptor[] {
+  return [
+    ...BUILTIN_SKILLS.map((name) => ({
+      name,
+      description: definitions[name].description,
+      inputSchema: jsonSchemaOf(skillArguments[name]),
+      requiresApproval: definitions[name].grants.some(([, approve]) => approve),
+      custom: false,
+    })),
+    ...deps.custom.map((skill) => ({ name: skill.name, description: skill.description, inputSchema: skill.inputSchema, requiresApproval: false, custom: true })),
+  ];
+}
+
+/** Every skill of this peer as a runtime program, `skill:<name>`. */
+export function skillPrograms(deps: SkillDeps): RunProgram[] {
+  const builtins = BUILTIN_SKILLS.map((name): RunProgram => {
+    const definition = definitions[name] as SkillDefinition<BuiltinSkill>;
+    const grants = new Map(definition.grants.map(([grant, approve]) => [grant === 'model:*' ? `model:${deps.model.id}` : grant, { approve }]));
+    return {
+      id: `skill:${name}`,
+      description: definition.description,
+      admission: { action: 'mcpv2:skill.call', resource: `skill:${name}` },
+      grants,
+      approveEveryEffect: false,
+      budget: SKILL_BUDGET,
+      inputSchema: jsonSchemaOf(skillArguments[name]),
+      validateInput: (input) => {
+        const parsed = SkillInputSchema.safeParse(input);
+        return parsed.success ? [] : [describeZodError(parsed.error)];
+      },
+      run: async (input, cx) => {
+        const { arguments: raw, context } = SkillInputSchema.parse(input);
+        const args = parseArgs(skillArguments[name], raw ?? {});
+        return definition.run(args as never, cx, deps, context);
+      },
+    };
+  });
+  const custom = deps.custom.map((skill): RunProgram => ({
+    id: `skill:${skill.name}`,
+    description: skill.description,
+    admission: { action: 'mcpv2:skill.call', resource: `skill:${skill.name}` },
+    grants: new Map([[`tool:custom.${skill.name}`, { approve: false }]]),
+    approveEveryEffect: false,
+    budget: SKILL_BUDGET,
+    inputSchema: skill.inputSchema,
+    validateInput: (input) => {
+      const parsed = SkillInputSchema.safeParse(input);
+      return parsed.success ? [] : [describeZodError(parsed.error)];
+    },
+    run: async (input, cx) => {
+      const { arguments: raw } = SkillInputSchema.parse(input);
+      const args = (raw ?? {}) as Record<string, unknown>;
+      const problems = skill.validateArguments(args);
+      if (problems.length > 0) throw skillError(Mcpv2Error.InvalidParams, `invalid arguments: ${problems.join('; ')}`);
+      return cx.effect({
+        effect: 'tool',
+        name: `custom.${skill.name}`,
+        request: args,
+        destination: `peer:${deps.peerId}/custom/${skill.name}`,
+        grant: `tool:custom.${skill.name}`,
+        estimate: { ...NO_SPEND, effects: 1 },
+        perform: async () => ({ result: await deps.customRunner.run(skill, args), spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${deps.peerId}/custom` }),
+      });
+    },
+  }));
+  return [...builtins, ...custom];
+}

@@ -1,0 +1,28 @@
+/** The peers' commands: the plane's supervisor and registry, by click or CLI. */
+import type { CommandHandlers } from './dispatch';
+import type { PeerSupervisor } from '../peers/peer-supervisor';
+
+type PeerCommands =
+  | 'peers.list'
+  | 'peers.create'
+  | 'peers.start'
+  | 'peers.stop'
+  | 'peers.restart'
+  | 'peers.sessions'
+  | 'peers.revokeSession'
+  | 'peers.allow'
+  | 'peers.revoke';
+
+export function peerHandlers(peers: PeerSupervisor): Pick<CommandHandlers, PeerCommands> {
+  return {
+    'peers.list': () => ({ peers: peers.list() }),
+    'peers.create': (request) => peers.summary(peers.create(request)),
+    'peers.start': ({ id }) => peers.start(id),
+    'peers.stop': ({ id }) => peers.stop(id),
+    'peers.restart': ({ id }) => peers.restart(id),
+    'peers.sessions': async ({ id }) => ({ sessions: await peers.sessions(id) }),
+    'peers.revokeSession': async ({ id, label }) => ({ revoked: await peers.revokeSession(id, label) }),
+    'peers.allow': ({ callee, caller, skills }) => peers.allow(callee, caller, skills),
+    'peers.revoke': ({ id }) => peers.revoke(id),
+  };
+}

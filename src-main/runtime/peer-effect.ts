@@ -1,0 +1,69 @@
+/**
+ * A run calling a local peer's skill: `cx.callPeer`, a governed effect like any other.
+ *
+ * The hop extends the run's delegation chain by one link naming the peer and is checked here,
+ * before dispatch: depth (a chain with no room for another link refuses at the hand-off), the
+ * run's grant (peer and skill), and the registry (a revoked peer is never called). The peer
+ * receives a credential, not the chain: a chain read from a message body would be the
+ * sender's claim about its own authority. The credential is the plane's (a session minted with
+ * the peer's shared secret, bound to this machine's address), held as a PeerCredential for that
+ * peer alone; EffectStarted records its kind and audience, never the token. It is obtained when
+ * the call is performed, never on replay. What comes back is labelled `peer:<id>`: untrusted.
+ */
+import { NO_SPEND } from './spend';
+import type { RunContext } from './run-context';
+import { EffectFailure } from './run-signals';
+import { DelegationError, extendChain } from './policy';
+import { PeerCredential } from '../peers/peer-credential';
+import { Mcpv2Client, PeerClientError } from '../peers/peer-client';
+import type { PeerRegistry } from '../peers/peer-registry';
+import { mintSession } from '../peers/session-token';
+import { formatPeerAddress } from '../../src-shared/protocol/mcpv2';
+
+export interface PeerCallDeps {
+  registry: PeerRegistry;
+  /** Where a running peer listens now (the supervisor knows; a stopped peer has none). */
+  portOf(peerId: string): number | null;
+}
+
+export async function callPeer(cx: RunContext, deps: PeerCallDeps, peerId: string, skill: string, args: Record<string, unknown>): Promise<unknown> {
+  const record = deps.registry.get(peerId);
+  const port = deps.portOf(peerId);
+  const destination = record ? formatPeerAddress(record.publicIp, port ?? record.port) : `peer:${peerId}`;
+  return cx.effect({
+    effect: 'peer',
+    name: `${peerId}/${skill}`,
+    request: { peer: peerId, skill, arguments: args },
+    destination,
+    grant: `peer:${peerId}`,
+    credential: { kind: 'plane', audience: `peer:${peerId}` },
+    estimate: { ...NO_SPEND, effects: 1 },
+    async perform() {
+      try {
+        extendChain(cx.actingAs(), `peer:${peerId}`);
+      } catch (error) {
+        if (error instanceof DelegationError) throw new EffectFailure('DelegationRefused', error.message, 'DidNotHappen');
+        throw error;
+      }
+      if (!record) throw new EffectFailure('UnknownPeer', `no peer named ${peerId} in this plane's registry`, 'DidNotHappen');
+      if (record.revoked) throw new EffectFailure('PeerRevoked', `peer ${peerId} is revoked`, 'DidNotHappen');
+      if (port === null) throw new EffectFailure('PeerStopped', `peer ${peerId} is not running; start it and retry`, 'DidNotHappen');
+      if (record.auth === 'identity') throw new EffectFailure('PeerAuth', `peer ${peerId} accepts peer credentials only; the plane calls with a session`, 'DidNotHappen');
+      const session = mintSession({ secret: deps.registry.secretOf(peerId), clientIp: '127.0.0.1', ttlSeconds: 120 });
+      const credential = new PeerCredential(`peer:${peerId}`, session.sessionId, 'plane', session.expiresAt);
+      const client = new Mcpv2Client({ host: record.publicIp, port, sessionId: null });
+      try {
+        const result = await client.callTool(skill, args, { auth: { credential, audience: `peer:${peerId}` } });
+        return { result, spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${peerId}` };
+      } catch (error) {
+        if (error instanceof PeerClientError) {
+          // Unreachable or refused before the call: it did not happen. A call that reached the
+          // peer and failed there may have done part of its work: in doubt.
+          const disposition = error.stage === 'unreachable' || error.stage === 'session' || error.stage === 'address' ? 'DidNotHappen' : 'Landed';
+          throw new EffectFailure(`Peer${error.stage[0]!.toUpperCase()}${error.stage.slice(1)}`, error.message, disposition);
+        }
+        throw error;
+      }
+    },
+  });
+}

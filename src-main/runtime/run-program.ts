@@ -1,0 +1,41 @@
+/**
+ * What a run executes: a program. An agent manifest compiles to one (its steps, run by the
+ * step runner); a peer's skill is one too (its code). The runtime treats them alike: admission
+ * asks policy the program's own action on its own resource, the grants and budget govern its
+ * effects, and its `run` goes through the same RunContext, so skills are journaled, metered and
+ * replayed exactly as agents are.
+ */
+import type { LoadedAgent } from './manifest';
+import type { RunContext } from './run-context';
+import type { Budget } from './spend';
+import { runAgentSteps, type StepDeps } from './step-runner';
+
+export interface RunProgram {
+  /** The name runs record (RunAdmitted.agent): an agent's name, or `skill:<name>`. */
+  id: string;
+  description: string;
+  /** What policy is asked before a run is admitted. */
+  admission: { action: string; resource: string };
+  grants: ReadonlyMap<string, { approve: boolean }>;
+  approveEveryEffect: boolean;
+  budget: Budget;
+  inputSchema: Record<string, unknown>;
+  /** Errors naming the path; empty when the input is acceptable. */
+  validateInput(input: unknown): string[];
+  run(input: unknown, cx: RunContext): Promise<unknown>;
+}
+
+export function agentProgram(agent: LoadedAgent, deps: StepDeps): RunProgram {
+  const { manifest } = agent;
+  return {
+    id: manifest.name,
+    description: manifest.description,
+    admission: { action: 'runtime:run.start', resource: `agent:${manifest.name}` },
+    grants: new Map(manifest.grants.map((g) => [`${g.kind}:${g.name}`, { approve: g.approve }])),
+    approveEveryEffect: manifest.oversight.approveEveryEffect,
+    budget: manifest.budget,
+    inputSchema: manifest.input,
+    validateInput: (input) => agent.validateInput(input),
+    run: (input, cx) => runAgentSteps(agent, input, cx, deps),
+  };
+}

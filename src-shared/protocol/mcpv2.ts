@@ -1,0 +1,143 @@
+/**
+ * The MCPv2 peer protocol's wire, as zod schemas (types inferred from them). Every peer is a
+ * client and a server: it answers POST /mcpv2 with a JSON array of JSON-RPC 2.0 "slots", each
+ * answered independently and in order, and issues HMAC session tokens at GET /mcpv2/session.
+ *
+ * Batch semantics are JSON-RPC 2.0 section 6 ("batch"): an empty array is one Invalid Request
+ * error; a non-object element is an Invalid Request error in its place; notifications (no
+ * `id`) get no answer; a batch of only notifications gets no body at all.
+ */
+import { z } from 'zod';
+
+export const MCPV2_PROTOCOL_VERSION = '2.0';
+export const MCPV2_SUPPORTED_VERSIONS = ['2.0'] as const;
+/** The seed's batch cap: bounds memory and CPU per request. */
+export const MAX_BATCH_SIZE = 100;
+
+/** The seed's error table: stable across every peer and every release. */
+export const Mcpv2Error = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  InvalidSession: -32001,
+  SkillNotFound: -32002,
+  SkillExecutionError: -32003,
+  ToolExecutionError: -32004,
+  RateLimited: -32005,
+  ProtocolVersionMismatch: -32006,
+  FileNotFound: -32007,
+  PaymentFailed: -32008,
+  CapabilityViolation: -32009,
+  UnsupportedProvider: -32010,
+} as const;
+export type Mcpv2ErrorCode = (typeof Mcpv2Error)[keyof typeof Mcpv2Error];
+
+export const JsonRpcIdSchema = z.union([z.string(), z.number(), z.null()]);
+export type JsonRpcId = z.infer<typeof JsonRpcIdSchema>;
+
+export const SlotContextSchema = z
+  .object({
+    /** History format the caller speaks (translate, `/ai/{provider}`). */
+    provider: z.string().optional(),
+    /** LLM mode: which conversation an `ask` continues. */
+    conversation: z.string().max(200).optional(),
+  })
+  .passthrough();
+
+export const SlotSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: JsonRpcIdSchema.optional(),
+  method: z.string().min(1),
+  params: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
+  context: SlotContextSchema.optional(),
+});
+export type Slot = z.infer<typeof SlotSchema>;
+
+export const ErrorObjectSchema = z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
+export const SlotResponseSchema = z.union([
+  z.object({ jsonrpc: z.literal('2.0'), id: JsonRpcIdSchema, result: z.unknown() }),
+  z.object({ jsonrpc: z.literal('2.0'), id: JsonRpcIdSchema, error: ErrorObjectSchema }),
+]);
+export type SlotResponse = z.infer<typeof SlotResponseSchema>;
+
+export const SessionAnswerSchema = z.object({ sessionId: z.string(), expiresAt: z.number(), ttl: z.number() });
+export type SessionAnswer = z.infer<typeof SessionAnswerSchema>;
+
+export const ToolCallParamsSchema = z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }).passthrough();
+
+// ---- skill arguments (served as JSON Schema by tools/list) ----
+export const skillArguments = {
+  ping: z.object({}).strict(),
+  ask: z.object({ query: z.string().min(1).max(20_000) }).strict(),
+  upload_file: z
+    .object({ filename: z.string().min(1).max(255), content: z.string().max(16 * 1024 * 1024), encoding: z.enum(['utf8', 'base64']).default('utf8') })
+    .strict(),
+  list_files: z.object({}).strict(),
+  process_instructions: z.object({ filename: z.string().min(1).max(255), instructions: z.string().min(1).max(10_000) }).strict(),
+  delete_file: z.object({ filename: z.string().min(1).max(255) }).strict(),
+  get_skill: z.object({ name: z.string().min(1).max(200) }).strict(),
+  negotiate: z.object({ versions: z.array(z.string().min(1)).min(1).max(20), capabilities: z.array(z.string().min(1)).max(100).default([]) }).strict(),
+  pay: z.object({ amount: z.number().positive().max(1e9), currency: z.string().regex(/^[A-Z]{3}$/, 'a three-letter currency code'), payee: z.string().min(1).max(200) }).strict(),
+  translate_history: z.object({ from: z.string().min(1), to: z.string().min(1), messages: z.unknown() }).strict(),
+} as const;
+export type BuiltinSkill = keyof typeof skillArguments;
+
+export const PeerCapabilitiesSchema = z.object({
+  llmMode: z.boolean(),
+  /** Reported flag only, as in the seed: TLS client certificates are a proxy's job. */
+  mtls: z.boolean(),
+  batch: z.object({ maxSize: z.number().int() }),
+  auth: z.array(z.enum(['session', 'peer-credential'])),
+});
+
+export const SkillDescriptorSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  /** True when a person must approve before it acts (e.g. `pay`). */
+  requiresApproval: z.boolean().default(false),
+  custom: z.boolean().default(false),
+});
+export type SkillDescriptor = z.infer<typeof SkillDescriptorSchema>;
+
+export const AgentCardSchema = z.object({
+  name: z.string(),
+  peerId: z.string(),
+  protocol: z.literal('mcpv2'),
+  protocolVersions: z.array(z.string()),
+  address: z.string(),
+  /** The peer's Ed25519 public key (JWK): who it is, beyond the shared secret. */
+  identity: z.object({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), x: z.string() }).optional(),
+  capabilities: PeerCapabilitiesSchema,
+  skills: z.array(SkillDescriptorSchema),
+});
+export type AgentCard = z.infer<typeof AgentCardSchema>;
+
+export const HealthSchema = z.object({
+  status: z.literal('ok'),
+  peerId: z.string(),
+  name: z.string(),
+  version: z.string(),
+  protocolVersion: z.string(),
+  llmMode: z.boolean(),
+  mtls: z.boolean(),
+  uptimeSeconds: z.number(),
+  activeSessions: z.number().int(),
+});
+export type Health = z.infer<typeof HealthSchema>;
+
+/** `mcpv2://host:port/mcpv2[?sessionId=…]`, the seed's address form. */
+export function parsePeerAddress(address: string): { host: string; port: number; sessionId: string | null } | null {
+  const match = /^mcpv2:\/\/(\[[0-9a-fA-F:.]+\]|[^/:?#\s]+):(\d{1,5})(\/mcpv2)?\/?(\?sessionId=([^&#\s]+))?$/.exec(address.trim());
+  if (!match) return null;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65535) return null;
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port, sessionId: match[5] ? decodeURIComponent(match[5]) : null };
+}
+
+export function formatPeerAddress(host: string, port: number, sessionId?: string): string {
+  const h = host.includes(':') ? `[${host}]` : host;
+  return `mcpv2://${h}:${port}/mcpv2${sessionId ? `?sessionId=${encodeURIComponent(sessionId)}` : ''}`;
+}
