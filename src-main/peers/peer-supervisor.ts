@@ -18,6 +18,8 @@ import { appRoot } from '../plane/app-paths';
 import type { Logger } from '../plane/logger';
 import { PlaneError } from '../plane/plane-error';
 import { newAdminToken } from './peer-host';
+import { Mcpv2Client, PeerClientError } from './peer-client';
+import { audienceOf, mintPeerCredential } from './peer-credentials';
 import { PeerRegistry, RegistryError, type NewPeer, type PeerRecord } from './peer-registry';
 
 interface Running {
@@ -202,6 +204,24 @@ export class PeerSupervisor {
     });
     if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not revoke (HTTP ${response.statusCode})`);
     return ((await response.body.json()) as { revoked: boolean }).revoked;
+  }
+
+  /** `from` calls `to`'s skill with its own identity (a credential for `to` alone). */
+  async call(from: string, to: string, skill: string, args: Record<string, unknown>): Promise<unknown> {
+    const caller = this.record(from);
+    if (caller.revoked) throw new PlaneError(ErrorCode.Conflict, `peer ${from} is revoked`);
+    const { entry, record } = this.live(to);
+    const credential = await mintPeerCredential(this.registry, from, to);
+    const client = new Mcpv2Client({ host: record.publicIp, port: entry.port, sessionId: null });
+    try {
+      return await client.callTool(skill, args, { auth: { credential, audience: audienceOf(to) } });
+    } catch (error) {
+      if (error instanceof PeerClientError) {
+        const code = (error as PeerClientError & { code?: number }).code;
+        throw new PlaneError(code === -32009 ? ErrorCode.Forbidden : ErrorCode.Conflict, `${to} answered ${from}: ${error.message}`);
+      }
+      throw error;
+    }
   }
 
   allow(callee: string, caller: string, skills: string[]): PeerSummary {

@@ -11,6 +11,7 @@ type PeerCommands =
   | 'peers.sessions'
   | 'peers.revokeSession'
   | 'peers.allow'
+  | 'peers.call'
   | 'peers.revoke';
 
 export function peerHandlers(peers: PeerSupervisor): Pick<CommandHandlers, PeerCommands> {
@@ -23,6 +24,7 @@ export function peerHandlers(peers: PeerSupervisor): Pick<CommandHandlers, PeerC
     'peers.sessions': async ({ id }) => ({ sessions: await peers.sessions(id) }),
     'peers.revokeSession': async ({ id, label }) => ({ revoked: await peers.revokeSession(id, label) }),
     'peers.allow': ({ callee, caller, skills }) => peers.allow(callee, caller, skills),
+    'peers.call': async ({ from, to, skill, arguments: args }) => ({ result: await peers.call(from, to, skill, args) }),
     'peers.revoke': ({ id }) => peers.revoke(id),
   };
 }

@@ -38,7 +38,8 @@ export interface PlaneConfig {
   tools?: ReadonlyMap<string, Tool>;
   /**
    * On a data dir with no peers yet, register the two demo peers (alpha and beta, loopback,
-   * a free port each start, beta in LLM mode, alpha allowed to call beta's ping and ask).
+   * a free port each start, beta in LLM mode; alpha may call beta's ping, ask and pay, beta
+   * alpha's ping and ask).
    * They are registered, not started: starting is a click (or `agentplane peer up`).
    */
   demoPeers?: boolean;
@@ -66,7 +67,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   if (config.demoPeers && peers.registry.list().length === 0) {
     peers.registry.create({ id: 'alpha', name: 'Alpha (demo)', port: 0, publicIp: '127.0.0.1' });
     peers.registry.create({ id: 'beta', name: 'Beta (demo, LLM mode)', port: 0, publicIp: '127.0.0.1', llmMode: true });
-    peers.registry.allow('beta', 'alpha', ['ping', 'ask']);
+    peers.registry.allow('beta', 'alpha', ['ping', 'ask', 'pay']);
+    peers.registry.allow('alpha', 'beta', ['ping', 'ask']);
   }
   let runtime: Runtime;
   try {

@@ -270,6 +270,14 @@ export const commands = {
   'peers.revokeSession': { request: z.object({ id: z.string(), label: z.string() }).strict(), response: z.object({ revoked: z.boolean() }) },
   /** Lets peer `caller` call `skills` of peer `callee` (identity mode). */
   'peers.allow': { request: z.object({ callee: z.string(), caller: z.string(), skills: z.array(z.string().min(1)) }).strict(), response: PeerSummarySchema },
+  /**
+   * Peer `from` calls a skill of peer `to` with its own identity: a credential signed with
+   * `from`'s key for `to` alone. What `to` may be asked is the registry's allow list.
+   */
+  'peers.call': {
+    request: z.object({ from: z.string(), to: z.string(), skill: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }).strict(),
+    response: z.object({ result: z.unknown() }),
+  },
   /** Revokes a peer's identity: it may call nothing and be called by nobody, and cannot start. */
   'peers.revoke': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
   /** Spend per agent, per peer and per run, against ceilings, and over time. */
