@@ -13,7 +13,7 @@ import { PeerRegistry, RegistryError, type PeerRecord } from '../peers/peer-regi
 import { PeerStartError, settingsFromEnv, startPeer } from '../peers/peer-host';
 import { CustomSkillError } from '../peers/custom-skills';
 import { CliError } from './cli-error';
-import { CommandFailed, withPlane } from './plane-connection';
+import { runAndPrint, type OutputOptions, type PlaneConnection } from './plane-connection';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { writeFileSync } from 'node:fs';
 
@@ -143,20 +143,7 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
     });
 
   const common = (command: Command) => command.option('--data-dir <dir>', 'data folder').option('--json', 'print JSON for scripts');
-  const act = async <T>(options: { dataDir?: string; json?: boolean }, work: Parameters<typeof withPlane<T>>[1], print: (value: T) => void) => {
-    try {
-      const value = await withPlane(options.dataDir, work);
-      if (options.json) out(JSON.stringify(value));
-      else print(value);
-    } catch (error) {
-      if (options.json && error instanceof CliError) {
-        out(JSON.stringify({ ok: false, error: { code: error instanceof CommandFailed ? error.code : 'AP_BAD_REQUEST', message: error.message } }));
-        process.exitCode = 1;
-        return;
-      }
-      throw error;
-    }
-  };
+  const act = <T>(options: OutputOptions, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void) => runAndPrint(options, out, work, print);
 
   common(peer.command('list').description("the plane's peers")).action((o: { dataDir?: string; json?: boolean }) =>
     act(o, (p) => p.call('peers.list', {}), ({ peers }) => (peers.length === 0 ? out('no peers') : peers.forEach((x) => out(describePeer(x))))),

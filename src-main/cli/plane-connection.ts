@@ -84,3 +84,30 @@ export async function withPlane<T>(dataDirFlag: string | undefined, use: (plane:
     await plane.close();
   }
 }
+
+export interface OutputOptions {
+  dataDir?: string;
+  json?: boolean;
+}
+
+/**
+ * Runs one command against the plane and prints its result: for a person through `print`, or
+ * with `--json` as one JSON document. With `--json`, a failure is one JSON document too
+ * (`{"ok":false,"error":{code,message}}`, exit code 1): the plane's refusal carries its code, a
+ * usage mistake caught in the CLI is a bad request.
+ */
+export async function runAndPrint<T>(options: OutputOptions, out: (line: string) => void, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void): Promise<void> {
+  try {
+    const value = await withPlane(options.dataDir, work);
+    if (options.json) out(JSON.stringify(value));
+    else print(value);
+  } catch (error) {
+    if (options.json && error instanceof CliError) {
+      const code = error instanceof CommandFailed ? error.code : 'AP_BAD_REQUEST';
+      out(JSON.stringify({ ok: false, error: { code, message: error.message } }));
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  }
+}

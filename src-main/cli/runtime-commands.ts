@@ -6,7 +6,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { RunView } from '../../src-shared/ipc/contract';
 import { CliError } from './cli-error';
-import { CommandFailed, withPlane, type PlaneConnection } from './plane-connection';
+import { CommandFailed, runAndPrint, type PlaneConnection } from './plane-connection';
 
 type Out = (line: string) => void;
 
@@ -40,23 +40,7 @@ function describeWait(run: RunView): string[] {
   return [`  waits on ${wait.waitId} since ${wait.since}`, `  asks: ${JSON.stringify(wait.subject)}`, `  subject hash ${wait.subjectHash}`];
 }
 
-async function act<T>(options: Common, out: Out, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void): Promise<void> {
-  try {
-    const value = await withPlane(options.dataDir, work);
-    if (options.json) out(JSON.stringify(value));
-    else print(value);
-  } catch (error) {
-    if (options.json && error instanceof CliError) {
-      // A script reads one JSON document whatever happened: the plane's refusal carries its
-      // code; a usage mistake caught here is a bad request.
-      const code = error instanceof CommandFailed ? error.code : 'AP_BAD_REQUEST';
-      out(JSON.stringify({ ok: false, error: { code, message: error.message } }));
-      process.exitCode = 1;
-      return;
-    }
-    throw error;
-  }
-}
+const act = runAndPrint;
 
 /** The run's pending wait, found by run id or by wait id. */
 async function pendingOf(plane: PlaneConnection, id: string): Promise<RunView> {
