@@ -16,6 +16,7 @@ import { CliError } from './cli-error';
 import { runAndPrint, type OutputOptions, type PlaneConnection } from './plane-connection';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 
 type Out = (line: string) => void;
 
@@ -43,7 +44,11 @@ interface StartFlags {
 /** The registry entry this start uses: the named peer, or one made from the seed-style flags. */
 function peerFor(registry: PeerRegistry, flags: StartFlags, env: ReturnType<typeof settingsFromEnv>): PeerRecord {
   const port = flags.port ?? env.port;
-  const id = flags.peerId ?? (flags.name ? flags.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') : `peer-${port}`);
+  // Without a name or id the port names the peer; port 0 ("any free port") names nothing, so
+  // each such start gets a peer of its own rather than sharing one file store.
+  const id =
+    flags.peerId ??
+    (flags.name ? flags.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') : port === 0 ? `peer-${randomBytes(3).toString('hex')}` : `peer-${port}`);
   try {
     let record = registry.get(id);
     if (!record) {

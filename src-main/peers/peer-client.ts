@@ -3,7 +3,7 @@
  *
  * Every request has a whole-request deadline and its answer is read under a size cap: a
  * timeout bounds how long a peer may take and says nothing about how much it may send.
- * Redirects are never followed. A session token or credential goes in the Authorization header
+ * Redirects are never followed (undici's request does not). A session token or credential goes in the Authorization header
  * (never the URL) and never into a message this module produces.
  */
 import { request } from 'undici';
@@ -41,9 +41,19 @@ function base(endpoint: PeerEndpoint): string {
   return `http://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`;
 }
 
-async function readJson(body: { text(): Promise<string> }, limit: number): Promise<unknown> {
-  const text = await body.text();
-  if (text.length > limit) throw new PeerClientError('call', `the peer answered more than ${limit} bytes`);
+/** Reads a JSON answer counting bytes as they arrive, and stops reading past `limit`. */
+async function readJson(body: AsyncIterable<Uint8Array> & { destroy(error?: Error): unknown }, limit: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) {
+      body.destroy();
+      throw new PeerClientError('call', `the peer answered more than ${limit} bytes`);
+    }
+    chunks.push(Buffer.from(chunk));
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
   return text.length === 0 ? null : JSON.parse(text);
 }
 
@@ -70,7 +80,8 @@ export class Mcpv2Client {
   private async get(path: string): Promise<{ status: number; json: unknown }> {
     let response;
     try {
-      response = await request(`${base(this.endpoint)}${path}`, { method: 'GET', headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, maxRedirections: 0 } as Parameters<typeof request>[1]);
+      // undici's request never follows redirects: a 3xx is answered as a 3xx.
+      response = await request(`${base(this.endpoint)}${path}`, { method: 'GET', headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
     } catch (error) {
       throw new PeerClientError('unreachable', `cannot reach ${this.address}: ${(error as Error).message}`);
     }
