@@ -63,7 +63,7 @@ export interface JournalStore {
    * under the input, e.g. `$.context.conversation`), oldest first, with their sealed result.
    * What LLM-mode `ask` reads to carry a conversation across turns and restarts.
    */
-  sealedRunResults(agent: string, inputPath: string, value: string, limit: number): Promise<Array<{ runId: string; input: unknown; result: unknown }>>;
+  sealedRunResults(agent: string, inputPath: string, value: string, limit: number, host?: string): Promise<Array<{ runId: string; input: unknown; result: unknown }>>;
   integrityCheck(): Promise<string>;
   close(): Promise<void>;
 }

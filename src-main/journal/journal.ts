@@ -54,6 +54,8 @@ export class Journal {
   private lastCheckpointSize: number;
   /** Folding into the Merkle accumulator is serialised: concurrent appends on one Journal fold in seq order. */
   private folding: Promise<void> = Promise.resolve();
+  private readonly pending: Array<{ prepared: PreparedDraft[]; resolve: (records: JournalRecord[]) => void; reject: (error: unknown) => void }> = [];
+  private flushScheduled = false;
   private closed = false;
 
   private constructor(
@@ -125,7 +127,44 @@ export class Journal {
   async appendBatch(drafts: readonly AnyRecordDraft[]): Promise<JournalRecord[]> {
     if (this.closed) throw new JournalError('Closed', 'the journal is closed');
     if (this.readOnly) throw new JournalError('Refused', 'this journal was opened read-only');
+    // Validated and canonicalised here, so a bad draft fails alone, before any group forms.
     const prepared = drafts.map(prepare);
+    if (prepared.length === 0) return [];
+    return new Promise<JournalRecord[]>((resolve, reject) => {
+      this.pending.push({ prepared, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  /**
+   * Group commit: every batch asked for during one turn of the event loop is written in one
+   * transaction (one fsync), and each caller's promise resolves only after that commit. Many
+   * requests in flight at once (a peer under load) then share their durability cost instead of
+   * each paying an fsync of its own. A failed commit rejects every batch in the group, and
+   * none of them was written: the transaction is all or nothing.
+   */
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const group = this.pending.splice(0);
+    if (group.length === 0) return;
+    let records: JournalRecord[];
+    try {
+      records = await this.commit(group.flatMap((g) => g.prepared));
+    } catch (error) {
+      for (const g of group) g.reject(error);
+      return;
+    }
+    let offset = 0;
+    for (const g of group) {
+      g.resolve(records.slice(offset, offset + g.prepared.length));
+      offset += g.prepared.length;
+    }
+  }
+
+  private async commit(prepared: readonly PreparedDraft[]): Promise<JournalRecord[]> {
     const records = await this.store.append(prepared, () => new Date(this.now()).toISOString());
     const first = records[0];
     if (!first) return records;
@@ -202,6 +241,8 @@ export class Journal {
   /** Closes the journal after a final checkpoint over everything written (the shutdown checkpoint). */
   async close(): Promise<void> {
     if (this.closed) return;
+    // Appends already asked for are committed before the journal closes.
+    while (this.pending.length > 0 || this.flushScheduled) await new Promise((r) => setImmediate(r));
     try {
       if (this.readOnly) return;
       await this.folding;

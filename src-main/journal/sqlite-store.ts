@@ -241,7 +241,7 @@ export class SqliteJournalStore implements JournalStore {
     return this.stmts.runSeqs.all(runId) as number[];
   }
 
-  async sealedRunResults(agent: string, inputPath: string, value: string, limit: number): Promise<Array<{ runId: string; input: unknown; result: unknown }>> {
+  async sealedRunResults(agent: string, inputPath: string, value: string, limit: number, host?: string): Promise<Array<{ runId: string; input: unknown; result: unknown }>> {
     this.assertOpen();
     if (!/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(inputPath)) throw new JournalError('Refused', `not a plain JSON path: ${inputPath}`);
     const rows = this.reader
@@ -250,9 +250,10 @@ export class SqliteJournalStore implements JournalStore {
          FROM records a JOIN records s ON s.run_id = a.run_id AND s.kind = 'RunSealed'
          WHERE a.kind = 'RunAdmitted' AND json_extract(a.body, '$.agent') = ? AND json_extract(a.body, ?) = ?
            AND json_extract(s.body, '$.outcome') = 'succeeded'
+           AND (? IS NULL OR COALESCE(json_extract(a.body, '$.host'), 'plane') = ?)
          ORDER BY a.seq DESC LIMIT ?`,
       )
-      .all(agent, `$.input${inputPath.slice(1)}`, value, limit) as Array<{ runId: string; input: string; result: string | null }>;
+      .all(agent, `$.input${inputPath.slice(1)}`, value, host ?? null, host ?? null, limit) as Array<{ runId: string; input: string; result: string | null }>;
     return rows.reverse().map((r) => ({ runId: r.runId, input: JSON.parse(r.input) as unknown, result: r.result === null ? null : (JSON.parse(r.result) as unknown) }));
   }
 

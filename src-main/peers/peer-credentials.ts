@@ -55,13 +55,23 @@ export async function verifyPeerCredential(registry: PeerRegistry, me: string, t
   const key = record ? registry.publicKeyOf(caller) : null;
   if (!record || !key) return { ok: false, reason: 'unknown-caller' };
   if (record.revoked) return { ok: false, reason: 'revoked' };
+  // Everything but the audience first (signature, issuer, type, a short life that must be
+  // stated), so that "wrong audience" is said only of a credential that is otherwise sound.
+  const rules = {
+    algorithms: ALGORITHMS,
+    issuer: audienceOf(caller),
+    typ: 'agentplane-peer+jwt',
+    requiredClaims: ['exp', 'iat', 'jti'],
+    maxTokenAge: `${CREDENTIAL_TTL_SECONDS + 30}s`,
+    currentDate: new Date(now),
+  };
   try {
-    await jwtVerify(token, key, { algorithms: ALGORITHMS, issuer: audienceOf(caller), currentDate: new Date(now) });
+    await jwtVerify(token, key, rules);
   } catch {
     return { ok: false, reason: 'invalid' };
   }
   try {
-    await jwtVerify(token, key, { algorithms: ALGORITHMS, audience: audienceOf(me), currentDate: new Date(now) });
+    await jwtVerify(token, key, { ...rules, audience: audienceOf(me) });
   } catch {
     return { ok: false, reason: 'wrong-audience' };
   }

@@ -23,6 +23,7 @@ import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf } from '../runtime/tools';
 import { CustomSkillRunner, loadCustomSkills, type CustomSkill } from './custom-skills';
 import { FileStore } from './file-store';
+import { UploadStaging } from './upload-staging';
 import { PeerPolicy } from './peer-policy';
 import { PeerRegistry, type PeerRecord } from './peer-registry';
 import { aiProgram, buildPeerApp } from './peer-server';
@@ -42,18 +43,18 @@ export interface PeerSettings {
 
 /** The seed's environment variables, with the seed's defaults. */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerSettings & { port: number; secret?: string; llmMode: boolean } {
-  const int = (name: string, fallback: number) => {
+  const int = (name: string, fallback: number, min = 1) => {
     const value = env[name];
     if (value === undefined || value === '') return fallback;
-    if (!/^\d+$/.test(value)) throw new PeerStartError(`${name} must be a whole number, not "${value}"`);
+    if (!/^\d+$/.test(value) || Number(value) < min) throw new PeerStartError(`${name} must be a whole number of at least ${min}, not "${value}"`);
     return Number(value);
   };
   return {
-    port: int('MCPV2_PORT', 8000),
+    port: int('MCPV2_PORT', 8000, 0),
     ...(env.MCPV2_SECRET ? { secret: env.MCPV2_SECRET } : {}),
     llmMode: env.MCPV2_LLM_MODE === '1' || env.MCPV2_LLM_MODE === 'true',
     ttlSeconds: int('MCPV2_SESSION_TIMEOUT', 3600),
-    clockSkewSeconds: int('MCPV2_CLOCK_SKEW', 300),
+    clockSkewSeconds: int('MCPV2_CLOCK_SKEW', 300, 0),
     ratePerSecond: int('MCPV2_RATE_LIMIT', 200),
     sessionRatePerSecond: int('MCPV2_SESSION_RATE_LIMIT', 20),
     ...(env.MCPV2_FILE_STORE ? { fileStore: env.MCPV2_FILE_STORE } : {}),
@@ -125,10 +126,11 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
   const files = new FileStore({ root: storeRoot, maxFileBytes: settings.maxFileBytes });
   const custom: CustomSkill[] = record.customSkills ? loadCustomSkills(record.customSkills, [...BUILTIN_SKILLS, 'ai']) : [];
 
+  const staging = new UploadStaging(join(registry.dir, record.id, 'staging'));
   const journal = await Journal.open({ dataDir });
   let runtime: Runtime;
   try {
-    const skillDeps = { peerId: record.id, peerName: record.name, files, model, llmMode: record.llmMode, journal, custom, customRunner: new CustomSkillRunner() };
+    const skillDeps = { peerId: record.id, peerName: record.name, files, model, llmMode: record.llmMode, journal, custom, customRunner: new CustomSkillRunner(), staging };
     runtime = await Runtime.create({
       journal,
       agents: [],
@@ -161,7 +163,9 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
     requestLimiter: new RateLimiter({ ratePerSecond: settings.ratePerSecond }),
     runtime,
     model,
-    skills: () => describeSkills({ custom }),
+    // Built once: the skill list turns every skill's schema into JSON Schema, which costs more
+    // than a whole bare round trip if done per call.
+    skills: ((descriptors) => () => descriptors)(describeSkills({ custom })),
     llmMode: record.llmMode,
     mtls: settings.mtls,
     ttlSeconds: settings.ttlSeconds,
@@ -171,6 +175,7 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
     port: () => boundPort,
     startedAt: Date.now(),
     logger,
+    staging,
     adminToken: options.adminToken ?? null,
   });
   try {

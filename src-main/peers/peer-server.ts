@@ -27,7 +27,8 @@ import {
   type SlotResponse,
 } from '../../src-shared/protocol/mcpv2';
 import { PlaneError } from '../plane/plane-error';
-import type { Logger } from '../plane/logger';
+import { errorFields, type Logger } from '../plane/logger';
+import { JournalError } from '../journal/journal-error';
 import type { Runtime } from '../runtime/runtime';
 import { callModel } from '../runtime/model-effect';
 import type { RunProgram } from '../runtime/run-program';
@@ -36,6 +37,7 @@ import { looksLikePeerCredential, verifyPeerCredential } from './peer-credential
 import type { PeerRegistry } from './peer-registry';
 import type { RateLimiter } from './rate-limiter';
 import { canonicalIp, mintSession, redactSession, verifySession, type SessionBook } from './session-token';
+import type { UploadStaging } from './upload-staging';
 
 export const PEER_BODY_LIMIT = 24 * 1024 * 1024;
 
@@ -61,6 +63,8 @@ export interface PeerContext {
   port: () => number;
   startedAt: number;
   logger: Logger;
+  /** Where uploads wait, content-addressed, between the request and their run. */
+  staging: UploadStaging;
   /** The plane's handle on this process (sessions, revocation); loopback only. */
   adminToken: string | null;
 }
@@ -164,7 +168,9 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
   async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<Caller | null> {
     const query = request.query as Record<string, unknown>;
     const header = request.headers.authorization;
-    const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : typeof query.sessionId === 'string' ? query.sessionId : '';
+    // The scheme is case-insensitive (RFC 9110 section 11.1).
+    const bearer = header ? /^bearer\s+(.+)$/i.exec(header)?.[1]?.trim() : undefined;
+    const token = bearer ?? (typeof query.sessionId === 'string' ? query.sessionId : '');
     const refuse = (why: string) => {
       reply.header('WWW-Authenticate', 'Bearer');
       void reply.code(401).send(rpcError(null, Mcpv2Error.InvalidSession, `invalid session: ${why}`));
@@ -193,9 +199,16 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     return caller;
   }
 
-  app.post('/mcpv2', async (request, reply) => {
+  // Authentication runs in onRequest, before the body is read or parsed: a caller without a
+  // session is refused before it can make the peer parse up to the body cap.
+  const authenticated = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = await authenticate(request, reply);
-    if (!caller) return reply;
+    if (caller) callers.set(request, caller);
+  };
+  const callers = new WeakMap<FastifyRequest, Caller>();
+
+  app.post('/mcpv2', { onRequest: authenticated }, async (request, reply) => {
+    const caller = callers.get(request)!;
     const body = request.body;
     if (!Array.isArray(body)) {
       // A single request object is answered as a single response (JSON-RPC 2.0 section 4).
@@ -208,7 +221,14 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     if (body.length === 0) return rpcError(null, Mcpv2Error.InvalidRequest, 'invalid request: an empty batch');
     if (body.length > MAX_BATCH_SIZE) return reply.code(400).send(rpcError(null, Mcpv2Error.InvalidRequest, `invalid request: a batch holds at most ${MAX_BATCH_SIZE} slots, this one ${body.length}`));
     const answers: SlotResponse[] = [];
-    for (const slot of body) {
+    for (const [index, slot] of body.entries()) {
+      // The request paid one unit of the caller's rate at the door; every further slot pays
+      // one too, so a batch of a hundred is a hundred requests' worth, not one.
+      if (index > 0 && !ctx.requestLimiter.take(caller.principal).ok) {
+        const id = (slot as { id?: unknown } | null)?.id;
+        if (id !== undefined) answers.push(rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, Mcpv2Error.RateLimited, 'rate limited: too many requests for this session'));
+        continue;
+      }
       const answer = await answerSlot(ctx, slot, caller);
       if (answer) answers.push(answer);
     }
@@ -216,9 +236,8 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     return answers.length > 0 ? answers : reply.code(204).send();
   });
 
-  app.post<{ Params: { provider: string } }>('/mcpv2/ai/:provider', async (request, reply) => {
-    const caller = await authenticate(request, reply);
-    if (!caller) return reply;
+  app.post<{ Params: { provider: string } }>('/mcpv2/ai/:provider', { onRequest: authenticated }, async (request, reply) => {
+    const caller = callers.get(request)!;
     const provider = request.params.provider;
     if (!(PROVIDERS as readonly string[]).includes(provider)) {
       return reply.code(404).send(rpcError(null, Mcpv2Error.UnsupportedProvider, `unsupported provider ${provider}: use one of ${PROVIDERS.join(', ')}`));
@@ -254,12 +273,41 @@ export async function answerSlot(ctx: PeerContext, raw: unknown, caller: Caller)
   if (!parsed.success) return rpcError(idOf(raw), Mcpv2Error.InvalidRequest, 'invalid request: a slot needs jsonrpc "2.0" and a method');
   const slot = parsed.data;
   const notification = slot.id === undefined;
-  const answer = await dispatchSlot(ctx, slot, caller);
+  let answer: SlotOutcome;
+  try {
+    answer = await dispatchSlot(ctx, slot, caller);
+  } catch (error) {
+    // One slot's failure is that slot's answer: the batch still answers every other slot.
+    if (error instanceof JournalError && error.code === 'Refused') {
+      answer = { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: the arguments hold a value that cannot be journaled (a lone surrogate, or an integer beyond 2^53)' } };
+    } else {
+      ctx.logger.log('error', 'slot failed inside the peer', errorFields(error));
+      answer = { error: { code: Mcpv2Error.InternalError, message: 'internal error' } };
+    }
+  }
   if (notification) return null;
   return 'error' in answer ? rpcError(slot.id ?? null, answer.error.code, answer.error.message) : { jsonrpc: '2.0', id: slot.id ?? null, result: answer.result };
 }
 
 type SlotOutcome = { result: unknown } | { error: { code: number; message: string } };
+
+/**
+ * An upload's bytes never enter the journal: it is append-only and permanent, so content in a
+ * RunAdmitted record could never be erased (delete_file would delete the file and keep its
+ * copy forever), and every upload would grow it by its size. The bytes are staged under their
+ * SHA-256 and the run's input names the digest and size; the skill moves them into the store.
+ */
+async function stageUpload(ctx: PeerContext, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  if (typeof args.content !== 'string') return args; // the skill refuses it with the field named
+  const encoding = args.encoding === 'base64' ? 'base64' : 'utf8';
+  const bytes = Buffer.from(args.content, encoding);
+  const { content: _content, ...rest } = args;
+  if (encoding === 'base64' && bytes.toString('base64').replace(/=+$/, '') !== args.content.replace(/\s+/g, '').replace(/=+$/, '')) {
+    return { ...rest, invalidBase64: true };
+  }
+  const staged = await ctx.staging.put(bytes);
+  return { ...rest, encoding, staged };
+}
 
 async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, caller: Caller): Promise<SlotOutcome> {
   if (slot.method === 'tools/list') return { result: { tools: ctx.skills() } };
@@ -268,7 +316,18 @@ async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, 
   if (!params.success) return { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: tools/call takes {name, arguments}' } };
   const { name, arguments: args } = params.data;
   if (!ctx.skills().some((s) => s.name === name)) return { error: { code: Mcpv2Error.SkillNotFound, message: `skill not found: ${name.slice(0, 80)}` } };
-  const context = { conversation: slot.context?.conversation ?? caller.conversation, ...(slot.context?.provider ? { provider: slot.context.provider } : {}) };
+  // Whose context a conversation key reaches. Holders of the shared secret are one trust domain
+  // (the seed's model: all fully trusted), so a key they name is shared among them: that is how
+  // two agents hold one conversation. A caller with a peer identity gets its own namespace. A
+  // session's default conversation is its own, and the prefixes that name those defaults are
+  // reserved, so nobody reaches another session's context by spelling its (non-secret) label.
+  const named = slot.context?.conversation;
+  if (named && /^(session|peer):/.test(named)) {
+    return { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: context.conversation names starting with session: or peer: are reserved' } };
+  }
+  const scoped = named ? (caller.principal.startsWith('peer:') ? `${caller.principal}/${named}` : `shared/${named}`) : caller.conversation;
+  const context = { conversation: scoped, ...(slot.context?.provider ? { provider: slot.context.provider } : {}) };
+  if (name === 'upload_file') return runSkill(ctx, 'skill:upload_file', { arguments: await stageUpload(ctx, args), context }, caller);
   return runSkill(ctx, `skill:${name}`, { arguments: args, context }, caller);
 }
 

@@ -21,6 +21,7 @@ import { NO_SPEND } from '../runtime/spend';
 import { PAYMENT_NOTE } from '../runtime/step-runner';
 import type { CustomSkill, CustomSkillRunner } from './custom-skills';
 import { FileStoreError, type FileStore } from './file-store';
+import type { UploadStaging } from './upload-staging';
 
 export function skillError(code: number, message: string): EffectFailure {
   return new EffectFailure(`mcpv2:${code}`, message, 'DidNotHappen');
@@ -35,7 +36,17 @@ export interface SkillDeps {
   journal: Journal;
   custom: readonly CustomSkill[];
   customRunner: CustomSkillRunner;
+  staging: UploadStaging;
 }
+
+/** What upload_file's run receives: the caller's arguments with the content staged. */
+const StagedUploadSchema = z
+  .object({
+    filename: z.string().min(1).max(255),
+    encoding: z.enum(['utf8', 'base64']).default('utf8'),
+    staged: z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/), bytes: z.number().int().nonnegative() }),
+  })
+  .strict();
 
 const SKILL_BUDGET = { maxEffects: 20 };
 
@@ -110,7 +121,7 @@ const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
             request: { conversation },
             grant: null,
             estimate: NO_SPEND,
-            perform: async () => ({ result: await deps.journal.store.sealedRunResults('skill:ask', '$.context.conversation', conversation, 50), spend: NO_SPEND, provenance: 'plane' }),
+            perform: async () => ({ result: await deps.journal.store.sealedRunResults('skill:ask', '$.context.conversation', conversation, 50, `peer:${deps.peerId}`), spend: NO_SPEND, provenance: 'plane' }),
           })) as Array<{ input: { arguments?: { query?: string } }; result: { response?: string } }>)
         : [];
       const messages = [
@@ -125,7 +136,8 @@ const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
         response: completion.text,
         model: completion.model,
         usage: completion.usage,
-        ...(conversation ? { conversation, turn: earlier.length + 1 } : {}),
+        // The caller sees the name it gave; the key it is kept under is scoped to the caller.
+        ...(conversation ? { conversation: conversation.includes('/') ? conversation.slice(conversation.indexOf('/') + 1) : conversation, turn: earlier.length + 1 } : {}),
       };
     },
   },
@@ -134,13 +146,14 @@ const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
     description: 'Store a file in the peer\'s file store (utf8 text or base64 bytes).',
     grants: [['tool:files.upload', false]],
     async run(args, cx, deps) {
-      const content = args.encoding === 'base64' ? Buffer.from(args.content, 'base64') : Buffer.from(args.content, 'utf8');
-      if (args.encoding === 'base64' && Buffer.from(content).toString('base64').replace(/=+$/, '') !== args.content.replace(/=+$/, '').replace(/\s+/g, '')) {
-        throw skillError(Mcpv2Error.InvalidParams, 'invalid arguments: content: not valid base64');
-      }
-      return fileEffect(cx, deps, 'files.upload', { filename: args.filename, bytes: content.length, encoding: args.encoding }, async () => {
+      // The peer staged the bytes (they never enter the journal); the run names their digest.
+      const staged = (args as unknown as { staged: { sha256: string; bytes: number } }).staged;
+      return fileEffect(cx, deps, 'files.upload', { filename: args.filename, bytes: staged.bytes, sha256: staged.sha256, encoding: args.encoding }, async () => {
+        const content = await deps.staging.take(staged);
+        if (!content) throw skillError(Mcpv2Error.SkillExecutionError, 'the upload\'s staged bytes are gone; send it again');
         const stored = await deps.files.save(args.filename, content);
-        return { filename: stored.filename, bytes: stored.bytes };
+        await deps.staging.remove(staged);
+        return { filename: stored.filename, bytes: stored.bytes, sha256: staged.sha256 };
       });
     },
   },
@@ -273,7 +286,10 @@ export function skillPrograms(deps: SkillDeps): RunProgram[] {
       },
       run: async (input, cx) => {
         const { arguments: raw, context } = SkillInputSchema.parse(input);
-        const args = parseArgs(skillArguments[name], raw ?? {});
+        if (name === 'upload_file' && (raw as { invalidBase64?: boolean } | null)?.invalidBase64) {
+          throw skillError(Mcpv2Error.InvalidParams, 'invalid arguments: content: not valid base64');
+        }
+        const args = parseArgs(name === 'upload_file' ? StagedUploadSchema : skillArguments[name], raw ?? {});
         return definition.run(args as never, cx, deps, context);
       },
     };

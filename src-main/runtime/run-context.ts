@@ -161,7 +161,7 @@ export class RunContext {
     }
     await this.checkBudget(step, spec);
     await this.checkApproval(step, spec);
-    await this.write({
+    const started: AnyRecordDraft = {
       runId: this.runId,
       kind: 'EffectStarted',
       body: {
@@ -173,7 +173,16 @@ export class RunContext {
         ...(spec.destination ? { destination: spec.destination } : {}),
         ...(spec.credential ? { credential: spec.credential } : {}),
       },
-    });
+    };
+    if (spec.effect === 'clock' || spec.effect === 'random') {
+      // Reading the clock or drawing a number touches nothing outside: nothing can be in doubt,
+      // so its start and its answer are written in one commit.
+      const outcome = await spec.perform();
+      await this.journal.appendBatch([started, { runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result as never, spend: outcome.spend, provenance: outcome.provenance } }]);
+      this.written += 2;
+      return outcome.result;
+    }
+    await this.write(started);
     let outcome: EffectOutcome;
     try {
       outcome = await spec.perform();

@@ -1,0 +1,144 @@
+/**
+ * What an MCPv2 `ping` costs through a whole peer. Subject: a one-slot batch
+ * `tools/call ping` to an in-process `startPeer` on 127.0.0.1, so every request pays what a
+ * real one pays: the Host and Origin checks, the session token's HMAC and IP check, the
+ * per-session rate limiter (set high enough never to refuse here: it is consulted, not
+ * triggered), the JSON-RPC slot parse, admission of a run in the runtime (policy decision),
+ * the run's journal appends (RunAdmitted, the clock effect's started/done, RunSealed: SQLite
+ * WAL with synchronous=FULL, so each commit is an fsync), and the answer. The peer logs to a
+ * file as `agentplane peer start` does. Baseline: a bare fastify POST route on 127.0.0.1 that
+ * answers the same JSON. Both are called by the same client (an undici Pool with keep-alive,
+ * the same headers and body), in the same process and run, interleaved as in
+ * bridge-roundtrip.bench.ts.
+ *
+ * Goal: p50 latency ≤ 2× the bare route and throughput ≥ 0.5× (cost ratio ≤ 2 on both).
+ * The journal is on whatever file system holds the OS temp dir (AGENTPLANE_BENCH_DIR
+ * overrides it): an fsync on tmpfs is free and on a disk it is not, so the note says which.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { Pool } from 'undici';
+import { createLogger } from '../src-main/plane/logger';
+import { settingsFromEnv, startPeer } from '../src-main/peers/peer-host';
+import { PeerRegistry } from '../src-main/peers/peer-registry';
+import { mintSession } from '../src-main/peers/session-token';
+import { createLocalProvider } from '../src-main/providers/local-provider';
+import type { Benchmark, BenchResult } from './bench-types';
+import { interleavedLatencies, interleavedThroughput, summarise, type Operation } from './measure';
+
+const WARM_UP = 300;
+const SEQUENTIAL = 1500;
+const CONCURRENCY = 16;
+const REQUESTS_PER_ROUND = 500;
+const ROUNDS = 10;
+
+const PATH = '/mcpv2';
+const BODY = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ping', arguments: {} } }]);
+const UNDICI_VERSION = (createRequire(import.meta.url)('undici/package.json') as { version: string }).version;
+
+interface Target {
+  pool: Pool;
+  call: Operation;
+}
+
+/** One client per server, configured identically; the answer is read and parsed, and checked. */
+function target(origin: string, session: string): Target {
+  const pool = new Pool(origin, { connections: CONCURRENCY, pipelining: 1 });
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${session}` };
+  const call = async () => {
+    const response = await pool.request({ path: PATH, method: 'POST', headers, body: BODY });
+    const body = (await response.body.json()) as Array<{ result?: { pong?: boolean } }>;
+    if (response.statusCode !== 200 || body[0]?.result?.pong !== true) throw new Error(`${origin}${PATH} answered ${response.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
+  };
+  return { pool, call };
+}
+
+function fileSystemOf(dir: string): string {
+  try {
+    return execFileSync('df', ['-T', dir], { encoding: 'utf8' }).trim().split('\n').at(-1)?.split(/\s+/)[1] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function run(): Promise<BenchResult> {
+  const dataDir = mkdtempSync(join(process.env.AGENTPLANE_BENCH_DIR ?? tmpdir(), 'agentplane-bench-peer-'));
+  const secret = 'bench-secret';
+  const registry = new PeerRegistry(dataDir);
+  const record = registry.create({ id: 'bench', port: 0, publicIp: '127.0.0.1', secret });
+  const peer = await startPeer({
+    dataDir,
+    record,
+    // The limiter is consulted on every request; at the default 200/s it would refuse most of a
+    // throughput round, which measures the limiter's 429 and not a ping.
+    settings: { ...settingsFromEnv({}), ratePerSecond: 1_000_000 },
+    logger: createLogger(join(registry.dir, record.id, 'peer.jsonl')),
+    providers: new Map([['local', createLocalProvider()]]),
+  });
+  const bare = Fastify({ logger: false });
+  const pools: Pool[] = [];
+  try {
+    const session = mintSession({ secret, clientIp: '127.0.0.1', ttlSeconds: 3600 }).sessionId;
+    const subject = target(`http://127.0.0.1:${peer.port}`, session);
+    pools.push(subject.pool);
+
+    // The baseline answers exactly what the peer answers (captured once), serialised per request.
+    const answer = await subject.pool.request({ path: PATH, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${session}` }, body: BODY });
+    const payload = (await answer.body.json()) as unknown;
+    bare.post(PATH, async () => payload);
+    await bare.listen({ host: '127.0.0.1', port: 0 });
+    const address = bare.server.address();
+    if (address === null || typeof address === 'string') throw new Error('the baseline server has no TCP address');
+    const baseline = target(`http://127.0.0.1:${address.port}`, session);
+    pools.push(baseline.pool);
+
+    // The measured path really is guarded: without the session the same request is refused.
+    const refused = await subject.pool.request({ path: PATH, method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+    await refused.body.dump();
+    if (refused.statusCode !== 401) throw new Error(`the peer answered ${refused.statusCode} without a session; expected 401`);
+
+    const operations = [subject.call, baseline.call];
+    await interleavedLatencies(operations, WARM_UP);
+    const [subjectUs, baselineUs] = (await interleavedLatencies(operations, SEQUENTIAL)).map(summarise);
+    const [subjectRps, baselineRps] = await interleavedThroughput(operations, {
+      concurrency: CONCURRENCY,
+      requestsPerRound: REQUESTS_PER_ROUND,
+      rounds: ROUNDS,
+    });
+
+    return {
+      subject: 'tools/call ping through startPeer (Host/Origin, session HMAC, rate limit, run admission, journal appends with fsync)',
+      baseline: 'bare fastify POST route answering the same JSON',
+      measurements: [
+        { metric: 'p50 latency', unit: 'µs', subject: subjectUs!.p50, baseline: baselineUs!.p50, better: 'lower', judged: true },
+        { metric: 'p99 latency', unit: 'µs', subject: subjectUs!.p99, baseline: baselineUs!.p99, better: 'lower', judged: false },
+        { metric: 'mean latency', unit: 'µs', subject: subjectUs!.mean, baseline: baselineUs!.mean, better: 'lower', judged: false },
+        { metric: `throughput (c=${CONCURRENCY})`, unit: 'req/s', subject: subjectRps!, baseline: baselineRps!, better: 'higher', judged: true },
+      ],
+      notes: [
+        `client: undici ${UNDICI_VERSION} Pool per server, keep-alive, ${CONCURRENCY} connections, same headers and body`,
+        `warm-up ${WARM_UP} calls each, then ${SEQUENTIAL} sequential calls each, interleaved call by call`,
+        `throughput: ${ROUNDS} alternating rounds of ${REQUESTS_PER_ROUND} calls each at concurrency ${CONCURRENCY}`,
+        `journal: ${dataDir} on ${fileSystemOf(dataDir)} (WAL, synchronous=FULL)`,
+        `node ${process.version}, ${process.platform}/${process.arch}`,
+      ],
+    };
+  } finally {
+    await Promise.all(pools.map((pool) => pool.close()));
+    await bare.close();
+    await peer.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const benchmark: Benchmark = {
+  name: 'peer-ping',
+  goal: { maxRatio: 2, text: 'an MCPv2 ping through a whole peer costs ≤ 2× a bare fastify route (p50 latency ≤ 2×, throughput ≥ 0.5×)' },
+  run,
+};
+
+export default benchmark;
