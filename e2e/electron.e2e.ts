@@ -64,7 +64,7 @@ describe.skipIf(!electronBinary)('the shell in the Electron app', () => {
       // own `sandbox: true` web preference is still what the app sets and what is tested below.
       args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), REPO_ROOT],
       cwd: REPO_ROOT,
-      env: { ...process.env, AGENTPLANE_DATA_DIR: dataDir, XDG_CONFIG_HOME: homeDir },
+      env: { ...process.env, AGENTPLANE_DATA_DIR: dataDir, XDG_CONFIG_HOME: homeDir, AGENTPLANE_DEMO_PEERS: '0' },
     });
     page = await app.firstWindow();
     await page.waitForLoadState('domcontentloaded');

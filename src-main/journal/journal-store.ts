@@ -56,6 +56,8 @@ export interface JournalStore {
   /** Streams records in seq order without holding the writer. */
   iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord>;
   runs(limit: number): Promise<RunSummaryRow[]>;
+  /** The seq of a run's latest record, or null when the journal holds no such run. */
+  runLastSeq(runId: string): Promise<number | null>;
   /** Seqs of a run's records (for exporting a run with proofs). */
   runSeqs(runId: string): Promise<number[]>;
   /**

@@ -109,6 +109,7 @@ export class SqliteJournalStore implements JournalStore {
       run: reader.prepare('SELECT * FROM records WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?'),
       hashes: reader.prepare('SELECT hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq').pluck(),
       runSeqs: reader.prepare('SELECT seq FROM records WHERE run_id = ? ORDER BY seq').pluck(),
+      runLastSeq: reader.prepare('SELECT MAX(seq) FROM records WHERE run_id = ?').pluck(),
       runs: reader.prepare(`
         SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
                json_extract(f.body, '$.agent') AS agent
@@ -234,6 +235,11 @@ export class SqliteJournalStore implements JournalStore {
   async runs(limit: number): Promise<RunSummaryRow[]> {
     this.assertOpen();
     return this.stmts.runs.all(limit) as RunSummaryRow[];
+  }
+
+  async runLastSeq(runId: string): Promise<number | null> {
+    this.assertOpen();
+    return (this.stmts.runLastSeq.get(runId) as number | null | undefined) ?? null;
   }
 
   async runSeqs(runId: string): Promise<number[]> {

@@ -18,6 +18,7 @@ export function runView(history: RunHistory): RunView {
     agent: history.agent,
     owner: history.owner,
     chain: history.chain,
+    host: history.host ?? 'plane',
     status: history.status,
     outcome: history.outcome ?? null,
     admittedAt: history.admittedAt,

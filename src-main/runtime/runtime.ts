@@ -81,6 +81,7 @@ export class PlaneBuildError extends Error {
 }
 
 const RUN_ID = /^run-[0-9a-f]{20}$/;
+const HISTORY_CACHE = 2000;
 const HALT_SCOPE = /^(subject|agent):.+$/;
 
 export class Runtime {
@@ -97,6 +98,8 @@ export class Runtime {
   private readonly settleWaiters = new Map<string, Array<() => void>>();
   private readonly decideLocks = new Map<string, Promise<unknown>>();
   private brokenJournal: string | null = null;
+  /** Folded histories by run, most recently used last (see history()). */
+  private readonly histories = new Map<string, RunHistory>();
   private closing = false;
 
   private constructor(private readonly options: RuntimeOptions) {
@@ -334,11 +337,25 @@ export class Runtime {
 
   // ---- reading ----
 
-  async history(runId: string): Promise<RunHistory> {
+  /**
+   * One run's history. A history is a pure function of the run's records, and records are
+   * append-only, so a folded history stays true until the run's last seq moves: it is kept,
+   * keyed by that seq, and re-folded only when the run has grown. (Listing runs of 100,000
+   * records each otherwise re-reads every one of them on every list.)
+   */
+  async history(runId: string, knownLastSeq?: number): Promise<RunHistory> {
     if (!RUN_ID.test(runId)) throw new PlaneError(ErrorCode.BadRequest, `"${runId.slice(0, 40)}" is not a run id`);
+    const lastSeq = knownLastSeq ?? (await this.options.journal.store.runLastSeq(runId));
+    if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+    const cached = this.histories.get(runId);
+    if (cached && cached.lastSeq === lastSeq) return cached;
     const records = await this.options.journal.readRun(runId, 1, Number.MAX_SAFE_INTEGER);
     if (records.length === 0) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
-    return readRunHistory(records);
+    const history = readRunHistory(records);
+    this.histories.delete(runId);
+    this.histories.set(runId, history);
+    if (this.histories.size > HISTORY_CACHE) this.histories.delete(this.histories.keys().next().value!);
+    return history;
   }
 
   async listRuns(limit: number): Promise<RunHistory[]> {
@@ -346,7 +363,7 @@ export class Runtime {
     const out: RunHistory[] = [];
     for (const row of rows) {
       try {
-        out.push(await this.history(row.runId));
+        out.push(await this.history(row.runId, row.lastSeq));
       } catch {
         // A run id the journal holds but cannot fold (written by a newer plane) is skipped here.
       }

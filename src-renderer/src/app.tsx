@@ -1,19 +1,63 @@
-/** The shell: sidebar, the selected section, the status bar, and the global section shortcuts. */
+/**
+ * The shell: sidebar, the selected section, the status bar, the command palette, and the
+ * global keys (Alt+1…6 sections, Ctrl/Cmd+K palette). The hash route and the store are kept in
+ * step here: a click updates the address (so a reload returns to the view), and the back
+ * button or an edited address updates the store.
+ */
 import { useEffect } from 'react';
+import { Announcer } from './components/announcer';
+import { CommandPalette } from './components/command-palette';
 import { Sidebar } from './components/sidebar';
 import { SectionView } from './components/section-view';
 import { StatusBar } from './components/status-bar';
+import { formatRoute, isRouteHash, parseRoute } from './lib/route';
 import { sections } from './sections/sections';
-import { useApp } from './store/store-context';
+import { useApp, useAppStore } from './store/store-context';
+
+function useRouteSync() {
+  const store = useAppStore();
+  useEffect(() => {
+    const onHash = () => {
+      if (isRouteHash(window.location.hash)) store.getState().navigate(parseRoute(window.location.hash));
+    };
+    window.addEventListener('hashchange', onHash);
+    const unsubscribe = store.subscribe((state, previous) => {
+      // The selected record is part of the address, replaced rather than pushed (arrowing
+      // through a timeline must not fill the history).
+      if (state.timeline.selectedSeq !== previous.timeline.selectedSeq && state.route.section === 'runs' && state.route.runId === state.timeline.runId && state.timeline.selectedSeq !== null) {
+        store.setState({ route: { ...state.route, seq: state.timeline.selectedSeq } });
+        return;
+      }
+      if (state.route === previous.route) return;
+      const hash = formatRoute(state.route);
+      if (hash === window.location.hash) return;
+      const sameView = state.route.section === previous.route.section && state.route.runId === previous.route.runId && state.route.peerId === previous.route.peerId;
+      if (sameView) window.history.replaceState(null, '', hash);
+      else window.history.pushState(null, '', hash);
+    });
+    return () => {
+      window.removeEventListener('hashchange', onHash);
+      unsubscribe();
+    };
+  }, [store]);
+}
 
 export function App() {
   const start = useApp((s) => s.start);
   const setSection = useApp((s) => s.setSection);
+  const paletteOpen = useApp((s) => s.paletteOpen);
+  const setPaletteOpen = useApp((s) => s.setPaletteOpen);
 
   useEffect(() => start(), [start]);
+  useRouteSync();
 
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
+      if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 'k') {
+        event.preventDefault();
+        setPaletteOpen(!paletteOpen);
+        return;
+      }
       if (!event.altKey || event.ctrlKey || event.metaKey) return;
       const index = Number(event.key) - 1;
       const section = sections[index];
@@ -25,16 +69,26 @@ export function App() {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [setSection]);
+  }, [setSection, paletteOpen, setPaletteOpen]);
 
   return (
     <div className="shell">
-      <a className="skip-link" href="#content">
+      <a
+        className="skip-link"
+        href="#content"
+        onClick={(event) => {
+          // The address holds the route; the skip link moves focus without touching it.
+          event.preventDefault();
+          document.getElementById('section-heading')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <Sidebar />
       <SectionView />
       <StatusBar />
+      <Announcer />
+      {paletteOpen ? <CommandPalette /> : null}
     </div>
   );
 }

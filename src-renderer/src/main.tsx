@@ -3,7 +3,9 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createPlaneClient } from '../../src-shared/ipc/client';
 import { App } from './app';
+import { parseRoute } from './lib/route';
 import { createAppStore } from './store/app-store';
+import { browserEnv } from './store/browser-env';
 import { StoreContext } from './store/store-context';
 import { selectTransport } from './transport/select-transport';
 import './styles.css';
@@ -18,7 +20,7 @@ if ('error' in choice) {
     </main>,
   );
 } else {
-  const store = createAppStore(createPlaneClient(choice.transport));
+  const store = createAppStore(createPlaneClient(choice.transport), browserEnv(), parseRoute(window.location.hash));
   root.render(
     <StrictMode>
       <StoreContext.Provider value={store}>

@@ -117,6 +117,8 @@ export const RunViewSchema = z.object({
   agent: z.string(),
   owner: z.string(),
   chain: z.array(z.string()),
+  /** Which process executes it: `plane`, or `peer:<id>` for a peer's skill run. */
+  host: z.string(),
   status: z.enum(['running', 'suspended', 'sealed']),
   outcome: z.enum(['succeeded', 'failed', 'cancelled', 'denied', 'halted', 'observed']).nullable(),
   admittedAt: z.string(),

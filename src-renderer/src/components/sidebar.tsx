@@ -1,7 +1,8 @@
 /**
  * Section navigation. A list of buttons with a roving tab stop: Tab enters the list once,
  * arrow keys (and Home/End) move between sections and open them, and Alt+1…6 jump from
- * anywhere (see app.tsx). The current section is marked with aria-current.
+ * anywhere (see app.tsx). The current section is marked with aria-current. Approvals shows how
+ * many runs wait; the count is a description, so the button's name stays the section's.
  */
 import { useRef, type KeyboardEvent } from 'react';
 import { sections, type SectionId } from '../sections/sections';
@@ -10,6 +11,7 @@ import { useApp } from '../store/store-context';
 export function Sidebar() {
   const current = useApp((s) => s.section);
   const setSection = useApp((s) => s.setSection);
+  const waiting = useApp((s) => s.waiting.length);
   const buttons = useRef<Array<HTMLButtonElement | null>>([]);
 
   const move = (index: number) => {
@@ -49,13 +51,25 @@ export function Sidebar() {
               tabIndex={current === section.id ? 0 : -1}
               onClick={() => setSection(section.id as SectionId)}
               onKeyDown={(event) => onKeyDown(event, index)}
+              aria-describedby={section.id === 'approvals' && waiting > 0 ? 'approvals-count' : undefined}
             >
               <span>{section.label}</span>
+              {section.id === 'approvals' && waiting > 0 ? (
+                <span className="nav-count" aria-hidden="true">
+                  {waiting}
+                </span>
+              ) : null}
               <kbd aria-hidden="true">Alt {index + 1}</kbd>
             </button>
           </li>
         ))}
       </ul>
+      <span id="approvals-count" className="visually-hidden">
+        {waiting} waiting
+      </span>
+      <p className="sidebar-hint">
+        <kbd>{/Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl'}</kbd> <kbd>K</kbd> commands
+      </p>
     </nav>
   );
 }

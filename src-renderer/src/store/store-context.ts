@@ -5,8 +5,12 @@ import type { AppState, AppStore } from './app-store';
 
 export const StoreContext = createContext<AppStore | null>(null);
 
-export function useApp<T>(selector: (state: AppState) => T): T {
+export function useAppStore(): AppStore {
   const store = useContext(StoreContext);
   if (!store) throw new Error('useApp outside StoreContext');
-  return useStore(store, selector);
+  return store;
+}
+
+export function useApp<T>(selector: (state: AppState) => T): T {
+  return useStore(useAppStore(), selector);
 }

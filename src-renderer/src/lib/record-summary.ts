@@ -1,0 +1,105 @@
+/**
+ * One line per journal record, for the timeline: what happened, in words, from the record's
+ * body. A kind this build does not know is still listed (the plane marks it `known: false`)
+ * and summarised as such, never hidden.
+ */
+import type { RecordView } from '../../../src-shared/ipc/contract';
+import { oneLineJson, plural, spendLine, budgetLine, tokensOf, type Budget } from './display-format';
+import type { Spend } from '../../../src-shared/journal/records';
+
+type Body = Record<string, unknown>;
+const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : oneLineJson(v, 80));
+
+export const KIND_LABELS: Record<string, string> = {
+  RunAdmitted: 'Admitted',
+  AdmissionRefused: 'Refused',
+  EffectStarted: 'Effect started',
+  EffectDone: 'Effect done',
+  EffectFailed: 'Effect failed',
+  BudgetVerdict: 'Budget',
+  Suspended: 'Suspended',
+  Decision: 'Decision',
+  Cancelled: 'Cancelled',
+  HaltApplied: 'Halt',
+  RunSealed: 'Sealed',
+  Observation: 'Observation',
+  PeerLifecycle: 'Peer',
+};
+
+/** Visual tone of a kind; the kind's name is always shown in text beside it. */
+export function kindTone(record: Pick<RecordView, 'kind' | 'body'>): 'ok' | 'bad' | 'warn' | 'info' | 'plain' {
+  const body = record.body as Body;
+  switch (record.kind) {
+    case 'EffectFailed':
+    case 'AdmissionRefused':
+      return 'bad';
+    case 'Suspended':
+    case 'Cancelled':
+    case 'HaltApplied':
+      return 'warn';
+    case 'Decision':
+      return body.decision === 'deny' ? 'bad' : body.decision === 'approve' ? 'ok' : 'warn';
+    case 'BudgetVerdict':
+      return body.verdict === 'ceilingReached' ? 'warn' : 'plain';
+    case 'RunSealed':
+      return body.outcome === 'succeeded' ? 'ok' : body.outcome === 'observed' ? 'info' : 'bad';
+    case 'EffectDone':
+      return 'ok';
+    case 'RunAdmitted':
+    case 'EffectStarted':
+      return 'info';
+    default:
+      return 'plain';
+  }
+}
+
+export function summarizeRecord(record: RecordView): string {
+  const body = record.body as Body;
+  if (!record.known) return `${record.kind} v${record.v} (${record.note ?? 'unknown to this build'})`;
+  switch (record.kind) {
+    case 'RunAdmitted':
+      return `${str(body.agent)} for ${str(body.owner)} via ${str((body.trigger as Body | undefined)?.via)}${body.host ? `, hosted by ${str(body.host)}` : ''}`;
+    case 'AdmissionRefused':
+      return `${str(body.principal)} may not ${str(body.action)} ${str(body.resource)}: ${str(body.reason)}`;
+    case 'EffectStarted':
+      return `step ${str(body.step)} · ${str(body.effect)} ${str(body.name)}${body.destination ? ` → ${str(body.destination)}` : ''} ${oneLineJson(body.request, 90)}`;
+    case 'EffectDone': {
+      const spend = body.spend as Spend | undefined;
+      return `step ${str(body.step)} · ${spend ? spendLine(spend) : ''} · from ${str(body.provenance)} ${oneLineJson(body.result, 80)}`;
+    }
+    case 'EffectFailed': {
+      const error = body.error as Body | undefined;
+      return `step ${str(body.step)} · ${str(body.disposition)} · ${str(error?.code)}: ${str(error?.message)}`;
+    }
+    case 'BudgetVerdict': {
+      const spent = body.spent as Spend | undefined;
+      const budget = (body.budget as Budget | undefined) ?? {};
+      const verdict = body.verdict === 'ceilingReached' ? `ceiling reached (${str(body.ceiling)})` : body.verdict === 'raised' ? 'ceiling raised' : 'within budget';
+      return `step ${str(body.step)} · ${verdict} · spent ${spent ? plural(tokensOf(spent), 'token') : '?'} of ${budgetLine(budget)}`;
+    }
+    case 'Suspended':
+      return `step ${str(body.step)} · waiting for ${str(body.reason)} · ${str(body.waitId)}`;
+    case 'Decision':
+      return `${str(body.decision)} by ${str(body.by)}${body.reason ? `: ${str(body.reason)}` : ''}${body.until ? ` until ${str(body.until)}` : ''}${body.value !== undefined ? ` · ${oneLineJson(body.value, 60)}` : ''}`;
+    case 'Cancelled':
+      return `by ${str(body.by)}${body.reason ? `: ${str(body.reason)}` : ''}`;
+    case 'HaltApplied':
+      return `${body.lifted ? 'lifted' : 'applied'} on ${str(body.scope)} by ${str(body.by)}`;
+    case 'RunSealed': {
+      const spend = body.spend as Spend | undefined;
+      const error = body.error as Body | undefined;
+      return `${str(body.outcome)}${error ? ` · ${str(error.code)}: ${str(error.message)}` : ''} · ${spend ? spendLine(spend) : ''} · ${plural(Number(body.records ?? 0), 'record')} before`;
+    }
+    case 'Observation':
+      return `${str(body.source)} ${str(body.sessionId)} · ${str(body.update)}`;
+    case 'PeerLifecycle':
+      return `${str(body.peerId)} ${str(body.event)}${body.address ? ` at ${str(body.address)}` : ''}${body.detail ? ` · ${str(body.detail)}` : ''}`;
+    default:
+      return oneLineJson(body, 120);
+  }
+}
+
+/** Text a search matches against: kind, summary and the raw body. */
+export function searchableText(record: RecordView): string {
+  return `${record.kind} ${summarizeRecord(record)} ${oneLineJson(record.body, 4000)}`.toLowerCase();
+}

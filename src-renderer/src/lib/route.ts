@@ -1,0 +1,42 @@
+/**
+ * Where the window is, as a hash route (`#/runs/run-…/42`), so a reload (or the back button)
+ * returns to the same view. Only navigation lives here: everything shown comes from the plane.
+ */
+import { sections, type SectionId } from '../sections/sections';
+
+export interface Route {
+  section: SectionId;
+  /** Runs: the run whose timeline is open. */
+  runId: string | null;
+  /** Runs: the record selected in the timeline. */
+  seq: number | null;
+  /** Peers: the peer whose detail is open. */
+  peerId: string | null;
+}
+
+export const DEFAULT_ROUTE: Route = { section: 'peers', runId: null, seq: null, peerId: null };
+
+const isSection = (value: string | undefined): value is SectionId => sections.some((s) => s.id === value);
+
+/** Whether a hash is a route at all (`#/…`); an in-page anchor such as `#content` is not. */
+export function isRouteHash(hash: string): boolean {
+  return hash === '' || hash === '#' || hash.startsWith('#/');
+}
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const [section, a, b] = parts;
+  if (!isSection(section)) return DEFAULT_ROUTE;
+  if (section === 'runs' && a && /^run-[0-9a-f]{20}$/.test(a)) {
+    const seq = b !== undefined && /^\d+$/.test(b) ? Number(b) : null;
+    return { section, runId: a, seq, peerId: null };
+  }
+  if (section === 'peers' && a && /^[a-z][a-z0-9-]{0,39}$/.test(a)) return { section, runId: null, seq: null, peerId: a };
+  return { section, runId: null, seq: null, peerId: null };
+}
+
+export function formatRoute(route: Route): string {
+  if (route.section === 'runs' && route.runId) return `#/runs/${route.runId}${route.seq !== null ? `/${route.seq}` : ''}`;
+  if (route.section === 'peers' && route.peerId) return `#/peers/${route.peerId}`;
+  return `#/${route.section}`;
+}

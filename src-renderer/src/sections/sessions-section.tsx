@@ -1,0 +1,119 @@
+/**
+ * Sessions: the MCPv2 sessions each running peer holds (peers.sessions): label, the caller's
+ * address, when issued and when it expires; revocable by click (peers.revokeSession). Sessions
+ * are the peer's own state, not journal records, so this view polls while it is open.
+ */
+import { useId } from 'react';
+import type { PeerSummary } from '../../../src-shared/ipc/contract';
+import { EmptyState } from '../components/empty-state';
+import { useNow } from '../components/use-now';
+import { dateTime, relative } from '../lib/display-format';
+import type { SessionRow } from '../store/peers-slice';
+import { useApp } from '../store/store-context';
+import { useSessionPolling } from './peers-section';
+
+function SessionRowView({ peerId, row }: { peerId: string; row: SessionRow }) {
+  const key = `${peerId}/${row.label}`;
+  const busy = useApp((s) => s.sessionBusy[key]);
+  const error = useApp((s) => s.sessionErrors[key]);
+  const revokeSession = useApp((s) => s.revokeSession);
+  const now = useNow();
+  const expired = row.expiresAt < now;
+  return (
+    <tr>
+      <th scope="row">
+        <code>{row.label}</code>
+      </th>
+      <td>
+        <code>{row.callerAddress}</code>
+      </td>
+      <td>
+        <code>{row.clientIp}</code>
+      </td>
+      <td title={dateTime(row.issuedAt)}>{relative(row.issuedAt, now)}</td>
+      <td title={dateTime(row.expiresAt)}>{expired ? 'expired' : relative(row.expiresAt, now)}</td>
+      <td>
+        <button type="button" className="button small danger" disabled={busy} onClick={() => void revokeSession(peerId, row.label)} aria-label={`Revoke session ${row.label} on ${peerId}`}>
+          {busy ? 'Revoking…' : 'Revoke'}
+        </button>
+        {error ? (
+          <span className="inline-error" role="alert">
+            {error}
+          </span>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+function PeerSessions({ peer }: { peer: PeerSummary }) {
+  const id = useId();
+  const entry = useApp((s) => s.sessions[peer.id]);
+  return (
+    <section className="panel" aria-labelledby={id}>
+      <h2 id={id}>
+        {peer.name} <span className="sub">{peer.address}</span>
+      </h2>
+      {!entry ? (
+        <p className="muted">Reading sessions…</p>
+      ) : entry.error ? (
+        <p className="inline-error" role="alert">
+          {entry.error}
+        </p>
+      ) : entry.rows.length === 0 ? (
+        <p className="muted">No live sessions on {peer.id}. A caller gets one with GET /mcpv2/session on its address.</p>
+      ) : (
+        <table className="table compact">
+          <caption className="visually-hidden">Sessions of {peer.id}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Label</th>
+              <th scope="col">Caller address</th>
+              <th scope="col">Client IP</th>
+              <th scope="col">Issued</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entry.rows.map((row) => (
+              <SessionRowView key={row.label} peerId={peer.id} row={row} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+export function SessionsSection({ empty }: { empty: string }) {
+  const peers = useApp((s) => s.peers);
+  const sessions = useApp((s) => s.sessions);
+  const refreshSessions = useApp((s) => s.refreshSessions);
+  useSessionPolling();
+  const running = peers.filter((p) => p.status === 'running');
+  const total = running.reduce((n, p) => n + (sessions[p.id]?.rows.length ?? 0), 0);
+  if (running.length === 0) {
+    return (
+      <div className="section-body">
+        <EmptyState text={empty} />
+        {peers.length > 0 ? <p className="muted">No peer is running: start one in Peers to see the sessions it issues.</p> : null}
+      </div>
+    );
+  }
+  return (
+    <div className="section-body">
+      <div className="toolbar">
+        <p className="toolbar-summary">
+          {total} {total === 1 ? 'session' : 'sessions'} on {running.length} running {running.length === 1 ? 'peer' : 'peers'} · refreshed every 5 s
+        </p>
+        <button type="button" className="button small" onClick={() => void refreshSessions()}>
+          Refresh now
+        </button>
+      </div>
+      {running.map((peer) => (
+        <PeerSessions key={peer.id} peer={peer} />
+      ))}
+    </div>
+  );
+}
