@@ -16,7 +16,6 @@
  * with ten it stays within a few hundredths.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
@@ -25,7 +24,8 @@ import { startWebBridge } from '../src-main/bridge/web-bridge';
 import { appVersion } from '../src-main/plane/app-paths';
 import { createPlane } from '../src-main/plane/plane';
 import type { Benchmark, BenchResult } from './bench-types';
-import { interleavedLatencies, interleavedThroughput, summarise, type Operation } from './measure';
+import type { Operation } from './measure';
+import { compareRoundTrips } from './round-trip-comparison';
 
 const WARM_UP = 500;
 const SEQUENTIAL = 2000;
@@ -34,7 +34,6 @@ const REQUESTS_PER_ROUND = 1000;
 const ROUNDS = 10;
 
 const PATH = '/api/commands/plane.status';
-const UNDICI_VERSION = (createRequire(import.meta.url)('undici/package.json') as { version: string }).version;
 
 interface Target {
   pool: Pool;
@@ -84,28 +83,14 @@ async function run(): Promise<BenchResult> {
     await refused.body.dump();
     if (refused.statusCode !== 401) throw new Error(`the bridge answered ${refused.statusCode} without a token; expected 401`);
 
-    const operations = [subject.call, baseline.call];
-    await interleavedLatencies(operations, WARM_UP);
-    const [subjectUs, baselineUs] = (await interleavedLatencies(operations, SEQUENTIAL)).map(summarise);
-    const [subjectRps, baselineRps] = await interleavedThroughput(operations, {
-      concurrency: CONCURRENCY,
-      requestsPerRound: REQUESTS_PER_ROUND,
-      rounds: ROUNDS,
-    });
+    const comparison = await compareRoundTrips(subject.call, baseline.call, { warmUp: WARM_UP, sequential: SEQUENTIAL, concurrency: CONCURRENCY, requestsPerRound: REQUESTS_PER_ROUND, rounds: ROUNDS });
 
     return {
       subject: 'plane.status through startWebBridge (Host/Origin check, token, zod, dispatch)',
       baseline: 'bare fastify POST route answering the same JSON',
-      measurements: [
-        { metric: 'p50 latency', unit: 'µs', subject: subjectUs!.p50, baseline: baselineUs!.p50, better: 'lower', judged: true },
-        { metric: 'p99 latency', unit: 'µs', subject: subjectUs!.p99, baseline: baselineUs!.p99, better: 'lower', judged: false },
-        { metric: 'mean latency', unit: 'µs', subject: subjectUs!.mean, baseline: baselineUs!.mean, better: 'lower', judged: false },
-        { metric: `throughput (c=${CONCURRENCY})`, unit: 'req/s', subject: subjectRps!, baseline: baselineRps!, better: 'higher', judged: true },
-      ],
+      measurements: comparison.measurements,
       notes: [
-        `client: undici ${UNDICI_VERSION} Pool per server, keep-alive, ${CONCURRENCY} connections, same headers and body`,
-        `warm-up ${WARM_UP} calls each, then ${SEQUENTIAL} sequential calls each, interleaved call by call`,
-        `throughput: ${ROUNDS} alternating rounds of ${REQUESTS_PER_ROUND} calls each at concurrency ${CONCURRENCY}`,
+        ...comparison.notes,
         `node ${process.version}, ${process.platform}/${process.arch}`,
       ],
     };

@@ -17,7 +17,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
@@ -28,7 +27,8 @@ import { PeerRegistry } from '../src-main/peers/peer-registry';
 import { mintSession } from '../src-main/peers/session-token';
 import { createLocalProvider } from '../src-main/providers/local-provider';
 import type { Benchmark, BenchResult } from './bench-types';
-import { interleavedLatencies, interleavedThroughput, summarise, type Operation } from './measure';
+import type { Operation } from './measure';
+import { compareRoundTrips } from './round-trip-comparison';
 
 const WARM_UP = 300;
 const SEQUENTIAL = 1500;
@@ -38,7 +38,6 @@ const ROUNDS = 10;
 
 const PATH = '/mcpv2';
 const BODY = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ping', arguments: {} } }]);
-const UNDICI_VERSION = (createRequire(import.meta.url)('undici/package.json') as { version: string }).version;
 
 interface Target {
   pool: Pool;
@@ -101,28 +100,14 @@ async function run(): Promise<BenchResult> {
     await refused.body.dump();
     if (refused.statusCode !== 401) throw new Error(`the peer answered ${refused.statusCode} without a session; expected 401`);
 
-    const operations = [subject.call, baseline.call];
-    await interleavedLatencies(operations, WARM_UP);
-    const [subjectUs, baselineUs] = (await interleavedLatencies(operations, SEQUENTIAL)).map(summarise);
-    const [subjectRps, baselineRps] = await interleavedThroughput(operations, {
-      concurrency: CONCURRENCY,
-      requestsPerRound: REQUESTS_PER_ROUND,
-      rounds: ROUNDS,
-    });
+    const comparison = await compareRoundTrips(subject.call, baseline.call, { warmUp: WARM_UP, sequential: SEQUENTIAL, concurrency: CONCURRENCY, requestsPerRound: REQUESTS_PER_ROUND, rounds: ROUNDS });
 
     return {
       subject: 'tools/call ping through startPeer (Host/Origin, session HMAC, rate limit, run admission, journal appends with fsync)',
       baseline: 'bare fastify POST route answering the same JSON',
-      measurements: [
-        { metric: 'p50 latency', unit: 'µs', subject: subjectUs!.p50, baseline: baselineUs!.p50, better: 'lower', judged: true },
-        { metric: 'p99 latency', unit: 'µs', subject: subjectUs!.p99, baseline: baselineUs!.p99, better: 'lower', judged: false },
-        { metric: 'mean latency', unit: 'µs', subject: subjectUs!.mean, baseline: baselineUs!.mean, better: 'lower', judged: false },
-        { metric: `throughput (c=${CONCURRENCY})`, unit: 'req/s', subject: subjectRps!, baseline: baselineRps!, better: 'higher', judged: true },
-      ],
+      measurements: comparison.measurements,
       notes: [
-        `client: undici ${UNDICI_VERSION} Pool per server, keep-alive, ${CONCURRENCY} connections, same headers and body`,
-        `warm-up ${WARM_UP} calls each, then ${SEQUENTIAL} sequential calls each, interleaved call by call`,
-        `throughput: ${ROUNDS} alternating rounds of ${REQUESTS_PER_ROUND} calls each at concurrency ${CONCURRENCY}`,
+        ...comparison.notes,
         `journal: ${dataDir} on ${fileSystemOf(dataDir)} (WAL, synchronous=FULL)`,
         `node ${process.version}, ${process.platform}/${process.arch}`,
       ],
