@@ -26,7 +26,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyJournalStore } from './bundle';
 import { Journal } from './journal';
 import { journalPath } from './sqlite-store';
-import { tempDataDir } from './test-support';
+import { seededRandom, tempDataDir } from './test-support';
 
 const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');
 const KILLS = Math.max(50, Number(process.env.AGENTPLANE_CRASH_KILLS ?? 0) || 0);
@@ -35,17 +35,6 @@ const SEED = Number(process.env.AGENTPLANE_CRASH_SEED ?? 0) || Math.floor(Math.r
 // Measured on the project's 2-core machine: about 40 s for the defaults (see the report at the
 // end of the test); the timeout scales with what was asked for.
 const TIMEOUT_MS = Math.max(120_000, Math.ceil(Math.max(KILLS / 50, APPENDS / 10_000)) * 120_000);
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type KillPlan = { after: 'acks'; count: number } | { after: 'delay'; ms: number };
 
@@ -148,7 +137,7 @@ describe('journal crash safety (SIGKILL mid-append)', () => {
     `survives at least ${KILLS} kills across at least ${APPENDS} appended records`,
     async () => {
       console.log(`crash-safety seed ${SEED} (replay with AGENTPLANE_CRASH_SEED=${SEED}); ${KILLS} kills, ${APPENDS} records at least`);
-      const random = mulberry32(SEED);
+      const random = seededRandom(SEED);
       const dataDir = tempDataDir('ap-crash-');
       const acked = new Map<number, string>();
       const started = performance.now();

@@ -27,7 +27,8 @@ import { migrate } from './migrations';
 const SQLITE_MAGIC = 'SQLite format 3\u0000';
 const SYNCHRONOUS_FULL = 2;
 
-interface Row {
+/** A row of the records table, as SQLite returns it. */
+export interface RecordRow {
   seq: number;
   run_id: string | null;
   kind: string;
@@ -38,7 +39,7 @@ interface Row {
   hash: string;
 }
 
-function toStored(row: Row): StoredRecord {
+function toStored(row: RecordRow): StoredRecord {
   return {
     seq: row.seq,
     runId: row.run_id,
@@ -207,12 +208,12 @@ export class SqliteJournalStore implements JournalStore {
 
   async readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
-    return (this.stmts.range.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as Row[]).map(toStored);
+    return (this.stmts.range.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as RecordRow[]).map(toStored);
   }
 
   async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
-    return (this.stmts.run.all(runId, fromSeq, limit) as Row[]).map(toStored);
+    return (this.stmts.run.all(runId, fromSeq, limit) as RecordRow[]).map(toStored);
   }
 
   async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {

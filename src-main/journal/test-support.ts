@@ -42,3 +42,15 @@ export function runDrafts(runId: string, effects: number): AnyRecordDraft[] {
   drafts.push({ runId, kind: 'RunSealed', body: { outcome: 'succeeded', spend: { ...ZERO_SPEND, effects }, records: drafts.length } });
   return drafts;
 }
+
+/** mulberry32: a small seedable PRNG, so a randomised test prints its seed and can be replayed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -14,7 +14,7 @@ import { signCheckpoint } from './checkpoints';
 import { Journal } from './journal';
 import { keyIdOf } from './plane-key';
 import type { JWK } from 'jose';
-import { journalPath } from './sqlite-store';
+import { journalPath, type RecordRow } from './sqlite-store';
 import { runDrafts, tempDataDir } from './test-support';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -32,16 +32,7 @@ async function populated(): Promise<Journal> {
   return journal;
 }
 
-interface Row {
-  seq: number;
-  run_id: string | null;
-  kind: string;
-  v: number;
-  time: string;
-  body: string;
-  prev_hash: string;
-  hash: string;
-}
+type Row = RecordRow;
 
 /** Rewrites the records table as an attacker with the file would: triggers dropped first. */
 function tamperDb(journal: Journal, edit: (rows: Row[]) => Row[]): void {

@@ -13,40 +13,23 @@
  * numbers); the journal's refusal of other values is a reported bug, pinned by an `it.fails`
  * in peer-server.test.ts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BATCH_SIZE, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import { silentLogger } from '../plane/logger';
-import { createLocalProvider } from '../providers/local-provider';
-import { settingsFromEnv, startPeer, type StartedPeer } from './peer-host';
-import { PeerRegistry } from './peer-registry';
-import { mintSession } from './session-token';
+import type { StartedPeer } from './peer-host';
+import { startTestPeer, type TestPeer } from './peer-test-support';
 
-const SECRET = 'batch-property-secret';
-let dataDir: string;
+let testPeer: TestPeer;
 let peer: StartedPeer;
 let token: string;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'agentplane-batch-property-'));
-  const record = new PeerRegistry(dataDir).create({ id: 'prop', port: 0, publicIp: '127.0.0.1', secret: SECRET });
-  peer = await startPeer({
-    dataDir,
-    record,
-    settings: { ...settingsFromEnv({}), ratePerSecond: 1_000_000 },
-    logger: silentLogger,
-    providers: new Map([['local', createLocalProvider()]]),
-  });
-  token = mintSession({ secret: SECRET, clientIp: '127.0.0.1', ttlSeconds: 3600 }).sessionId;
+  testPeer = await startTestPeer('prop', { secret: 'batch-property-secret', ratePerSecond: 1_000_000 });
+  peer = testPeer.peer;
+  token = testPeer.session();
 });
 
-afterAll(async () => {
-  await peer.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => testPeer.close());
 
 type Id = string | number;
 /** What one slot must get: an answer with this id and outcome, or nothing (a notification). */

@@ -4,36 +4,28 @@
  * credential must be short-lived and typed.
  */
 import { createPrivateKey, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import { silentLogger } from '../plane/logger';
-import { createLocalProvider } from '../providers/local-provider';
 import { mintPeerCredential, verifyPeerCredential } from './peer-credentials';
-import { settingsFromEnv, startPeer, type StartedPeer } from './peer-host';
-import { PeerRegistry } from './peer-registry';
-import { mintSession } from './session-token';
+import type { StartedPeer } from './peer-host';
+import { startTestPeer, type TestPeer } from './peer-test-support';
+import { type PeerRegistry } from './peer-registry';
 
-const SECRET = 'peer-hardening-secret';
+let testPeer: TestPeer;
 let dataDir: string;
 let registry: PeerRegistry;
 let peer: StartedPeer;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'agentplane-peer-hardening-'));
-  registry = new PeerRegistry(dataDir);
-  const record = registry.create({ id: 'hard', port: 0, publicIp: '127.0.0.1', secret: SECRET, llmMode: true });
-  peer = await startPeer({ dataDir, record, settings: { ...settingsFromEnv({}), ratePerSecond: 5 }, logger: silentLogger, providers: new Map([['local', createLocalProvider()]]) });
+  testPeer = await startTestPeer('hard', { secret: 'peer-hardening-secret', ratePerSecond: 5, llmMode: true });
+  ({ dataDir, registry, peer } = testPeer);
 });
-afterAll(async () => {
-  await peer.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => testPeer.close());
 
-const session = () => mintSession({ secret: SECRET, clientIp: '127.0.0.1', ttlSeconds: 600 }).sessionId;
+const session = () => testPeer.session();
 const call = (id: number, name: string, args: Record<string, unknown> = {}, context?: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args }, ...(context ? { context } : {}) });
 async function rpc(body: unknown, token = session()): Promise<Array<{ id: number; result?: Record<string, unknown>; error?: { code: number; message: string } }>> {
   const response = await peer.app.inject({ method: 'POST', url: '/mcpv2', headers: { host: `127.0.0.1:${peer.port}`, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify(body) });

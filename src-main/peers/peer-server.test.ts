@@ -5,41 +5,26 @@
  * object answered as a single response; the batch cap; and the HTTP refusals (Host, Origin,
  * body cap, authentication).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BATCH_SIZE, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import { silentLogger } from '../plane/logger';
-import { createLocalProvider } from '../providers/local-provider';
-import { settingsFromEnv, startPeer, type StartedPeer } from './peer-host';
-import { PeerRegistry } from './peer-registry';
+import type { StartedPeer } from './peer-host';
+import { startTestPeer, type TestPeer } from './peer-test-support';
 import { PEER_BODY_LIMIT } from './peer-server';
 import { mintSession } from './session-token';
 
 const SECRET = 'peer-server-test-secret';
-let dataDir: string;
+let testPeer: TestPeer;
 let peer: StartedPeer;
 let token: string;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'agentplane-peer-server-'));
-  const record = new PeerRegistry(dataDir).create({ id: 'srv', port: 0, publicIp: '127.0.0.1', secret: SECRET });
-  peer = await startPeer({
-    dataDir,
-    record,
-    settings: { ...settingsFromEnv({}), ratePerSecond: 100_000 },
-    logger: silentLogger,
-    providers: new Map([['local', createLocalProvider()]]),
-  });
-  token = mintSession({ secret: SECRET, clientIp: '127.0.0.1', ttlSeconds: 3600 }).sessionId;
+  testPeer = await startTestPeer('srv', { secret: SECRET, ratePerSecond: 100_000 });
+  peer = testPeer.peer;
+  token = testPeer.session();
 });
 
-afterAll(async () => {
-  await peer.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => testPeer.close());
 
 const host = () => `127.0.0.1:${peer.port}`;
 

@@ -31,7 +31,7 @@ import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash
 import { GENESIS_PREV_HASH, type AnyRecordDraft } from '../../src-shared/journal/records';
 import { Journal } from '../../src-main/journal/journal';
 import { journalPath, sha256Hex } from '../../src-main/journal/sqlite-store';
-import { runDrafts } from '../../src-main/journal/test-support';
+import { runDrafts, seededRandom } from '../../src-main/journal/test-support';
 
 type Flags = Record<string, string>;
 
@@ -59,18 +59,6 @@ function intFlag(flags: Flags, name: string, fallback: number): number {
   return value;
 }
 
-/** mulberry32: small, seedable, good enough to pick batch sizes reproducibly. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** An endless stream of whole runs (admitted, n effects, sealed), each with its own runId. */
 function* draftStream(prefix: string, random: () => number): Generator<AnyRecordDraft> {
   for (let run = 1; ; run++) yield* runDrafts(`${prefix}-${run}`, 1 + Math.floor(random() * 6));
@@ -96,7 +84,7 @@ async function appendMode(flags: Flags): Promise<void> {
   const prefix = flags['run-prefix'] ?? 'child';
   const limit = intFlag(flags, 'limit', 0);
   const fixedBatch = intFlag(flags, 'batch', 0);
-  const random = mulberry32(intFlag(flags, 'seed', 1));
+  const random = seededRandom(intFlag(flags, 'seed', 1));
   const yieldEach = flags['yield'] === 'true';
   if (flags['wait-go']) await waitForGo();
 
