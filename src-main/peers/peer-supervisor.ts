@@ -45,6 +45,15 @@ function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/**
+ * Where the plane reaches a peer it runs: the address it binds, unless that is a wildcard
+ * (0.0.0.0 or ::), which cannot be dialled; then the address it advertises.
+ */
+function dialHost(record: PeerRecord): string {
+  const bind = record.bindHost;
+  return hostForUrl(bind && bind !== '0.0.0.0' && bind !== '::' ? bind : record.publicIp);
+}
+
 export class PeerSupervisor {
   readonly registry: PeerRegistry;
   private readonly running = new Map<string, Running>();
@@ -188,7 +197,7 @@ export class PeerSupervisor {
 
   async sessions(id: string): Promise<SessionRow[]> {
     const { entry, record } = this.live(id);
-    const response = await request(`http://${hostForUrl(record.bindHost && record.bindHost !== '0.0.0.0' ? record.bindHost : record.publicIp)}:${entry.port}/mcpv2/admin/sessions`, {
+    const response = await request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions`, {
       headers: { 'x-agentplane-admin': entry.adminToken },
     });
     if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not list its sessions (HTTP ${response.statusCode})`);
@@ -197,7 +206,7 @@ export class PeerSupervisor {
 
   async revokeSession(id: string, label: string): Promise<boolean> {
     const { entry, record } = this.live(id);
-    const response = await request(`http://${hostForUrl(record.bindHost && record.bindHost !== '0.0.0.0' ? record.bindHost : record.publicIp)}:${entry.port}/mcpv2/admin/sessions/revoke`, {
+    const response = await request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions/revoke`, {
       method: 'POST',
       headers: { 'x-agentplane-admin': entry.adminToken, 'content-type': 'application/json' },
       body: JSON.stringify({ label }),
@@ -255,9 +264,8 @@ export class PeerSupervisor {
   }
 
   private async healthy(record: PeerRecord, port: number): Promise<boolean> {
-    const host = record.bindHost && record.bindHost !== '0.0.0.0' && record.bindHost !== '::' ? record.bindHost : record.publicIp;
     try {
-      const response = await request(`http://${hostForUrl(host)}:${port}/mcpv2/health`, { headersTimeout: 2000, bodyTimeout: 2000 });
+      const response = await request(`http://${dialHost(record)}:${port}/mcpv2/health`, { headersTimeout: 2000, bodyTimeout: 2000 });
       await response.body.dump();
       return response.statusCode === 200;
     } catch {
@@ -266,7 +274,7 @@ export class PeerSupervisor {
   }
 
   private waitPortFree(record: PeerRecord, port: number): Promise<void> {
-    const host = record.bindHost && record.bindHost !== '0.0.0.0' ? record.bindHost : record.publicIp;
+    const host = dialHost(record).replace(/^\[|\]$/g, '');
     return new Promise((resolve) => {
       const attempt = (left: number) => {
         const socket = connect({ host, port });
