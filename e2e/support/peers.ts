@@ -93,7 +93,8 @@ function argsOf(options: PeerOptions): string[] {
 }
 
 function spawnPeer(options: PeerOptions): { child: ChildProcess; logFile: string; exited: Promise<Exit>; read: () => string } {
-  mkdirSync(options.dataDir, { recursive: true });
+  // 0700 whatever the umask: the plane refuses a data dir group or others can write.
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const logFile = options.logFile ?? join(options.dataDir, `${options.name ?? options.peerId ?? 'peer'}-${++logCounter}.log`);
   const fd = openSync(logFile, 'w');
   let child: ChildProcess;

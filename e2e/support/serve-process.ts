@@ -213,7 +213,8 @@ export function stableDataDir(name: string): string {
   const planeFile = join(dir, 'plane.json');
   if (existsSync(planeFile) && planeFileOwnerAlive(planeFile)) return makeTempDir(name);
   rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  // 0700 whatever the umask: the plane refuses a data dir group or others can write.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }
 

@@ -1,8 +1,10 @@
 /**
  * `/api`: the contract over HTTP (commands) and WebSocket (events). Every route here needs the
- * per-launch token, as `Authorization: Bearer <token>` or, for the WebSocket upgrade (which a
- * browser cannot give headers), the `token` query parameter. The check runs before the upgrade,
- * so a socket is never opened for a caller without it.
+ * per-launch token, as `Authorization: Bearer <token>` (the scheme in any case, RFC 9110 §11.1,
+ * as the peers accept it) or, on the WebSocket upgrade of `/api/events` only (a browser cannot
+ * give a WebSocket headers), the `token` query parameter. A query token anywhere else is
+ * ignored: URLs end up in logs, history and Referer headers, so a command never accepts one.
+ * The check runs before the upgrade, so a socket is never opened for a caller without it.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ErrorCode } from '../../src-shared/ipc/errors';
@@ -15,9 +17,17 @@ interface ApiOptions {
   token: string;
 }
 
+/** Route config of the one route that takes the token from the query string. */
+interface TokenConfig {
+  queryToken?: boolean;
+}
+
 function presentedToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  if (header?.startsWith('Bearer ')) return header.slice('Bearer '.length).trim();
+  if (header !== undefined) return /^bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+  // `request.ws` is set by @fastify/websocket for a real upgrade request; the route must also
+  // be the events socket, so an upgrade header on a command route does not unlock the query.
+  if (!request.ws || (request.routeOptions.config as TokenConfig).queryToken !== true) return undefined;
   const query = request.query as Record<string, unknown> | undefined;
   const fromQuery = query?.token;
   return typeof fromQuery === 'string' ? fromQuery : undefined;
@@ -39,7 +49,7 @@ export const apiPlugin: FastifyPluginAsync<ApiOptions> = async (app, { plane, to
     return result;
   });
 
-  app.get('/events', { websocket: true }, (socket) => {
+  app.get('/events', { websocket: true, config: { queryToken: true } satisfies TokenConfig }, (socket) => {
     // Live events from the moment of connection; the client asks `events.since` for anything
     // it missed and drops duplicates by seq (see src-shared/ipc/event-stream.ts).
     const unsubscribe = plane.events.subscribe((event) => {

@@ -73,6 +73,32 @@ describe('web bridge', () => {
     await stillAnswers();
   });
 
+  it('401 for the token in the query string of a command: only the WebSocket upgrade may carry it there', async () => {
+    for (const [method, url] of [
+      ['POST', `/api/commands/plane.status?token=${bridge.token}`],
+      ['POST', `/api/commands/halts.apply?token=${encodeURIComponent(bridge.token)}`],
+      ['GET', `/api/events?token=${bridge.token}`],
+      ['GET', `/api/anything?token=${bridge.token}`],
+    ] as const) {
+      const res = await bridge.app.inject({ method, url, headers: { host, 'content-type': 'application/json' }, payload: method === 'POST' ? '{"scope":"all"}' : undefined });
+      expect(res.statusCode, url).toBe(401);
+      expect(res.json().error.code).toBe('AP_UNAUTHORIZED');
+    }
+    const halts = await command('halts.list', {});
+    expect(halts.json()).toEqual({ ok: true, value: { scopes: [] } });
+  });
+
+  it('matches the Authorization scheme case-insensitively, as the peers do', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+      const res = await command('plane.status', {}, { authorization: `${scheme} ${bridge.token}` });
+      expect(res.statusCode, scheme).toBe(200);
+    }
+    for (const authorization of [`Basic ${bridge.token}`, `Bearer${bridge.token}`, bridge.token]) {
+      const res = await command('plane.status', {}, { authorization });
+      expect(res.statusCode, authorization).toBe(401);
+    }
+  });
+
   it('every /api route needs the token, including unknown ones and events.since', async () => {
     const res = await bridge.app.inject({ method: 'GET', url: '/api/anything', headers: { host } });
     expect(res.statusCode).toBe(401);

@@ -6,6 +6,11 @@
  *
  * Output a script can read: `OK <n> records, root <hash>` (exit 0) or
  * `FAIL seq <n>: <reason>` (exit 1); `--json` prints the report as one JSON object instead.
+ * `<n>` counts only records a signed checkpoint covers, and `<hash>` is that signed root. A
+ * bundle with any record past its newest signed checkpoint fails (`FAIL seq <n>: not covered by
+ * a signed checkpoint`). A data dir may hold such records, left by a writer killed before its
+ * next checkpoint: they are not counted in the OK line, and a second line names them,
+ * `UNSIGNED seq <n>..<m>: …` (exit 0: nothing failed, the next open signs them).
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -27,7 +32,12 @@ function printReport(report: VerifyReport, json: boolean, out: (line: string) =>
     out(JSON.stringify(report));
   } else if (report.ok) {
     out(`OK ${report.count} records, root ${report.root}`);
-    if (report.unsigned > 0) out(`note: the last ${report.unsigned} records are chained but not yet covered by a signed checkpoint`);
+    if (report.unsignedTail) {
+      out(
+        `UNSIGNED seq ${report.unsignedTail.fromSeq}..${report.unsignedTail.toSeq}: not covered by a signed checkpoint yet ` +
+          '(chained and hashed, but vouched for by no signature); they are signed at the next open of this data dir',
+      );
+    }
     if (report.unknownKinds > 0) out(`note: ${report.unknownKinds} records are of kinds newer than this AgentPlane (verified, shown raw)`);
   } else {
     out(`FAIL ${report.seq === null ? '' : `seq ${report.seq}: `}${report.reason}`);
@@ -77,7 +87,7 @@ export function addJournalCommands(program: Command, out: (line: string) => void
         try {
           const result = await exportBundle(j, scope, file);
           if (options.json) out(JSON.stringify(result));
-          else out(`exported ${result.records} records to ${result.file} (anchored at tree size ${result.treeSize}, root ${result.rootHash})`);
+          else out(`exported ${result.records} records to ${result.file} (anchored at tree size ${result.treeSize}, root ${result.rootHash}, signed by key ${result.keyId})`);
         } catch (error) {
           if (error instanceof BundleError) throw new CliError(error.message);
           throw error;
@@ -90,7 +100,7 @@ export function addJournalCommands(program: Command, out: (line: string) => void
     .description('check a bundle file, or a data dir, offline: chain, hashes, Merkle root, signed checkpoints')
     .argument('[file]', 'a bundle written by `journal export`')
     .option('--data-dir <dir>', 'verify this data dir instead of a file')
-    .option('--key-id <id>', "refuse a bundle not signed by this key (the plane's key id)")
+    .option('--key-id <id>', "refuse a bundle (or data dir) not signed by this key (the plane's key id)")
     .option('--json', 'print the report as JSON')
     .action(async (file: string | undefined, options: { dataDir?: string; keyId?: string; json?: boolean }) => {
       if (file && options.dataDir) throw new CliError('give a bundle file or --data-dir, not both');
@@ -105,6 +115,6 @@ export function addJournalCommands(program: Command, out: (line: string) => void
       }
       const dataDir = resolve(options.dataDir ?? process.env.AGENTPLANE_DATA_DIR ?? resolveDataDir(undefined));
       if (!existsSync(dataDir)) throw new CliError(`${dataDir} does not exist`);
-      await withJournal(dataDir, true, async (j) => printReport(await verifyJournalStore(j), options.json ?? false, out));
+      await withJournal(dataDir, true, async (j) => printReport(await verifyJournalStore(j, { expectKeyId: options.keyId }), options.json ?? false, out));
     });
 }

@@ -6,16 +6,18 @@
  * plane (or the data dir), exactly as the UI does.
  */
 import { join } from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { resolveDataDir } from '../plane/app-paths';
 import { createLogger } from '../plane/logger';
 import { PeerRegistry, RegistryError, type PeerRecord } from '../peers/peer-registry';
 import { PeerStartError, settingsFromEnv, startPeer } from '../peers/peer-host';
+import { watchParent } from '../peers/parent-watchdog';
 import { CustomSkillError } from '../peers/custom-skills';
 import { CliError } from './cli-error';
 import { runAndPrint, type OutputOptions, type PlaneConnection } from './plane-connection';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { writePrivateFileAtomically } from '../plane/private-files';
 import { randomBytes } from 'node:crypto';
 
 type Out = (line: string) => void;
@@ -30,6 +32,7 @@ interface StartFlags {
   name?: string;
   port?: number;
   secret?: string;
+  secretFile?: string;
   publicIp?: string;
   bindHost?: string;
   portFallback?: boolean;
@@ -39,6 +42,7 @@ interface StartFlags {
   customSkills?: string;
   dataDir?: string;
   demoSession?: boolean;
+  watchFd?: number;
 }
 
 /** The registry entry this start uses: the named peer, or one made from the seed-style flags. */
@@ -77,7 +81,7 @@ function peerFor(registry: PeerRegistry, flags: StartFlags, env: ReturnType<type
       ...(flags.customSkills ? { customSkills: flags.customSkills } : {}),
     }));
     const secret = flags.secret ?? env.secret;
-    if (secret && secret !== registry.secretOf(id)) writeFileSync(join(registry.dir, id, 'secret'), secret, { mode: 0o600 });
+    if (secret && secret !== registry.secretOf(id)) writePrivateFileAtomically(join(registry.dir, id, 'secret'), secret);
     return record;
   } catch (error) {
     if (error instanceof RegistryError) throw new CliError(error.message);
@@ -85,7 +89,35 @@ function peerFor(registry: PeerRegistry, flags: StartFlags, env: ReturnType<type
   }
 }
 
+/**
+ * The secret in a file, so it never sits on argv (where /proc/<pid>/cmdline and `ps` show it
+ * to every local user). The file must be the user's alone: a secret others can read is shared.
+ */
+export function readSecretFile(file: string): string {
+  let mode: number;
+  let text: string;
+  try {
+    const stat = statSync(file);
+    if (!stat.isFile()) throw new CliError(`--secret-file ${file} is not a regular file`);
+    mode = stat.mode & 0o777;
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`--secret-file ${file} cannot be read: ${(error as Error).message}`);
+  }
+  // Windows has no such mode bits (Node reports 0o666 for every writable file): its ACLs decide.
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+    throw new CliError(`--secret-file ${file} is readable or writable by group or others (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${file}`);
+  }
+  const secret = text.trim();
+  if (!secret) throw new CliError(`--secret-file ${file} is empty`);
+  return secret;
+}
+
 async function runPeer(flags: StartFlags, out: Out): Promise<void> {
+  // Before the data dir is made or opened: a refused secret leaves nothing behind.
+  if (flags.secret !== undefined && flags.secretFile !== undefined) throw new CliError('give --secret or --secret-file, not both');
+  const withSecret = flags.secretFile !== undefined ? { ...flags, secret: readSecretFile(flags.secretFile) } : flags;
   let requestStop!: (signal: NodeJS.Signals) => void;
   const stopRequested = new Promise<NodeJS.Signals>((resolve) => (requestStop = resolve));
   process.once('SIGINT', () => requestStop('SIGINT'));
@@ -99,12 +131,15 @@ async function runPeer(flags: StartFlags, out: Out): Promise<void> {
     throw new CliError((error as Error).message);
   }
   const registry = new PeerRegistry(dataDir);
-  const record = peerFor(registry, flags, env);
+  const record = peerFor(registry, withSecret, env);
   const logger = createLogger(join(registry.dir, record.id, 'peer.jsonl'));
+  // An open pipe keeps the event loop alive: it is let go on a failed start and once the peer has stopped.
+  const unwatch = flags.watchFd !== undefined ? watchParent(flags.watchFd, () => requestStop('SIGHUP')) : () => undefined;
   let peer;
   try {
     peer = await startPeer({ dataDir, record, settings: env, logger, ...(flags.portFile ? { portFile: flags.portFile } : {}), adminToken: process.env.AGENTPLANE_PEER_ADMIN_TOKEN ?? null });
   } catch (error) {
+    unwatch();
     if (error instanceof PeerStartError || error instanceof CustomSkillError) throw new CliError(error.message);
     throw error;
   }
@@ -115,8 +150,9 @@ async function runPeer(flags: StartFlags, out: Out): Promise<void> {
   if (flags.demoSession !== false) out(`MCPV2_DEMO_SESSION_ADDRESS=${peer.demoAddress}`);
   out(`peer ${record.id} (${record.name}) is up; share MCPV2_PEER_ADDRESS.${flags.demoSession !== false ? ` The demo address's session is valid only for a caller whose source IP is ${record.publicIp}.` : ''}`);
   const signal = await stopRequested;
-  logger.log('info', `received ${signal}, stopping`);
+  logger.log('info', signal === 'SIGHUP' ? 'the plane that started this peer is gone, stopping' : `received ${signal}, stopping`);
   await peer.close();
+  unwatch();
 }
 
 function describePeer(peer: PeerSummary): string {
@@ -132,7 +168,8 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
     .option('--peer-id <id>', 'a peer of the plane\'s registry (created if missing)')
     .option('--name <name>', 'display name (also the id when --peer-id is absent)')
     .option('--port <port>', 'TCP port (default $MCPV2_PORT or 8000); strict unless --port-fallback', parsePort)
-    .option('--secret <secret>', 'shared HMAC secret (default $MCPV2_SECRET or generated)')
+    .option('--secret-file <file>', 'read the shared HMAC secret from this file (mode 0600; default $MCPV2_SECRET, else the peer\'s stored or a generated one)')
+    .option('--secret <secret>', 'the secret itself: visible to other local users in the process list; prefer --secret-file or $MCPV2_SECRET')
     .option('--public-ip <ip>', 'the address to advertise and bind (default 127.0.0.1)')
     .option('--bind-host <host>', 'bind this address instead, e.g. 0.0.0.0, while advertising --public-ip')
     .option('--port-fallback', 'scan forward when the port is busy')
@@ -142,6 +179,7 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
     .option('--custom-skills <file>', 'a JSON file of custom skills')
     .option('--data-dir <dir>', 'data folder')
     .option('--no-demo-session', 'do not print MCPV2_DEMO_SESSION_ADDRESS (a live token)')
+    .addOption(new Option('--watch-fd <fd>', 'stop when this inherited pipe closes (the plane passes it)').argParser((v) => Number(v)).hideHelp())
     .action(async (flags: StartFlags) => {
       if (flags.auth && !['shared-secret', 'identity', 'both'].includes(flags.auth)) throw new CliError('--auth is shared-secret, identity or both');
       await runPeer(flags, out);

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { Command, InvalidArgumentError } from 'commander';
 import { appRoot, appVersion } from '../plane/app-paths';
+import { UnsafeDataDirError } from '../plane/data-dir-guard';
 import { CliError } from './cli-error';
 import { electronBinaryPath } from './electron-binary';
 import { serve } from './serve';
@@ -69,6 +70,12 @@ export async function runCli(argv: string[]): Promise<void> {
     if (error instanceof CliError) {
       process.stderr.write(`agentplane: ${error.message}\n`);
       process.exitCode = error.exitCode;
+      return;
+    }
+    // A data dir others can write is the person's to fix (the message says how), not a bug.
+    if (error instanceof UnsafeDataDirError) {
+      process.stderr.write(`agentplane: ${error.message}\n`);
+      process.exitCode = 1;
       return;
     }
     // A file-system or network failure (ENOTDIR, EACCES, ENOSPC, …) is the person's to fix,

@@ -149,6 +149,8 @@ const FAILURE_LABEL: Record<PeerClientError['stage'], string> = {
   address: 'malformed address',
   unreachable: 'unreachable',
   session: 'session refused',
+  refused: 'request refused',
+  'no-answer': 'no answer (the peer may have acted)',
   call: 'call rejected',
 };
 

@@ -4,7 +4,7 @@
  * only connects it to a window. It also starts the local API (the web bridge) so the CLI and a
  * browser can act on the same plane while the app is open (DESIGN.md: one data dir, one plane).
  */
-import { app, BrowserWindow, ipcMain, session, type IpcMainInvokeEvent } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, session, type IpcMainInvokeEvent } from 'electron';
 import { join } from 'node:path';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { IPC_COMMAND_CHANNEL, IPC_EVENT_CHANNEL } from '../../src-shared/ipc/preload-api';
@@ -18,7 +18,12 @@ import { isTrustedSender, lockDownContents, lockDownSession } from './window-sec
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
-  void main();
+  // A plane that cannot start (a data dir others can write, a journal that is not ours) says
+  // why in a dialog and exits, instead of leaving a process with no window.
+  main().catch((error: unknown) => {
+    dialog.showErrorBox('AgentPlane could not start', error instanceof Error ? error.message : String(error));
+    app.exit(1);
+  });
 }
 
 async function main(): Promise<void> {

@@ -11,8 +11,10 @@
  * seq-range bundles, whose records do not start at seq 1.
  *
  * Export first issues a checkpoint over the current head, then writes only records that
- * checkpoint covers: a bundle is always fully anchored, even while other writers append. It is
- * written to a temporary file and renamed, so a failed export leaves no half bundle behind.
+ * checkpoint covers, and always writes that checkpoint: a bundle is always fully anchored, even
+ * while other writers append. That is what lets a verifier refuse every record no signed
+ * checkpoint covers (see verify.ts): a genuine bundle never has one. It is written to a
+ * temporary file and renamed, so a failed export leaves no half bundle behind.
  */
 import { createReadStream, existsSync, closeSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -57,6 +59,8 @@ export interface ExportResult {
   records: number;
   treeSize: number;
   rootHash: string;
+  /** The signing key's id: what a recipient pins with `journal verify --key-id`. */
+  keyId: string;
 }
 
 export type ExportProgress = (written: number, total: number) => void;
@@ -113,17 +117,22 @@ export async function exportBundle(journal: Journal, scope: VerifyScope, file: s
       const to = scope.kind === 'range' ? scope.toSeq : treeSize;
       for await (const row of journal.store.iterate(from, to)) emit(row);
     }
+    // The anchor (signed above, over exactly these records) is written whatever the log holds:
+    // it is the signature that covers the bundle's last record.
     const checkpoints =
       scope.kind === 'full'
-        ? journal.checkpoints.readAll().filter((jws) => {
-            const c = peekCheckpoint(jws);
-            return c !== null && c.journalId === journal.journalId && c.keyId === journal.key.keyId && c.treeSize <= treeSize;
-          })
+        ? [
+            ...journal.checkpoints.readAll().filter((jws) => {
+              const c = peekCheckpoint(jws);
+              return jws !== anchor.jws && c !== null && c.journalId === journal.journalId && c.keyId === journal.key.keyId && c.treeSize <= treeSize;
+            }),
+            anchor.jws,
+          ]
         : [anchor.jws];
     for (const jws of checkpoints) writeSync(fd, `${JSON.stringify({ checkpoint: jws })}\n`);
     closeSync(fd);
     renameSync(temporary, file);
-    return { file, records: written, treeSize, rootHash: anchor.checkpoint.rootHash };
+    return { file, records: written, treeSize, rootHash: anchor.checkpoint.rootHash, keyId: journal.key.keyId };
   } catch (error) {
     try {
       closeSync(fd);
@@ -187,7 +196,7 @@ function unreadable(why: string): VerifiableRecord {
 }
 
 export interface BundleVerifyOptions {
-  /** Refuse a bundle whose key is not this one (a key id from `agentplane journal key`). */
+  /** Refuse a bundle (or data dir) whose key is not this one: the plane's key id, as its bundles name it. */
   expectKeyId?: string;
 }
 
@@ -247,15 +256,33 @@ export async function verifyBundleFile(file: string, options: BundleVerifyOption
   // verifier runs over them once the checkpoints are known.
   const buffered: VerifiableRecord[] = [];
   for await (const record of records()) buffered.push(record);
-  const report = await verifyJournal({ scope: header.scope, records: buffered, checkpoints, publicKey: key.publicKey, journalId: header.journalId });
+  // A bundle is handed over: a record no checkpoint signed by its key covers is vouched for by
+  // nobody, so it fails (a genuine export never has one; see exportBundle).
+  const report = await verifyJournal({
+    scope: header.scope,
+    records: buffered,
+    checkpoints,
+    publicKey: key.publicKey,
+    keyId: key.keyId,
+    journalId: header.journalId,
+    uncovered: 'fail',
+  });
   if (report.ok && report.count !== header.records) {
     return { ok: false, seq: null, reason: `the header promises ${header.records} records but the bundle holds ${report.count}`, count: report.count, header };
   }
   return { ...report, header };
 }
 
-/** Verifies a data dir's journal against its own checkpoint log and key. */
-export async function verifyJournalStore(journal: Journal): Promise<VerifyReport> {
+/**
+ * Verifies a data dir's journal against its own checkpoint log and key. Records after the
+ * newest checkpoint (a writer killed before its next one) are reported, as `unsigned` and
+ * `unsignedTail`, and not counted as verified: nobody has vouched for them yet. The next
+ * writer to open the data dir signs them (Journal.open).
+ */
+export async function verifyJournalStore(journal: Journal, options: BundleVerifyOptions = {}): Promise<VerifyReport> {
+  if (options.expectKeyId && journal.key.keyId !== options.expectKeyId) {
+    return { ok: false, seq: null, reason: `the data dir's key is ${journal.key.keyId}, not the expected ${options.expectKeyId}`, count: 0 };
+  }
   async function* records(): AsyncIterable<VerifiableRecord> {
     const head = await journal.head();
     for await (const row of journal.store.iterate(1, head.seq)) {
@@ -263,5 +290,13 @@ export async function verifyJournalStore(journal: Journal): Promise<VerifyReport
     }
   }
   const checkpoints = journal.checkpoints.readAll().filter((jws) => peekCheckpoint(jws)?.journalId === journal.journalId);
-  return verifyJournal({ scope: { kind: 'full' }, records: records(), checkpoints, publicKey: journal.key.publicKey, journalId: journal.journalId });
+  return verifyJournal({
+    scope: { kind: 'full' },
+    records: records(),
+    checkpoints,
+    publicKey: journal.key.publicKey,
+    keyId: journal.key.keyId,
+    journalId: journal.journalId,
+    uncovered: 'report',
+  });
 }

@@ -11,7 +11,7 @@
  * The verifier takes the algorithm from a constant, never from the JWS header: reading `alg`
  * from the document being checked is the oldest JWS attack.
  */
-import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { sign, type KeyObject } from 'node:crypto';
 import { compactVerify } from 'jose';
@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import { HashHexSchema } from '../../src-shared/journal/records';
 import type { PlaneKey } from './plane-key';
+import { appendPrivateFile } from '../plane/private-files';
 
 export const CHECKPOINT_FORMAT = 'agentplane-checkpoint/1';
 const ALGORITHMS = ['EdDSA'];
@@ -102,7 +103,7 @@ export class CheckpointLog {
     // One write of one short line with O_APPEND: lines from several processes never interleave.
     // A line torn by a crash has no newline; starting with one keeps the new line whole.
     const separator = this.endsTorn() ? '\n' : '';
-    appendFileSync(this.file, `${separator}${JSON.stringify({ jws: signed.jws })}\n`, { mode: 0o644 });
+    appendPrivateFile(this.file, `${separator}${JSON.stringify({ jws: signed.jws })}\n`);
   }
 
   private endsTorn(): boolean {

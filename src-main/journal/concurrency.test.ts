@@ -219,7 +219,8 @@ describe('journal concurrency across processes', () => {
       expect(range).toHaveLength(before.seq);
       expect(run).toHaveLength(before.seq);
       expect(runs.map((r) => r.runId)).toEqual(['before']);
-      expect(report).toMatchObject({ ok: true, count: before.seq });
+      // Nothing signed yet (no checkpoint is due): every record is chained and reported unsigned.
+      expect(report).toMatchObject({ ok: true, count: 0, unsignedTail: { fromSeq: 1, toSeq: before.seq } });
 
       // A second writer waits for the lock (busy_timeout) and then appends after the head.
       const record = await journal.append({ runId: 'after', kind: 'Cancelled', body: { by: 'me' } });
@@ -227,7 +228,7 @@ describe('journal concurrency across processes', () => {
       expect(record.prevHash).toBe(before.hash);
       expect(await holder.exited).toEqual({ code: 0, signal: null });
       expect(holder.seen('RELEASED')).toBe(true);
-      expect(await verifyJournalStore(journal)).toMatchObject({ ok: true, count: before.seq + 1 });
+      expect(await verifyJournalStore(journal)).toMatchObject({ ok: true, count: 0, unsignedTail: { fromSeq: 1, toSeq: before.seq + 1 } });
     } finally {
       await journal.close();
     }
@@ -242,9 +243,32 @@ describe('journal concurrency across processes', () => {
       const results = await Promise.all([journal.appendBatch(drafts.slice(0, 2)), journal.appendBatch(drafts.slice(2, 4)), journal.append(drafts[4]!)]);
       expect(results.flat().map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
       expect(journal.size).toBe(5);
-      expect(await verifyJournalStore(journal)).toMatchObject({ ok: true, count: 5 });
+      expect(await verifyJournalStore(journal)).toMatchObject({ ok: true, count: 0, unsignedTail: { fromSeq: 1, toSeq: 5 } });
     } finally {
       await journal.close();
     }
   });
+
+  // Regression: SQLite's locks are per process, and closing any descriptor of a file drops
+  // them all. Code that opened and closed the -shm beside a live connection (to fix its mode)
+  // dropped the lock marking the database in use here; a child closing its connection then
+  // took itself for the last user and deleted the WAL, and this process, still reading the old
+  // one, never saw another record appended elsewhere.
+  it('a process keeps seeing records that other processes append after one of them closed', async () => {
+    const dataDir = tempDataDir('ap-locks-kept-');
+    const journal = await Journal.open({ dataDir });
+    try {
+      await journal.append(runDrafts('here', 0)[0]!);
+      const first = startChild(['append', '--data-dir', dataDir, '--run-prefix', 'elsewhere1', '--limit', '5', '--batch', '1']);
+      await first.waitFor('DONE');
+      const beforeSecond = await journal.readRange(1, null, 100);
+      expect(beforeSecond).toHaveLength(6);
+      const other = startChild(['append', '--data-dir', dataDir, '--run-prefix', 'elsewhere2', '--limit', '5', '--batch', '1']);
+      await other.waitFor('DONE');
+      const seen = await journal.readRange(1, null, 100);
+      expect(seen.map((r) => r.seq)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+    } finally {
+      await journal.close();
+    }
+  }, 30_000);
 });

@@ -25,7 +25,8 @@ import { fromHex, toHex } from './hex';
 import { JournalError } from './journal-error';
 import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { leafHash, MerkleAccumulator } from './merkle';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { ensurePrivateDataDir } from '../plane/data-dir-guard';
 import { loadOrCreatePlaneKey, loadPlaneKey, type PlaneKey } from './plane-key';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
 
@@ -75,7 +76,9 @@ export class Journal {
     if (options.readOnly && !options.store && !existsSync(journalPath(options.dataDir))) {
       throw new JournalError('NotAJournal', `${options.dataDir} holds no journal (no ${journalPath(options.dataDir)})`);
     }
-    if (!options.readOnly) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    // Refused before anything in it is read or created: a data dir others can write is one
+    // whose key, checkpoints and database they could have replaced (data-dir-guard.ts).
+    ensurePrivateDataDir(options.dataDir, { create: !options.readOnly });
     const store = options.store ?? SqliteJournalStore.open(journalPath(options.dataDir));
     try {
       const key = options.key ?? (options.readOnly ? await loadPlaneKey(options.dataDir) : await loadOrCreatePlaneKey(options.dataDir));

@@ -1,12 +1,14 @@
 /**
- * The plane's Ed25519 signing key, kept in the data dir (keys/, 0700; the private JWK 0600)
- * and never in the journal database: a key stored beside what it signs would let anyone who can
- * rewrite the records re-sign them too. Loaded or created once per process.
+ * The plane's Ed25519 signing key, kept in the data dir (keys/, 0700; both JWKs 0600, like every
+ * file in the data dir) and never in the journal database: a key stored beside what it signs
+ * would let anyone who can rewrite the records re-sign them too. Loaded or created once per
+ * process.
  */
 import { generateKeyPairSync, createPrivateKey, createPublicKey, type JsonWebKeyInput, type KeyObject } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, type JWK } from 'jose';
+import { writePrivateFile } from '../plane/private-files';
 
 export interface PlaneKey {
   privateKey: KeyObject;
@@ -50,7 +52,7 @@ export async function loadOrCreatePlaneKey(dataDir: string): Promise<PlaneKey> {
     // key exists, which makes "create if absent" atomic. Two processes opening a new data dir
     // at once therefore end up with one key, never with each signing under its own.
     const tmp = `${privatePath}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(jwk), { mode: 0o600 });
+    writePrivateFile(tmp, JSON.stringify(jwk));
     try {
       linkSync(tmp, privatePath);
     } catch (error) {
@@ -60,7 +62,7 @@ export async function loadOrCreatePlaneKey(dataDir: string): Promise<PlaneKey> {
     }
   }
   const key = await readKey(privatePath);
-  writeFileSync(publicPath, JSON.stringify(key.publicJwk), { mode: 0o644 });
+  writePrivateFile(publicPath, JSON.stringify(key.publicJwk));
   return key;
 }
 

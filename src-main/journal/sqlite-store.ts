@@ -14,7 +14,7 @@
  * snapshot and never block the writer, and never see half a transaction.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, lstatSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/records';
@@ -24,7 +24,6 @@ import { JournalError } from './journal-error';
 import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { migrate } from './migrations';
 
-const SQLITE_MAGIC = 'SQLite format 3\u0000';
 const SYNCHRONOUS_FULL = 2;
 
 /** A row of the records table, as SQLite returns it. */
@@ -64,20 +63,47 @@ function nativeBinding(): string | undefined {
   return existsSync(file) ? file : undefined;
 }
 
-/** Refuses a file that is not SQLite before SQLite gets a chance to be vague about it. */
-function checkFileKind(path: string): void {
-  if (!existsSync(path)) return;
-  const size = statSync(path).size;
-  if (size === 0) return; // an empty file becomes a new journal
-  const fd = openSync(path, 'r');
-  try {
-    const header = Buffer.alloc(16);
-    readSync(fd, header, 0, 16, 0);
-    if (header.toString('latin1') !== SQLITE_MAGIC) {
-      throw new JournalError('NotAJournal', `${path} is not an AgentPlane journal: it is not a SQLite database`);
+/**
+ * The database and the two files SQLite keeps beside it in WAL mode are 0600 before SQLite
+ * opens them. The -wal holds the newest records in clear (a run's input, before the next
+ * checkpoint folds it into the database), so it matters as much as the database itself.
+ *
+ * SQLite creates a new database 0644 less the umask, and creates -wal and -shm with the mode
+ * of the database file. The process umask is not the lever: it is process-wide, so changing it
+ * around the open would race every other file another part of the plane creates meanwhile.
+ * Instead each of the three is created here 0600 when absent (an empty -wal or -shm is what
+ * SQLite itself starts from: O_CREAT|O_EXCL|O_NOFOLLOW, so it is a new file of ours) and
+ * tightened by name when present (left 0644 by an older version), after lstat has shown a
+ * regular file: a symlink planted at any of the three names refuses the open rather than
+ * letting SQLite write the journal through it.
+ *
+ * A file that exists is never opened here. SQLite's locks are POSIX advisory locks, which
+ * belong to the process, and closing ANY descriptor of a file drops every lock the process
+ * holds on it: opening and closing the -shm while a connection of this process is open would
+ * drop its lock marking the database in use, and another process would then take itself for
+ * the only user, run WAL recovery under the live connection and lose what it had not seen.
+ * (Swapping the checked file for a link between lstat and chmod needs write access to the
+ * data dir, which the data dir check keeps to its owner.)
+ */
+function preparePrivateFiles(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    let stat;
+    try {
+      stat = lstatSync(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      try {
+        closeSync(openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600));
+      } catch (raced) {
+        // Another connection (this process or another) created it first: SQLite's, left as is.
+        if ((raced as NodeJS.ErrnoException).code !== 'EEXIST') throw raced;
+        stat = lstatSync(file);
+      }
     }
-  } finally {
-    closeSync(fd);
+    if (!stat) continue;
+    if (stat.isSymbolicLink()) throw new JournalError('Io', `refusing to open ${file}: it is a symbolic link, which could point anywhere`);
+    if (!stat.isFile()) throw new JournalError('Io', `refusing to open ${file}: it is not a regular file`);
+    if (process.platform !== 'win32' && (stat.mode & 0o777) !== 0o600) chmodSync(file, 0o600);
   }
 }
 
@@ -123,7 +149,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   static open(path: string, options: SqliteStoreOptions = {}): SqliteJournalStore {
-    checkFileKind(path);
+    preparePrivateFiles(path);
     const binding = nativeBinding();
     let db: Database.Database;
     try {
@@ -148,6 +174,8 @@ export class SqliteJournalStore implements JournalStore {
         throw error;
       }
       const journalId = ensureJournalId(db);
+      // SQLite made -wal and -shm (WAL mode is on now); whatever their mode, they end 0600.
+      preparePrivateFiles(path);
       const reader = new Database(path, { readonly: true, ...(binding ? { nativeBinding: binding } : {}) });
       reader.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
       return new SqliteJournalStore(path, db, reader, journalId);
@@ -155,7 +183,11 @@ export class SqliteJournalStore implements JournalStore {
       db.close();
       if (error instanceof JournalError) throw error;
       const code = (error as { code?: string }).code;
-      if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+      // A file that is not SQLite is found by SQLite's own first read of its header, never by
+      // opening it here: closing any descriptor of the file would drop the locks this
+      // process's other connections hold on it (see preparePrivateFiles).
+      if (code === 'SQLITE_NOTADB') throw new JournalError('NotAJournal', `${path} is not an AgentPlane journal: it is not a SQLite database`);
+      if (code === 'SQLITE_CORRUPT') {
         throw new JournalError('NotAJournal', `${path} is not an AgentPlane journal: the database file is corrupt (${code})`);
       }
       throw new JournalError('Io', `${path}: ${(error as Error).message}`);

@@ -2,25 +2,47 @@
  * Offline verification of a journal, from its data dir or from an exported bundle. The one
  * rule, applied the same way to both sources:
  *
- * 1. every checkpoint's signature verifies with the plane's public key (algorithm fixed here);
+ * 1. every checkpoint's signature verifies with the plane's public key (algorithm fixed here),
+ *    and names that key;
  * 2. records come in seq order with no gap, duplicate or reordering;
  * 3. each record's bytes hash to its stored hash, and its prevHash is the previous hash;
  * 4. the Merkle root over seqs 1..N equals every signed checkpoint at tree size N (a full
  *    journal), or each record's inclusion proof leads to the anchor checkpoint's root (a run or
  *    seq-range bundle);
- * 5. no signed checkpoint covers records that are not there (a truncated tail).
+ * 5. no signed checkpoint covers records that are not there (a truncated tail);
+ * 6. a signed checkpoint covers the last record. A signature over a root pins a set of records;
+ *    a record past the newest signed root is vouched for by nobody, however well it chains
+ *    (anyone can append a record and recompute a hash). In a bundle that is a failure,
+ *    `not covered by a signed checkpoint`, naming the first such seq. In a data dir it is the
+ *    tail a writer left when it was killed before its next checkpoint: `uncovered: 'report'`
+ *    reports it (`unsigned`, `unsignedTail`) without counting it as verified, and the next
+ *    writer to open the data dir signs it.
  *
  * The first failure is reported with the seq it concerns and why; nothing is "mostly fine".
  * A chain rewritten after signing, with every later hash recomputed, links perfectly, and only
  * a checkpoint can catch it: the report then names the first seq after the last checkpoint
  * that still matches, and the range the mismatching checkpoint covers, because a signature over
  * a root pins the set of records, not which one of them changed.
+ *
+ * What "covered" means per scope:
+ * - full (seqs 1..N from genesis): the newest signed checkpoint has tree size exactly N (one
+ *   larger is a truncated tail, one smaller leaves seqs size+1..N uncovered), its root is the
+ *   root recomputed over 1..N, and every older checkpoint matches the root at its own size.
+ * - range and run (records that do not start at seq 1, each with an inclusion proof): the anchor
+ *   is the newest signed checkpoint in the bundle; every record's seq is at most its tree size
+ *   and every record's proof leads from its hash to the anchor's signed root. A range must also
+ *   be contiguous and chained; a run's records all carry its run id, in rising seq order, and a
+ *   RunSealed record's count must match. What a proof cannot show is that no other record of
+ *   the run exists before its seal: inclusion, not completeness.
+ * An empty full journal is covered by a checkpoint at tree size 0 (export signs one).
  */
 import { hash as oneShotHash, type KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
 import { GENESIS_PREV_HASH, recordKinds } from '../../src-shared/journal/records';
 import { verifyCheckpoint, type Checkpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
-import { leafHash, MerkleAccumulator, verifyInclusion } from './merkle';
+import { emptyRoot, leafHash, MerkleAccumulator, verifyInclusion } from './merkle';
+import { keyIdOf } from './plane-key';
 
 /** One record as a verifier sees it: the exact bytes that were hashed, and what they say. */
 export interface VerifiableRecord {
@@ -43,18 +65,35 @@ export interface VerifyInput {
   records: AsyncIterable<VerifiableRecord> | Iterable<VerifiableRecord>;
   checkpoints: readonly string[];
   publicKey: KeyObject;
+  /** The key's id (RFC 7638 thumbprint), if the caller has it; computed from `publicKey` otherwise. */
+  keyId?: string;
   journalId: string;
+  /**
+   * What records after the newest signed checkpoint of a full journal are. 'fail' for anything
+   * handed over (a bundle): nobody vouches for them, so the bundle fails. 'report' for a data
+   * dir's own journal, whose next writer signs them at open: reported as `unsigned` and
+   * `unsignedTail`, not counted as verified. Run and range scopes have no tail to report (each
+   * record needs a proof to a signed root) and fail either way.
+   */
+  uncovered?: 'fail' | 'report';
 }
 
 export type VerifyReport =
   | {
       ok: true;
+      /**
+       * Records verified and covered by a signed checkpoint: for a full journal seqs 1..count,
+       * for a run or range bundle every record in it. Unsigned records are not counted here.
+       */
       count: number;
+      /** The signed Merkle root they were checked against (the empty tree's root when none is signed). */
       root: string;
       /** Tree size of the newest signed checkpoint the records were checked against. */
       checkpointSize: number;
-      /** Records after the newest checkpoint: chained and hashed, not yet signed. */
+      /** Records after the newest checkpoint (a data dir only): chained and hashed, vouched for by nobody yet. */
       unsigned: number;
+      /** Their seqs, present only when there are any. */
+      unsignedTail?: { fromSeq: number; toSeq: number };
       unknownKinds: number;
     }
   | { ok: false; seq: number | null; reason: string; count: number };
@@ -62,27 +101,48 @@ export type VerifyReport =
 const HEX64 = /^[0-9a-f]{64}$/;
 const KNOWN_KINDS = new Set<string>(recordKinds);
 
+/** The words every "this record is vouched for by nobody" failure starts with. */
+export const NOT_COVERED = 'not covered by a signed checkpoint';
+
 export function sha256HexOf(text: string): string {
   return oneShotHash('sha256', text, 'hex');
 }
 
+/** What an unverified checkpoint says about itself, for naming it in a failure; never trusted. */
+function claimsOf(jws: string): { treeSize?: unknown; keyId?: unknown } {
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    return typeof claims === 'object' && claims !== null ? (claims as { treeSize?: unknown; keyId?: unknown }) : {};
+  } catch {
+    return {};
+  }
+}
+
 export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
+  const keyId = input.keyId ?? (await keyIdOf(input.publicKey.export({ format: 'jwk' }) as JWK));
+  const noneSigned = `${NOT_COVERED} (the bundle carries none signed by key ${keyId})`;
+  const pastNewest = (size: number) => `${NOT_COVERED} (the newest one, at tree size ${size}, ends before it)`;
+
   // 1. Checkpoints: signatures first, each naming the last seq it covers.
   const checkpoints: Checkpoint[] = [];
   for (const jws of input.checkpoints) {
     const check = await verifyCheckpoint(jws, input.publicKey);
     if (!check.ok) {
-      const peek = jws.split('.')[1];
-      let size: number | null = null;
-      try {
-        size = (JSON.parse(Buffer.from(peek ?? '', 'base64url').toString('utf8')) as { treeSize?: number }).treeSize ?? null;
-      } catch {
-        size = null;
-      }
-      return { ok: false, seq: size, reason: `the checkpoint at tree size ${size ?? '?'}: ${check.reason}`, count: 0 };
+      const claimed = claimsOf(jws);
+      const size = typeof claimed.treeSize === 'number' ? claimed.treeSize : null;
+      const names = typeof claimed.keyId === 'string' ? ` (it names key ${claimed.keyId}; the key it was checked with is ${keyId})` : '';
+      return { ok: false, seq: size, reason: `the checkpoint at tree size ${size ?? '?'}: ${check.reason}${names}`, count: 0 };
     }
     if (check.checkpoint.journalId !== input.journalId) {
       return { ok: false, seq: check.checkpoint.treeSize, reason: `the checkpoint at tree size ${check.checkpoint.treeSize} belongs to another journal (${check.checkpoint.journalId})`, count: 0 };
+    }
+    if (check.checkpoint.keyId !== keyId) {
+      return {
+        ok: false,
+        seq: check.checkpoint.treeSize,
+        reason: `the checkpoint at tree size ${check.checkpoint.treeSize} names key ${check.checkpoint.keyId} but was signed by key ${keyId}`,
+        count: 0,
+      };
     }
     checkpoints.push(check.checkpoint);
   }
@@ -92,14 +152,25 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
   const newest = checkpoints[checkpoints.length - 1];
 
   const full = input.scope.kind === 'full';
-  if (!full && !newest) return { ok: false, seq: null, reason: 'the bundle carries no checkpoint to anchor its records', count: 0 };
-
   const accumulator = new MerkleAccumulator();
   let expected = input.scope.kind === 'range' ? input.scope.fromSeq : 1;
   let prevHash: string | null = full ? GENESIS_PREV_HASH : null;
   let count = 0;
   let unknownKinds = 0;
   let lastMatchedSize = 0;
+  // The root recomputed at the newest checkpoint's size: what a full journal's report names.
+  let signedRoot = toHex(emptyRoot());
+
+  // In a bundle, the first record past the newest signed checkpoint fails as soon as it is
+  // reached (before its content is looked at: nothing vouches for that content either).
+  const signedLimit = full && input.uncovered === 'fail' ? (newest?.treeSize ?? 0) : Number.POSITIVE_INFINITY;
+
+  // A checkpoint over the empty tree is checked before any record is folded in.
+  for (const checkpoint of full ? (bySize.get(0) ?? []) : []) {
+    if (checkpoint.rootHash !== signedRoot) {
+      return { ok: false, seq: 1, reason: `the checkpoint at tree size 0 signs root ${checkpoint.rootHash.slice(0, 16)}…, not the empty tree's`, count };
+    }
+  }
 
   for await (const record of input.records) {
     if (record.unreadable) return { ok: false, seq: expected, reason: record.unreadable, count };
@@ -115,6 +186,10 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
       return { ok: false, seq: record.seq, reason: `seq ${record.seq} belongs to run ${record.runId ?? '(none)'}, not ${input.scope.runId}`, count };
     } else if (record.seq < expected) {
       return { ok: false, seq: record.seq, reason: `seq ${record.seq} appears again or out of order`, count };
+    }
+    // A record needs a signed root that reaches it: the newest checkpoint's tree size.
+    if (record.seq > signedLimit || (!full && (!newest || record.seq > newest.treeSize))) {
+      return { ok: false, seq: record.seq, reason: newest ? pastNewest(newest.treeSize) : noneSigned, count };
     }
     if (sha256HexOf(record.preimage) !== record.hash) {
       return { ok: false, seq: record.seq, reason: 'its content does not match its hash (the record was altered)', count };
@@ -138,18 +213,15 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
           }
         }
         lastMatchedSize = accumulator.size;
+        signedRoot = root;
       }
-    } else {
-      const anchor = newest!;
-      if (record.seq > anchor.treeSize) {
-        return { ok: false, seq: record.seq, reason: `seq ${record.seq} is beyond the anchor checkpoint (tree size ${anchor.treeSize})`, count };
-      }
+    } else if (newest) {
       const proof = record.proof ?? [];
       const proofOk =
         proof.every((h) => HEX64.test(h)) &&
-        verifyInclusion(leafHash(fromHex(record.hash)), record.seq - 1, anchor.treeSize, proof.map(fromHex), fromHex(anchor.rootHash));
+        verifyInclusion(leafHash(fromHex(record.hash)), record.seq - 1, newest.treeSize, proof.map(fromHex), fromHex(newest.rootHash));
       if (!proofOk) {
-        return { ok: false, seq: record.seq, reason: `its inclusion proof does not lead to the signed root at tree size ${anchor.treeSize}`, count };
+        return { ok: false, seq: record.seq, reason: `its inclusion proof does not lead to the signed root at tree size ${newest.treeSize}`, count };
       }
     }
     if (input.scope.kind === 'run' && record.kind === 'RunSealed') {
@@ -167,22 +239,32 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
   if (input.scope.kind === 'range' && count > 0 && expected - 1 !== input.scope.toSeq) {
     return { ok: false, seq: expected, reason: `the range ends at seq ${expected - 1}, not at ${input.scope.toSeq} as its header says`, count };
   }
-  if (full && newest && newest.treeSize > count) {
+  if (!full) {
+    // Every record was proved against the newest signed root above; with no record there is
+    // nothing to prove, but a bundle with no signature at all still vouches for nothing.
+    if (!newest) return { ok: false, seq: null, reason: noneSigned, count };
+    return { ok: true, count, root: newest.rootHash, checkpointSize: newest.treeSize, unsigned: 0, unknownKinds };
+  }
+  const signedSize = newest?.treeSize ?? 0;
+  if (signedSize > count) {
     return {
       ok: false,
       seq: count + 1,
-      reason: `the signed checkpoint covers ${newest.treeSize} records but the records end at seq ${count} (the tail was truncated)`,
+      reason: `the signed checkpoint covers ${signedSize} records but the records end at seq ${count} (the tail was truncated)`,
       count,
     };
   }
-  const root = full ? toHex(accumulator.root()) : newest!.rootHash;
+  // In a bundle every record was held to `signedLimit` above; one with no record and no
+  // checkpoint still vouches for nothing.
+  if (input.uncovered === 'fail' && !newest) return { ok: false, seq: null, reason: noneSigned, count };
+  const unsigned = count - signedSize;
   return {
     ok: true,
-    count,
-    root,
-    checkpointSize: newest?.treeSize ?? 0,
-    unsigned: full ? count - (newest?.treeSize ?? 0) : 0,
+    count: signedSize,
+    root: signedRoot,
+    checkpointSize: signedSize,
+    unsigned,
+    ...(unsigned > 0 ? { unsignedTail: { fromSeq: signedSize + 1, toSeq: count } } : {}),
     unknownKinds,
   };
 }
-

@@ -3,16 +3,18 @@
  *
  * - a `response` template, rendered from the call's arguments (`{{args.name}}`): no code runs;
  * - a `script` (JavaScript, the body of an async function of `args`), which runs in a child
- *   Node process, never in the plane's or the peer's: with a wall-clock deadline, a V8 heap
- *   cap, an empty environment, a scratch working folder and a cap on what it may print. As the
- *   seed says of its own sandbox, this bounds time and memory but is not an isolation boundary
- *   (no seccomp, no namespaces, the same uid): load only scripts you would run yourself.
+ *   Node process, never in the plane's or the peer's, inside the sandbox of skill-sandbox.ts
+ *   (bubblewrap namespaces and a whole-process memory limit on Linux, Node's permission model
+ *   everywhere): a wall-clock deadline that kills its process group, an empty environment, a
+ *   fresh scratch folder (its only readable and writable one, removed afterwards) and a cap on
+ *   what it may print. Every way it can end reaches the caller as a SkillExecutionError naming
+ *   what happened; a refused access is the script's own error (e.g. "Access to this API has
+ *   been restricted"). Where bubblewrap is missing the peer says so at start.
  *
  * `get_skill` returns a custom skill's metadata and never runs its script. A file that does not
  * parse, or declares a skill whose name clashes with a built-in, is refused with a message
  * naming the file and the field.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +23,7 @@ import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
 import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
 import { render, TemplateError } from '../runtime/template';
+import { runSandboxed } from './skill-sandbox';
 import { skillError } from './skills';
 
 const CustomSkillSpecSchema = z
@@ -99,7 +102,14 @@ export class CustomSkillRunner {
   }
 }
 
+// Runs inside the sandbox. The variables the sandbox itself sets (glibc's arena count,
+// Electron's run-as-node switch, bwrap's PWD) are dropped before the script runs, so it sees
+// an empty environment. A refused access is reported with what was refused (Node's permission
+// errors carry `permission` and `resource`).
 const RUNNER = `
+delete process.env.MALLOC_ARENA_MAX;
+delete process.env.ELECTRON_RUN_AS_NODE;
+delete process.env.PWD;
 let input = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (c) => { input += c; });
@@ -110,40 +120,47 @@ process.stdin.on('end', async () => {
     const result = await fn(args);
     process.stdout.write(JSON.stringify({ ok: true, result: result === undefined ? null : result }));
   } catch (error) {
-    process.stdout.write(JSON.stringify({ ok: false, message: String(error && error.message || error).slice(0, 300) }));
+    let message = String((error && error.message) || error);
+    if (error && error.code === 'ERR_ACCESS_DENIED' && error.permission) message += ' (' + error.permission + (error.resource ? ' ' + error.resource : '') + ')';
+    process.stdout.write(JSON.stringify({ ok: false, message: message.slice(0, 300) }));
   }
 });`;
 
 const MAX_OUTPUT = 1024 * 1024;
 
-function runScript(script: string, args: Record<string, unknown>, timeoutMs: number, memoryMb: number): Promise<unknown> {
+/** What a script's own error says when the memory limit, not the script, refused an allocation. */
+const ALLOCATION_REFUSED = /Array buffer allocation failed|could not allocate memory|Cannot allocate memory|ENOMEM/;
+
+async function runScript(script: string, args: Record<string, unknown>, timeoutMs: number, memoryMb: number): Promise<unknown> {
   const scratch = mkdtempSync(join(tmpdir(), 'agentplane-skill-'));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`--max-old-space-size=${memoryMb}`, '-e', RUNNER], { cwd: scratch, env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
-    let out = '';
-    let overflow = false;
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      if (out.length + chunk.length > MAX_OUTPUT) {
-        overflow = true;
-        child.kill('SIGKILL');
-      } else out += chunk;
-    });
-    child.on('error', (error) => reject(skillError(Mcpv2Error.SkillExecutionError, `the skill's process could not start: ${error.message}`)));
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      rmSync(scratch, { recursive: true, force: true });
-      if (overflow) return reject(skillError(Mcpv2Error.SkillExecutionError, `the skill printed more than ${MAX_OUTPUT} bytes`));
-      if (signal === 'SIGKILL') return reject(skillError(Mcpv2Error.SkillExecutionError, `the skill ran past its ${timeoutMs} ms limit`));
-      let answer: { ok: boolean; result?: unknown; message?: string };
-      try {
-        answer = JSON.parse(out) as typeof answer;
-      } catch {
-        return reject(skillError(Mcpv2Error.SkillExecutionError, code === 0 ? 'the skill did not answer' : `the skill's process ended with code ${code} (out of memory?)`));
-      }
-      if (!answer.ok) return reject(skillError(Mcpv2Error.SkillExecutionError, `the skill failed: ${answer.message ?? 'unknown error'}`));
-      resolve(answer.result);
-    });
-    child.stdin.end(JSON.stringify({ script, args }));
-  });
+  let outcome;
+  try {
+    outcome = await runSandboxed({ scratch, program: RUNNER, input: JSON.stringify({ script, args }), timeoutMs, memoryMb, maxOutputBytes: MAX_OUTPUT });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const fail = (message: string) => skillError(Mcpv2Error.SkillExecutionError, message);
+  switch (outcome.kind) {
+    case 'sandbox-failed':
+      throw fail(`the skill could not run: ${outcome.message}`);
+    case 'timeout':
+      throw fail(`the skill ran past its ${timeoutMs} ms limit`);
+    case 'output-limit':
+      throw fail(`the skill printed more than ${MAX_OUTPUT} bytes`);
+    case 'out-of-memory':
+      throw fail(`the skill exceeded its ${memoryMb} MB memory limit (out of memory)`);
+  }
+  let answer: { ok: boolean; result?: unknown; message?: string };
+  try {
+    answer = JSON.parse(outcome.stdout) as typeof answer;
+  } catch {
+    const why = outcome.stderr.trim().split('\n').pop()?.slice(0, 200);
+    throw fail(outcome.code === 0 ? 'the skill did not answer' : `the skill's process ended with ${outcome.signal ? `signal ${outcome.signal}` : `code ${outcome.code}`}${why ? `: ${why}` : ''}`);
+  }
+  if (!answer.ok) {
+    const message = answer.message ?? 'unknown error';
+    if (ALLOCATION_REFUSED.test(message)) throw fail(`the skill exceeded its ${memoryMb} MB memory limit (${message})`);
+    throw fail(`the skill failed: ${message}`);
+  }
+  return answer.result;
 }

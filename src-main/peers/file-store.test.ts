@@ -6,7 +6,7 @@
  * real `process.chdir`.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, lstatSync, realpathSync, rmSync, symlinkSync, writeFileSync, renameSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, lstatSync, realpathSync, rmSync, symlinkSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -179,6 +179,16 @@ describe('FileStore traversal guard', () => {
     ['x\u0000', /NUL/],
     ['\n', /control/],
     ['x\ry', /control/],
+    ['x\u007fy', /control/],
+    ['x\u0085y', /U\+0085.*control/],
+    ['x\u009f', /U\+009F.*control/],
+    ['invoice\u202Etxt.exe', /U\+202E.*format/],
+    ['\u200Bx.txt', /U\+200B.*format/],
+    ['x\uFEFF.txt', /U\+FEFF.*format/],
+    ['x\u2066y\u2069', /U\+2066.*format/],
+    ['soft\u00ADhyphen', /U\+00AD.*format/],
+    ['line\u2028break', /U\+2028.*line separator/],
+    ['half\uD800.txt', /U\+D800.*lone surrogate/],
     ['', /empty/],
     ['.', /directory reference/],
     ['..', /directory reference/],
@@ -245,6 +255,34 @@ describe('FileStore and symbolic links', () => {
     await expectCode(store.list(), 'root-moved');
     await expectCode(store.read('kept.txt'), 'root-moved');
     expect(snapshot(base)).toEqual(before);
+  });
+});
+
+describe('FileStore and hard links', () => {
+  // A hard link is not a link the store can see by lstat: it is a second name of the same
+  // inode, a regular file in every other respect. Planted in the store it reads, overwrites
+  // or deletes whatever file elsewhere on the file system it shares an inode with.
+  beforeEach(() => {
+    linkSync(join(parent, 'secret.txt'), join(rootDir, 'hard.txt'));
+  });
+
+  it('never reads, overwrites or deletes a name that has another hard link, and does not list it', async () => {
+    const before = snapshot(base);
+    const read = await expectCode(store.read('hard.txt'), 'not-a-file');
+    expect(read.message).toMatch(/hard link/);
+    expect((await expectCode(store.save('hard.txt', Buffer.from('pwned')), 'not-a-file')).message).toMatch(/hard link/);
+    expect((await expectCode(store.delete('hard.txt'), 'not-a-file')).message).toMatch(/hard link/);
+    expect((await store.list()).map((f) => f.filename)).not.toContain('hard.txt');
+    expect(snapshot(base)).toEqual(before);
+    expect(readFileSync(join(parent, 'secret.txt'), 'utf8')).toBe('outside the store');
+    expect(lstatSync(join(rootDir, 'hard.txt')).nlink).toBe(2);
+  });
+
+  it('refuses a stored file that gained a second name after it was stored', async () => {
+    await store.save('mine.txt', Buffer.from('mine'));
+    expect((await store.read('mine.txt')).toString()).toBe('mine');
+    linkSync(join(rootDir, 'mine.txt'), join(parent, 'copy.txt'));
+    expect((await expectCode(store.read('mine.txt'), 'not-a-file')).message).toMatch(/hard link/);
   });
 });
 

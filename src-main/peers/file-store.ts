@@ -17,7 +17,12 @@
  *   refusing, with a reason, anything that is not plainly a name: `/` and `\` (so `../x`,
  *   `..\x`, `/etc/x`, `C:\x`), `:` (drive letters, NTFS streams), `%` (percent-encoded
  *   traversal such as `%2e%2e%2f`: we never decode, and a name that would change when decoded
- *   is someone's attempt to smuggle a path), control characters and NUL, empty, `.` and `..`,
+ *   is someone's attempt to smuggle a path), NUL, Unicode control characters (Cc: U+0000-U+001F,
+ *   U+007F-U+009F), format characters (Cf: U+202E RIGHT-TO-LEFT OVERRIDE makes
+ *   `invoice<U+202E>txt.exe` display as `invoiceexe.txt`; U+200B and U+FEFF are invisible, so
+ *   two names that look identical are different files), line and paragraph separators, and
+ *   lone surrogates (not characters at all: UTF-8 turns them into U+FFFD, so the file written
+ *   would not have the name given), empty, `.` and `..`,
  *   a leading dot (hidden names; our own temp files use one, so no upload can collide with
  *   them), Windows device names, and names over 255 bytes (the usual file-system limit). We
  *   refuse rather than strip: stripping `../../etc/passwd` to `passwd` silently writes a
@@ -26,6 +31,14 @@
  *   regular file; writes refuse when the name exists as anything but a regular file; deletes
  *   `lstat` first and refuse links and directories. A link planted in the store pointing
  *   outside it is therefore neither read through, written through nor deleted through.
+ * - Hard links are refused too: a name whose inode has more than one link (`nlink > 1`) is
+ *   not read, not replaced, not deleted and not listed. `lstat` sees a hard link as an
+ *   ordinary regular file, so without this a second name planted in the store for a file
+ *   elsewhere on the same file system (a key, another peer's secret) would be served to any
+ *   caller by `process_instructions`. Every file the store writes has exactly one name (a
+ *   fresh temp file renamed into place), so the check never refuses the store's own files; a
+ *   file that gained a second name later is refused from then on, and the operator removes
+ *   the extra name.
  * - Writes are atomic: content goes to a fresh temp file in the root (`wx`: created new, never
  *   an existing file or link), is flushed, and is renamed over the name. A reader sees the old
  *   file or the new one, never half of one, and a failed write leaves no partial file.
@@ -68,8 +81,26 @@ export interface StoredFile {
 export const MAX_FILENAME_BYTES = 255;
 const TEMP_PREFIX = '.partial-';
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
-// eslint-disable-next-line no-control-regex -- control characters are exactly what it matches
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * Characters a filename may not hold: control (Cc), format (Cf), line and paragraph separators
+ * (Zl, Zp) and lone surrogates (Cs). With the `u` flag a lone surrogate is one code point,
+ * so it matches Cs rather than slipping through as half of a pair.
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+const UNPRINTABLE_KINDS: Array<[RegExp, string]> = [
+  [/^\p{Cc}$/u, 'a control character'],
+  [/^\p{Cf}$/u, 'a Unicode format character (invisible, or reorders how the name is displayed)'],
+  [/^\p{Zl}$/u, 'a line separator'],
+  [/^\p{Zp}$/u, 'a paragraph separator'],
+  [/^\p{Cs}$/u, 'a lone surrogate, which is not a character'],
+];
+
+/** Why the character `ch` is refused: its code point and its Unicode category in words. */
+function unprintableProblem(ch: string): string {
+  const code = ch.codePointAt(0) ?? 0;
+  const kind = UNPRINTABLE_KINDS.find(([category]) => category.test(ch))?.[1] ?? 'a control character';
+  return `the filename contains U+${code.toString(16).toUpperCase().padStart(4, '0')}, ${kind}`;
+}
 /** O_NOFOLLOW and O_NONBLOCK are POSIX; on Windows they are absent and the lstat check stands alone. */
 const O_NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = fsConstants.O_NONBLOCK ?? 0;
@@ -79,7 +110,8 @@ export function filenameProblem(name: unknown): string | null {
   if (typeof name !== 'string') return 'a filename is a string';
   if (name.length === 0) return 'the filename is empty';
   if (name.includes('\u0000')) return 'the filename contains a NUL byte';
-  if (CONTROL.test(name)) return 'the filename contains a control character';
+  const unprintable = UNPRINTABLE.exec(name);
+  if (unprintable) return unprintableProblem(unprintable[0]);
   if (name === '.' || name === '..') return `'${name}' is a directory reference, not a filename`;
   if (name.includes('%')) {
     let decoded: string | null = null;
@@ -161,7 +193,7 @@ export class FileStore {
         if (isErrno(error, 'ENOENT')) continue; // deleted while listing
         throw error;
       }
-      if (stats.isFile()) files.push({ filename: entry.name, bytes: stats.size, modifiedAt: Math.floor(stats.mtimeMs) });
+      if (stats.isFile() && stats.nlink === 1) files.push({ filename: entry.name, bytes: stats.size, modifiedAt: Math.floor(stats.mtimeMs) });
     }
     return files.sort((a, b) => (a.filename < b.filename ? -1 : a.filename > b.filename ? 1 : 0));
   }
@@ -171,7 +203,7 @@ export class FileStore {
     const target = await this.#pathFor(filename);
     const before = await this.#lstatOrNull(target);
     if (!before) throw new FileStoreError('not-found', `no file named '${filename}' in the store`);
-    if (!before.isFile()) throw this.#notAFile(filename, before);
+    if (!before.isFile() || before.nlink > 1) throw this.#notAFile(filename, before);
     let handle;
     try {
       handle = await open(target, fsConstants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
@@ -181,8 +213,9 @@ export class FileStore {
       throw error;
     }
     try {
+      // Checked again on the handle: a second name added between the lstat and the open.
       const stats = await handle.stat();
-      if (!stats.isFile()) throw this.#notAFile(filename, stats);
+      if (!stats.isFile() || stats.nlink > 1) throw this.#notAFile(filename, stats);
       if (stats.size > this.maxFileBytes) {
         throw new FileStoreError('too-large', `'${filename}' is ${stats.size} bytes; the store reads at most ${this.maxFileBytes}`);
       }
@@ -201,7 +234,7 @@ export class FileStore {
     const target = await this.#pathFor(filename);
     const stats = await this.#lstatOrNull(target);
     if (!stats) throw new FileStoreError('not-found', `no file named '${filename}' in the store`);
-    if (!stats.isFile()) throw this.#notAFile(filename, stats);
+    if (!stats.isFile() || stats.nlink > 1) throw this.#notAFile(filename, stats);
     try {
       await unlink(target); // unlink removes a name; it never follows a link
     } catch (error) {
@@ -238,7 +271,7 @@ export class FileStore {
 
   async #refuseUnlessAbsentOrRegular(filename: string, target: string): Promise<void> {
     const stats = await this.#lstatOrNull(target);
-    if (stats && !stats.isFile()) throw this.#notAFile(filename, stats);
+    if (stats && (!stats.isFile() || stats.nlink > 1)) throw this.#notAFile(filename, stats);
   }
 
   async #lstatOrNull(target: string): Promise<Stats | null> {
@@ -251,7 +284,13 @@ export class FileStore {
   }
 
   #notAFile(filename: string, stats: Stats): FileStoreError {
-    const what = stats.isSymbolicLink() ? 'a symbolic link; the store never follows links' : stats.isDirectory() ? 'a directory' : 'not a regular file';
+    const what = stats.isSymbolicLink()
+      ? 'a symbolic link; the store never follows links'
+      : stats.isDirectory()
+        ? 'a directory'
+        : stats.isFile() && stats.nlink > 1
+          ? `a file with another hard link (${stats.nlink} names for one file); the store never touches a file that also lives elsewhere`
+          : 'not a regular file';
     return new FileStoreError('not-a-file', `'${filename}' is ${what}`);
   }
 }

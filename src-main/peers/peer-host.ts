@@ -9,7 +9,8 @@
  * file, so nobody downstream has to guess.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writePrivateFileAtomically } from '../plane/private-files';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -23,11 +24,15 @@ import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf } from '../runtime/tools';
 import { CustomSkillRunner, loadCustomSkills, type CustomSkill } from './custom-skills';
 import { FileStore } from './file-store';
+import { InputBlobs } from './input-blobs';
 import { UploadStaging } from './upload-staging';
 import { PeerPolicy } from './peer-policy';
+import { acquirePeerLock, PeerLockHeld, type PeerLock } from './peer-lock';
 import { PeerRegistry, type PeerRecord } from './peer-registry';
 import { aiProgram, buildPeerApp } from './peer-server';
 import { RateLimiter } from './rate-limiter';
+import { sandboxWarning } from './skill-sandbox';
+import { RevocationFileError } from './revocation-file';
 import { mintSession, SessionBook } from './session-token';
 import { BUILTIN_SKILLS, describeSkills, skillPrograms } from './skills';
 
@@ -36,6 +41,8 @@ export interface PeerSettings {
   clockSkewSeconds: number;
   ratePerSecond: number;
   sessionRatePerSecond: number;
+  /** Requests per second per client address, all its sessions together; default twice `ratePerSecond`. */
+  ipRatePerSecond?: number;
   fileStore?: string;
   mtls: boolean;
   maxFileBytes: number;
@@ -57,6 +64,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerSetti
     clockSkewSeconds: int('MCPV2_CLOCK_SKEW', 300, 0),
     ratePerSecond: int('MCPV2_RATE_LIMIT', 200),
     sessionRatePerSecond: int('MCPV2_SESSION_RATE_LIMIT', 20),
+    ...(env.MCPV2_IP_RATE_LIMIT ? { ipRatePerSecond: int('MCPV2_IP_RATE_LIMIT', 400) } : {}),
     ...(env.MCPV2_FILE_STORE ? { fileStore: env.MCPV2_FILE_STORE } : {}),
     mtls: env.MCPV2_ENABLE_MTLS === '1' || env.MCPV2_ENABLE_MTLS === 'true',
     maxFileBytes: 16 * 1024 * 1024,
@@ -116,25 +124,57 @@ async function listenStrict(app: FastifyInstance, host: string, port: number, fa
 }
 
 export async function startPeer(options: StartPeerOptions): Promise<StartedPeer> {
-  const { dataDir, record, settings, logger } = options;
+  const { dataDir, record } = options;
   if (record.revoked) throw new PeerStartError(`peer ${record.id} is revoked; create a new one`);
   const registry = new PeerRegistry(dataDir);
+  // Before anything is opened: a second process for the same peer stops here.
+  const peerDir = join(registry.dir, record.id);
+  mkdirSync(peerDir, { recursive: true, mode: 0o700 });
+  let lock: PeerLock;
+  try {
+    lock = acquirePeerLock(peerDir, record.id);
+  } catch (error) {
+    if (error instanceof PeerLockHeld) throw new PeerStartError(error.message);
+    throw error;
+  }
+  try {
+    return await startLocked(options, registry, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lock: PeerLock): Promise<StartedPeer> {
+  const { dataDir, record, settings, logger } = options;
   const providers = options.providers ?? loadProviders();
   const model = providers.get('openai-compatible') ?? providers.get('local')!;
   const storeRoot = settings.fileStore ? (isAbsolute(settings.fileStore) ? settings.fileStore : resolve(settings.fileStore)) : join(registry.dir, record.id, 'files');
-  mkdirSync(storeRoot, { recursive: true });
+  mkdirSync(storeRoot, { recursive: true, mode: 0o700 });
   const files = new FileStore({ root: storeRoot, maxFileBytes: settings.maxFileBytes });
   const custom: CustomSkill[] = record.customSkills ? loadCustomSkills(record.customSkills, [...BUILTIN_SKILLS, 'ai']) : [];
+  // Said once at start: where bubblewrap is missing, scripts are confined only by Node's permission model.
+  const sandboxNote = custom.some((skill) => skill.kind === 'script') ? sandboxWarning() : null;
+  if (sandboxNote) logger.log('warn', `peer ${record.id}: ${sandboxNote}`);
 
   const staging = new UploadStaging(join(registry.dir, record.id, 'staging'));
+  const blobs = new InputBlobs(join(registry.dir, record.id, 'inputs'));
+  // Revocations outlive the process: read before anything is opened, so a revocation file the
+  // peer cannot read stops it here, naming the file, rather than starting it with none.
+  let sessions: SessionBook;
+  try {
+    sessions = new SessionBook({ revocationFile: join(registry.dir, record.id, 'revoked.jsonl') });
+  } catch (error) {
+    throw error instanceof RevocationFileError ? new PeerStartError(error.message) : error;
+  }
   const journal = await Journal.open({ dataDir });
   let runtime: Runtime;
   try {
-    const skillDeps = { peerId: record.id, peerName: record.name, files, model, llmMode: record.llmMode, journal, custom, customRunner: new CustomSkillRunner(), staging };
+    const skillDeps = { peerId: record.id, peerName: record.name, files, model, llmMode: record.llmMode, journal, custom, customRunner: new CustomSkillRunner(), staging, blobs };
     runtime = await Runtime.create({
       journal,
       agents: [],
-      programs: [...skillPrograms(skillDeps), aiProgram(model)],
+      programs: [...skillPrograms(skillDeps), aiProgram(model, blobs)],
       policy: new PeerPolicy(loadPolicy(dataDir).policy, registry, record.id),
       providers,
       tools: builtinTools,
@@ -149,7 +189,6 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
 
   const bindHost = record.bindHost ?? record.publicIp;
   let boundPort = record.port;
-  const sessions = new SessionBook();
   const secret = registry.secretOf(record.id);
   const app = await buildPeerApp({
     peerId: record.id,
@@ -161,6 +200,9 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
     sessions,
     sessionLimiter: new RateLimiter({ ratePerSecond: settings.sessionRatePerSecond }),
     requestLimiter: new RateLimiter({ ratePerSecond: settings.ratePerSecond }),
+    // Twice one session's rate by default: one caller may run two sessions at full speed, and
+    // twenty share what two would have (every local caller shares 127.0.0.1's budget).
+    addressLimiter: new RateLimiter({ ratePerSecond: settings.ipRatePerSecond ?? 2 * settings.ratePerSecond }),
     runtime,
     model,
     // Built once: the skill list turns every skill's schema into JSON Schema, which costs more
@@ -176,6 +218,7 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
     startedAt: Date.now(),
     logger,
     staging,
+    blobs,
     adminToken: options.adminToken ?? null,
   });
   try {
@@ -189,8 +232,12 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
   const address = formatPeerAddress(record.publicIp, boundPort);
   const demo = mintSession({ secret, clientIp: record.publicIp, ttlSeconds: settings.ttlSeconds });
   const demoAddress = formatPeerAddress(record.publicIp, boundPort, demo.sessionId);
-  if (options.portFile) writeFileSync(options.portFile, `${boundPort}\n`);
+  // Journaled before the port is published: whoever waits for the port file (the plane's
+  // supervisor) then finds the start already in the journal.
   await journal.append({ runId: null, kind: 'PeerLifecycle', body: { peerId: record.id, event: 'started', address } });
+  lock.setPort(boundPort);
+  // Atomic: a reader polling the file sees no port or the whole port, never its first digits.
+  if (options.portFile) writePrivateFileAtomically(options.portFile, `${boundPort}\n`);
 
   let closing: Promise<void> | undefined;
   return {
@@ -211,6 +258,7 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
           logger.log('error', `peer ${record.id} did not stop cleanly`, errorFields(error));
         } finally {
           await journal.close();
+          lock.release();
         }
       })();
       return closing;

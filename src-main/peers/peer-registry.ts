@@ -15,7 +15,8 @@
  * process without a restart.
  */
 import { generateKeyPairSync, randomBytes, type KeyObject, createPrivateKey, createPublicKey, type JsonWebKeyInput } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { writePrivateFileAtomically } from '../plane/private-files';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
@@ -107,8 +108,10 @@ export class PeerRegistry {
     const peerDir = join(this.dir, spec.id);
     mkdirSync(peerDir, { recursive: true, mode: 0o700 });
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-    writeFileSync(join(peerDir, 'identity.jwk'), JSON.stringify(privateKey.export({ format: 'jwk' })), { mode: 0o600 });
-    writeFileSync(join(peerDir, 'secret'), spec.secret ?? randomBytes(32).toString('base64url'), { mode: 0o600 });
+    // Whole-file replacements through a new 0600 file of ours: a link planted at either name is
+    // replaced, never written through.
+    writePrivateFileAtomically(join(peerDir, 'identity.jwk'), JSON.stringify(privateKey.export({ format: 'jwk' })));
+    writePrivateFileAtomically(join(peerDir, 'secret'), spec.secret ?? randomBytes(32).toString('base64url'));
     const record = PeerRecordSchema.parse({
       id: spec.id,
       name: spec.name ?? spec.id,
@@ -169,9 +172,7 @@ export class PeerRegistry {
 
   private write(peers: PeerRecord[]): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify({ version: 1, peers }, null, 2)}\n`, { mode: 0o600 });
-    renameSync(tmp, this.file);
+    writePrivateFileAtomically(this.file, `${JSON.stringify({ version: 1, peers }, null, 2)}\n`);
     this.cached = null;
   }
 }

@@ -8,7 +8,7 @@
  * calling it running; a peer that exits first is "failed", with the reason it printed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -17,18 +17,51 @@ import { ErrorCode } from '../../src-shared/ipc/errors';
 import { appRoot } from '../plane/app-paths';
 import type { Logger } from '../plane/logger';
 import { PlaneError } from '../plane/plane-error';
+import { openPrivateFile } from '../plane/private-files';
 import { newAdminToken } from './peer-host';
 import { Mcpv2Client, PeerClientError } from './peer-client';
 import { audienceOf, mintPeerCredential } from './peer-credentials';
+import { processAlive, readPeerLock } from './peer-lock';
 import { PeerRegistry, RegistryError, type NewPeer, type PeerRecord } from './peer-registry';
 
 interface Running {
-  child: ChildProcess;
+  /** Our child, or null for a peer adopted from an earlier plane or a terminal. */
+  child: ChildProcess | null;
+  pid: number;
   status: 'starting' | 'running' | 'stopping';
   port: number | null;
   startedAt: number;
-  adminToken: string;
+  /** The admin routes' token; null for an adopted peer (it was never told one of ours). */
+  adminToken: string | null;
   exited: Promise<number | null>;
+}
+
+function adminTokenOf(id: string, entry: Running): string {
+  if (entry.adminToken === null) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} was adopted from an earlier run (process ${entry.pid}); restart it from this plane to manage its sessions`);
+  return entry.adminToken;
+}
+
+/**
+ * A supervised peer's environment: the plane's, less the seed's MCPV2_* variables. Those
+ * configure a peer started by hand; inherited by every peer the plane runs, MCPV2_SECRET would
+ * overwrite each peer's own secret with one shared value, and MCPV2_PORT would put them all on
+ * one port. A registered peer's settings come from the registry.
+ */
+export function supervisedPeerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('MCPV2_')));
+}
+
+/** Resolves when a process that is not our child has gone (polled: there is no wait for it). */
+function exitOf(pid: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      if (!processAlive(pid)) {
+        clearInterval(timer);
+        resolve(null);
+      }
+    }, 200);
+    timer.unref();
+  });
 }
 
 export interface SessionRow {
@@ -95,23 +128,28 @@ export class PeerSupervisor {
     if (current) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is already ${current.status}`);
     this.failures.delete(id);
     const peerDir = join(this.registry.dir, id);
+    // Never a second process for one peer: one already alive is adopted, or the start refused.
+    if (await this.adopt(record)) return this.summary(record);
+    const holder = readPeerLock(peerDir);
+    if (holder) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is already running as process ${holder.pid}, which this plane did not start and which does not answer as ${id}; stop that process first`);
     mkdirSync(peerDir, { recursive: true, mode: 0o700 });
     const portFile = join(peerDir, 'port');
     rmSync(portFile, { force: true });
-    const log = openSync(this.logFile(id), 'a', 0o600);
+    const log = openPrivateFile(this.logFile(id), 'append');
     const adminToken = newAdminToken();
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [join(appRoot(), 'bin', 'agentplane.js'), 'peer', 'start', '--peer-id', id, '--data-dir', this.dataDir, '--port-file', portFile, '--no-demo-session'], {
-        stdio: ['ignore', log, log],
-        env: { ...process.env, AGENTPLANE_PEER_ADMIN_TOKEN: adminToken, ...(process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {}) },
+      // fd 3 is the watchdog pipe (see parent-watchdog.ts): the peer stops when it closes.
+      child = spawn(process.execPath, [join(appRoot(), 'bin', 'agentplane.js'), 'peer', 'start', '--peer-id', id, '--data-dir', this.dataDir, '--port-file', portFile, '--no-demo-session', '--watch-fd', '3'], {
+        stdio: ['ignore', log, log, 'pipe'],
+        env: { ...supervisedPeerEnv(process.env), AGENTPLANE_PEER_ADMIN_TOKEN: adminToken, ...(process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {}) },
         detached: false,
       });
     } finally {
       closeSync(log);
     }
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const entry: Running = { child, status: 'starting', port: null, startedAt: Date.now(), adminToken, exited };
+    const entry: Running = { child, pid: child.pid ?? 0, status: 'starting', port: null, startedAt: Date.now(), adminToken, exited };
     this.running.set(id, entry);
     this.onChange();
     void exited.then((code) => {
@@ -149,8 +187,16 @@ export class PeerSupervisor {
     if (!entry) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is not running`);
     entry.status = 'stopping';
     this.onChange();
-    entry.child.kill('SIGTERM');
-    const timer = setTimeout(() => entry.child.kill('SIGKILL'), 8000);
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        if (entry.child) entry.child.kill(name);
+        else process.kill(entry.pid, name);
+      } catch {
+        // Already gone.
+      }
+    };
+    signal('SIGTERM');
+    const timer = setTimeout(() => signal('SIGKILL'), 8000);
     await entry.exited;
     clearTimeout(timer);
     this.running.delete(id);
@@ -188,7 +234,7 @@ export class PeerSupervisor {
       llmMode: record.llmMode,
       auth: record.auth,
       revoked: record.revoked,
-      pid: entry?.child.pid ?? null,
+      pid: entry?.pid ?? null,
       startedAt: entry ? new Date(entry.startedAt).toISOString() : null,
       error: failure ?? null,
       allow: record.allow,
@@ -198,7 +244,7 @@ export class PeerSupervisor {
   async sessions(id: string): Promise<SessionRow[]> {
     const { entry, record } = this.live(id);
     const response = await request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions`, {
-      headers: { 'x-agentplane-admin': entry.adminToken },
+      headers: { 'x-agentplane-admin': adminTokenOf(id, entry) },
     });
     if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not list its sessions (HTTP ${response.statusCode})`);
     return ((await response.body.json()) as { sessions: SessionRow[] }).sessions;
@@ -208,7 +254,7 @@ export class PeerSupervisor {
     const { entry, record } = this.live(id);
     const response = await request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions/revoke`, {
       method: 'POST',
-      headers: { 'x-agentplane-admin': entry.adminToken, 'content-type': 'application/json' },
+      headers: { 'x-agentplane-admin': adminTokenOf(id, entry), 'content-type': 'application/json' },
       body: JSON.stringify({ label }),
     });
     if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not revoke (HTTP ${response.statusCode})`);
@@ -256,6 +302,35 @@ export class PeerSupervisor {
     await Promise.allSettled([...this.running.keys()].map((id) => this.stop(id)));
   }
 
+  /**
+   * Takes over a live peer process this plane did not start (left by a plane that died before
+   * its watchdog could act, or started in a terminal): only when its lock names a live process
+   * and its port answers a health check with this peer's id. Returns whether it adopted one.
+   */
+  async adopt(record: PeerRecord): Promise<boolean> {
+    if (this.running.has(record.id)) return false;
+    const holder = readPeerLock(join(this.registry.dir, record.id));
+    if (!holder || holder.port === null || holder.pid === process.pid) return false;
+    if (!(await this.healthy(record, holder.port, record.id))) return false;
+    const entry: Running = { child: null, pid: holder.pid, status: 'running', port: holder.port, startedAt: Date.parse(holder.startedAt) || Date.now(), adminToken: null, exited: exitOf(holder.pid) };
+    this.running.set(record.id, entry);
+    this.failures.delete(record.id);
+    void entry.exited.then(() => {
+      if (this.running.get(record.id) !== entry) return;
+      this.running.delete(record.id);
+      if (entry.status !== 'stopping') this.failures.set(record.id, 'the adopted peer process exited');
+      this.onChange();
+    });
+    this.logger.log('info', `adopted peer ${record.id} (process ${holder.pid}, port ${holder.port})`);
+    this.onChange();
+    return true;
+  }
+
+  /** At plane start: every registered peer whose process is still alive is adopted, not restarted. */
+  async adoptRunning(): Promise<void> {
+    await Promise.allSettled(this.registry.list().map((record) => this.adopt(record)));
+  }
+
   private live(id: string): { entry: Running & { port: number }; record: PeerRecord } {
     const record = this.record(id);
     const entry = this.running.get(id);
@@ -263,11 +338,15 @@ export class PeerSupervisor {
     return { entry: entry as Running & { port: number }, record };
   }
 
-  private async healthy(record: PeerRecord, port: number): Promise<boolean> {
+  private async healthy(record: PeerRecord, port: number, expectId?: string): Promise<boolean> {
     try {
       const response = await request(`http://${dialHost(record)}:${port}/mcpv2/health`, { headersTimeout: 2000, bodyTimeout: 2000 });
-      await response.body.dump();
-      return response.statusCode === 200;
+      if (expectId === undefined) {
+        await response.body.dump();
+        return response.statusCode === 200;
+      }
+      const health = (await response.body.json()) as { peerId?: unknown };
+      return response.statusCode === 200 && health.peerId === expectId;
     } catch {
       return false;
     }

@@ -36,10 +36,12 @@
  * - Verification never throws on hostile input: every refusal is a reason, so the HTTP layer
  *   answers -32001 (invalid session) without a try/catch around attacker bytes.
  * - The token is a bearer credential: it is never logged, journaled or shown. `redactSession`
- *   gives the short label logs and the UI use instead, and `SessionBook` keeps only hashes.
+ *   gives the short label logs and the UI use instead, and `SessionBook` keeps only hashes (in
+ *   memory and in its revocation file).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
+import { loadRevocations, writeRevocations } from './revocation-file';
 
 /** `MCPV2_SESSION_TIMEOUT` default: one hour. */
 export const DEFAULT_SESSION_TTL_SECONDS = 3600;
@@ -329,6 +331,13 @@ export interface SessionBookOptions {
   maxEntries?: number;
   /** Live revocations kept; beyond it `revoke` throws rather than forget one. */
   maxRevoked?: number;
+  /**
+   * Where revocations outlive the process (a peer's `revoked.jsonl`, see revocation-file.ts):
+   * read when the book is made (a malformed file throws `RevocationFileError`), rewritten
+   * durably before `revoke`/`revokeLabel` return. Without it revocations live in memory only,
+   * which is right only for a book that never outlives its process's callers (a client's).
+   */
+  revocationFile?: string;
 }
 
 /**
@@ -336,6 +345,12 @@ export interface SessionBookOptions {
  * were revoked before expiry. Bounded: dropping a listing entry loses only a row in a table,
  * because validity never depends on it; a revocation is kept until its token expires and is
  * never dropped early (that would silently un-revoke it), so a full revocation list throws.
+ *
+ * Revocations are durable when the book has a revocation file: a revocation is on disk before
+ * the call that made it returns, so a peer restarted a moment after answering the plane's
+ * revoke still refuses the token. The listing of issued sessions is not kept across a restart
+ * (validity never depends on it; a session issued before a restart can still be revoked by its
+ * token, not by its label).
  */
 export class SessionBook {
   readonly #entries = new Map<string, SessionEntry>();
@@ -343,12 +358,17 @@ export class SessionBook {
   readonly #revoked = new Map<string, number>();
   readonly #maxEntries: number;
   readonly #maxRevoked: number;
+  readonly #revocationFile: string | null;
 
   constructor(options: SessionBookOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 10_000;
     this.#maxRevoked = options.maxRevoked ?? 100_000;
     if (!Number.isSafeInteger(this.#maxEntries) || this.#maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
     if (!Number.isSafeInteger(this.#maxRevoked) || this.#maxRevoked < 1) throw new RangeError('maxRevoked must be a positive integer');
+    this.#revocationFile = options.revocationFile ?? null;
+    if (this.#revocationFile !== null) {
+      for (const { sha256, expiresAt } of loadRevocations(this.#revocationFile)) this.#revoked.set(sha256, expiresAt);
+    }
   }
 
   /** Note a session this peer issued. */
@@ -385,15 +405,12 @@ export class SessionBook {
     if (!parsed) return false;
     const expiresAt = (parsed.issuedAtSeconds + parsed.ttlSeconds) * 1000;
     const key = tokenDigest(token);
-    this.#entries.delete(key);
-    if (now > expiresAt) return false;
-    if (!this.#revoked.has(key) && this.#revoked.size >= this.#maxRevoked) {
-      for (const [k, until] of this.#revoked) if (now > until) this.#revoked.delete(k);
-      if (this.#revoked.size >= this.#maxRevoked) {
-        throw new RangeError(`the revocation list is full (${this.#maxRevoked} live revocations); rotate the secret instead`);
-      }
+    if (now > expiresAt) {
+      this.#entries.delete(key);
+      return false;
     }
-    this.#revoked.set(key, expiresAt);
+    this.#addRevocation(key, expiresAt, now);
+    this.#entries.delete(key);
     return true;
   }
 
@@ -404,12 +421,33 @@ export class SessionBook {
   revokeLabel(label: string, now: number = Date.now()): boolean {
     for (const [key, entry] of this.#entries) {
       if (entry.label !== label) continue;
+      if (now > entry.expiresAt) {
+        this.#entries.delete(key);
+        return false;
+      }
+      this.#addRevocation(key, entry.expiresAt, now);
       this.#entries.delete(key);
-      if (now > entry.expiresAt) return false;
-      this.#revoked.set(key, entry.expiresAt);
       return true;
     }
     return false;
+  }
+
+  /**
+   * Records a revocation: on disk first (when the book has a file), then in memory. If the
+   * write fails it throws and nothing changed, so the caller is told the revocation did not
+   * take and can repeat it (by label too: the listing entry is removed only after success).
+   */
+  #addRevocation(key: string, expiresAt: number, now: number): void {
+    for (const [k, until] of this.#revoked) if (now > until) this.#revoked.delete(k);
+    if (!this.#revoked.has(key) && this.#revoked.size >= this.#maxRevoked) {
+      throw new RangeError(`the revocation list is full (${this.#maxRevoked} live revocations); rotate the secret instead`);
+    }
+    const until = Math.max(this.#revoked.get(key) ?? 0, expiresAt);
+    if (this.#revocationFile !== null) {
+      const next = new Map(this.#revoked).set(key, until);
+      writeRevocations(this.#revocationFile, [...next].map(([sha256, at]) => ({ sha256, expiresAt: at })));
+    }
+    this.#revoked.set(key, until);
   }
 
   isRevoked(token: string): boolean {

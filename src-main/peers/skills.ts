@@ -9,10 +9,11 @@
  */
 import { z } from 'zod';
 import { HistoryErrorCode, HistoryTranslationError, translateHistory } from '../../src-shared/protocol/history';
-import { Mcpv2Error, MCPV2_SUPPORTED_VERSIONS, skillArguments, type BuiltinSkill, type SkillDescriptor } from '../../src-shared/protocol/mcpv2';
+import { Mcpv2Error, MAX_SKILL_ARGUMENT_BYTES, MCPV2_SUPPORTED_VERSIONS, skillArguments, type BuiltinSkill, type SkillDescriptor } from '../../src-shared/protocol/mcpv2';
 import { describeZodError } from '../../src-shared/ipc/errors';
 import type { Journal } from '../journal/journal';
 import type { ModelProvider } from '../providers/model-provider';
+import { LARGE_VALUE_BYTES } from '../runtime/large-values';
 import { callModel } from '../runtime/model-effect';
 import type { RunContext } from '../runtime/run-context';
 import type { RunProgram } from '../runtime/run-program';
@@ -21,6 +22,8 @@ import { NO_SPEND } from '../runtime/spend';
 import { PAYMENT_NOTE } from '../runtime/step-runner';
 import type { CustomSkill, CustomSkillRunner } from './custom-skills';
 import { FileStoreError, type FileStore } from './file-store';
+import { DigestRefSchema, restoreArguments, type InputBlobs } from './input-blobs';
+import { jsonBytes } from './input-bounds';
 import type { UploadStaging } from './upload-staging';
 
 export function skillError(code: number, message: string): EffectFailure {
@@ -37,6 +40,8 @@ export interface SkillDeps {
   custom: readonly CustomSkill[];
   customRunner: CustomSkillRunner;
   staging: UploadStaging;
+  /** Large arguments (and translate_history's large answers), named in the journal by digest. */
+  blobs: InputBlobs;
 }
 
 /** What upload_file's run receives: the caller's arguments with the content staged. */
@@ -99,7 +104,33 @@ export interface SkillCallContext {
   provider?: string;
 }
 
-export const SkillInputSchema = z.object({ arguments: z.unknown(), context: z.object({ conversation: z.string().optional(), provider: z.string().optional() }).default({}) });
+export const SkillInputSchema = z.object({
+  arguments: z.unknown(),
+  /** Arguments kept out of the journal (see input-blobs.ts): name -> digest and size of their JSON. */
+  external: z.record(z.string(), DigestRefSchema).optional(),
+  context: z.object({ conversation: z.string().optional(), provider: z.string().optional() }).default({}),
+});
+
+/**
+ * The caller's arguments, whole: the inline ones with the externalized ones read back. Not an
+ * effect: a blob is content-addressed, so reading it again on replay gives the same bytes or
+ * none, and none is a clear failure rather than a different run.
+ */
+async function argumentsOf(input: z.output<typeof SkillInputSchema>, deps: SkillDeps): Promise<unknown> {
+  if (!input.external) return input.arguments;
+  const restored = await restoreArguments((input.arguments ?? {}) as Record<string, unknown>, input.external, deps.blobs);
+  if (!restored.ok) throw skillError(Mcpv2Error.SkillExecutionError, `the bytes of argument ${restored.missing} are no longer on this peer; send the call again`);
+  return restored.arguments;
+}
+
+/** An earlier ask turn's query, read back from the blobs when it was too large to journal. */
+async function earlierQuery(input: { arguments?: { query?: unknown }; external?: Record<string, unknown> }, deps: SkillDeps): Promise<string> {
+  if (typeof input.arguments?.query === 'string') return input.arguments.query;
+  const ref = DigestRefSchema.safeParse(input.external?.query);
+  if (!ref.success) return '';
+  const text = await deps.blobs.get(ref.data);
+  return text === null ? `[an earlier message of ${ref.data.bytes} bytes is no longer on this peer]` : String(JSON.parse(text));
+}
 
 const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
   ping: {
@@ -122,13 +153,31 @@ const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
             grant: null,
             estimate: NO_SPEND,
             perform: async () => ({ result: await deps.journal.store.sealedRunResults('skill:ask', '$.context.conversation', conversation, 50, `peer:${deps.peerId}`), spend: NO_SPEND, provenance: 'plane' }),
-          })) as Array<{ input: { arguments?: { query?: string } }; result: { response?: string } }>)
+          })) as Array<{ input: { arguments?: { query?: string }; external?: Record<string, unknown> }; result: { response?: string } }>)
         : [];
+      // The journaled turns name a large query by digest (so this read stays small too); the
+      // text comes back from the blobs, outside the effect. Only the most recent turns that fit
+      // in one argument's cap are carried: fifty 1 MB turns must not make every later ask read
+      // and send 50 MB. (Decided from the journaled turns alone, so a replay decides the same.)
+      let carried = 0;
+      let from = earlier.length;
+      while (from > 0) {
+        const turn = earlier[from - 1]!;
+        const ref = DigestRefSchema.safeParse(turn.input.external?.query);
+        const size = (ref.success ? ref.data.bytes : Buffer.byteLength(String(turn.input.arguments?.query ?? ''))) + Buffer.byteLength(String(turn.result.response ?? ''));
+        if (carried + size > MAX_SKILL_ARGUMENT_BYTES) break;
+        carried += size;
+        from--;
+      }
       const messages = [
-        ...earlier.flatMap((turn) => [
-          { role: 'user' as const, content: String(turn.input.arguments?.query ?? '') },
-          { role: 'assistant' as const, content: String(turn.result.response ?? '') },
-        ]),
+        ...(
+          await Promise.all(
+            earlier.slice(from).map(async (turn) => [
+              { role: 'user' as const, content: await earlierQuery(turn.input, deps) },
+              { role: 'assistant' as const, content: String(turn.result.response ?? '') },
+            ]),
+          )
+        ).flat(),
         { role: 'user' as const, content: args.query },
       ];
       const completion = await callModel(cx, deps.model, { model: '', messages, maxTokens: 256 });
@@ -235,9 +284,13 @@ const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
     name: 'translate_history',
     description: 'Translate a conversation history between claude, openai, gemini and deepseek formats, losslessly.',
     grants: [],
-    async run(args) {
+    async run(args, _cx, deps) {
       try {
-        return { from: args.from, to: args.to, messages: translateHistory({ from: args.from, to: args.to, messages: args.messages }) };
+        const messages = translateHistory({ from: args.from, to: args.to, messages: args.messages });
+        // A large translation is sealed as its digest, like the large history it came from:
+        // the peer reads it back to answer (see peer-server.ts, runSkill).
+        if (jsonBytes(messages) > LARGE_VALUE_BYTES) return { from: args.from, to: args.to, external: { messages: await deps.blobs.put(JSON.stringify(messages)) } };
+        return { from: args.from, to: args.to, messages };
       } catch (error) {
         if (error instanceof HistoryTranslationError) {
           throw skillError(error.code === HistoryErrorCode.UnsupportedProvider ? Mcpv2Error.UnsupportedProvider : Mcpv2Error.InvalidParams, error.message);
@@ -285,7 +338,9 @@ export function skillPrograms(deps: SkillDeps): RunProgram[] {
         return parsed.success ? [] : [describeZodError(parsed.error)];
       },
       run: async (input, cx) => {
-        const { arguments: raw, context } = SkillInputSchema.parse(input);
+        const parsed = SkillInputSchema.parse(input);
+        const { context } = parsed;
+        const raw = await argumentsOf(parsed, deps);
         if (name === 'upload_file' && (raw as { invalidBase64?: boolean } | null)?.invalidBase64) {
           throw skillError(Mcpv2Error.InvalidParams, 'invalid arguments: content: not valid base64');
         }
@@ -307,14 +362,15 @@ export function skillPrograms(deps: SkillDeps): RunProgram[] {
       return parsed.success ? [] : [describeZodError(parsed.error)];
     },
     run: async (input, cx) => {
-      const { arguments: raw } = SkillInputSchema.parse(input);
-      const args = (raw ?? {}) as Record<string, unknown>;
+      const parsed = SkillInputSchema.parse(input);
+      const args = ((await argumentsOf(parsed, deps)) ?? {}) as Record<string, unknown>;
       const problems = skill.validateArguments(args);
       if (problems.length > 0) throw skillError(Mcpv2Error.InvalidParams, `invalid arguments: ${problems.join('; ')}`);
       return cx.effect({
         effect: 'tool',
         name: `custom.${skill.name}`,
-        request: args,
+        // Journaled as admitted: large arguments by digest (the key covers them through it).
+        request: parsed.external ? { arguments: parsed.arguments ?? {}, external: parsed.external } : args,
         destination: `peer:${deps.peerId}/custom/${skill.name}`,
         grant: `tool:custom.${skill.name}`,
         estimate: { ...NO_SPEND, effects: 1 },

@@ -3,10 +3,11 @@
  * The code runs from three places: built into out/main (CLI, Electron), and from source under
  * vitest and tsx; walking up to the package root serves all three without a path per place.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensurePrivateDataDir, UnsafeDataDirError } from './data-dir-guard';
 
 export const APP_NAME = 'AgentPlane';
 
@@ -53,13 +54,17 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   }
 }
 
-/** `--data-dir` beats `AGENTPLANE_DATA_DIR` beats the OS default; the folder is created. */
+/**
+ * `--data-dir` beats `AGENTPLANE_DATA_DIR` beats the OS default; the folder is created 0700, and
+ * one that is not the user's alone is refused (data-dir-guard.ts) before anything reads it.
+ */
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const chosen = flag ?? (env.AGENTPLANE_DATA_DIR || undefined) ?? defaultDataDir(env);
   const dir = resolve(chosen);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDataDir(dir);
   } catch (error) {
+    if (error instanceof UnsafeDataDirError) throw error;
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw Object.assign(new Error(`cannot use data folder ${dir} (${reason})`), { code: (error as NodeJS.ErrnoException).code });
   }

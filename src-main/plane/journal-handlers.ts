@@ -7,6 +7,7 @@ import { checkRecordBody } from '../../src-shared/journal/records';
 import type { CommandHandlers } from './dispatch';
 import type { Journal } from '../journal/journal';
 import { BundleError, exportBundle, verifyJournalStore } from '../journal/bundle';
+import { peekCheckpoint } from '../journal/checkpoints';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,7 +47,25 @@ export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journa
       const more = rows.length > limit;
       return { records: page.map(recordView), nextSeq: more ? rows[limit]!.seq : null, headSeq: head.seq };
     },
+    /**
+     * The badge's check. The running plane first signs its head, as export does, unless a
+     * checkpoint of its key already covers it: the plane is the writer of these records and its
+     * tree holds the hashes it committed, so a record rewritten in the database since then
+     * contradicts that signature and fails here. Then the whole journal is verified from the
+     * database against every checkpoint. `count` is what a signature covers; a record a
+     * concurrent writer committed after the signature is reported in `unsigned`/`unsignedTail`
+     * and not counted as verified.
+     */
     async 'journal.verify'() {
+      if (!journal.readOnly) {
+        const head = (await journal.head()).seq;
+        let signed = 0;
+        for (const jws of journal.checkpoints.readAll()) {
+          const c = peekCheckpoint(jws);
+          if (c && c.journalId === journal.journalId && c.keyId === journal.key.keyId) signed = Math.max(signed, c.treeSize);
+        }
+        if (head > signed) await journal.checkpoint();
+      }
       return verifyJournalStore(journal);
     },
     async 'journal.exportRun'({ runId }) {

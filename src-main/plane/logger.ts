@@ -4,8 +4,11 @@
  * Nothing secret is ever passed to it: tokens and credentials are not logged by construction
  * (callers log ids, never the values), and `redact` scrubs the query-string token form as a
  * second lock for URLs that reach a log line.
+ *
+ * The file is opened for each line with O_APPEND|O_NOFOLLOW and kept 0600 (private-files.ts): a
+ * symlink planted at the log's path is refused, never appended through to another file.
  */
-import { appendFileSync } from 'node:fs';
+import { appendPrivateFile } from './private-files';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -26,14 +29,22 @@ export function errorFields(error: unknown): Record<string, unknown> {
 
 /** Writes to a file (when given) and echoes warnings and errors to stderr. */
 export function createLogger(file: string | null, echo: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+  const format = (level: LogLevel, message: string, fields?: Record<string, unknown>) =>
+    `${JSON.stringify({ time: new Date().toISOString(), level, message: redact(message), ...fields })}\n`;
+  let fileFailed = false;
   return {
     log(level, message, fields) {
-      const line = `${JSON.stringify({ time: new Date().toISOString(), level, message: redact(message), ...fields })}\n`;
+      const line = format(level, message, fields);
       if (file) {
         try {
-          appendFileSync(file, line, { mode: 0o600 });
-        } catch {
-          // A full disk must not take the plane down through its own log.
+          appendPrivateFile(file, line);
+          fileFailed = false;
+        } catch (error) {
+          // A full disk, or a link planted at the log's path, must not take the plane down
+          // through its own log. Said once on stderr per run of failures, so the person learns
+          // the log is not being written; warnings and errors still reach stderr below.
+          if (!fileFailed) echo(format('warn', `cannot write the log ${file}`, { error: redact(error instanceof Error ? error.message : String(error)) }));
+          fileFailed = true;
         }
       }
       if (level === 'warn' || level === 'error') echo(line);

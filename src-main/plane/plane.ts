@@ -70,6 +70,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     peers.registry.allow('beta', 'alpha', ['ping', 'ask', 'pay']);
     peers.registry.allow('alpha', 'beta', ['ping', 'ask']);
   }
+  // Peers left alive by an earlier plane on this data dir are taken over, never doubled.
+  await peers.adoptRunning();
   let runtime: Runtime;
   try {
     runtime = await Runtime.create({

@@ -3,9 +3,13 @@
  * an edited template or a reconfigured provider shows up on replay as divergence. The record
  * names the provider and its label (the local deterministic model says so in every record).
  * A failure is billed for what it consumed (see providers/model-provider.ts for the ladder).
+ * A message longer than LARGE_VALUE_BYTES is journaled as its digest and size (see
+ * large-values.ts): the key still covers it, through the digest, and the journal does not grow
+ * by a document per call.
  */
 import type { Spend } from '../../src-shared/journal/records';
 import { costOf, ModelError, type Completion, type ModelProvider, type ModelRequest, type ModelUsage } from '../providers/model-provider';
+import { journaledText } from './large-values';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { NO_SPEND } from './spend';
@@ -27,7 +31,12 @@ export async function callModel(cx: RunContext, provider: ModelProvider, request
   const result = await cx.effect({
     effect: 'model',
     name: provider.id,
-    request: { provider: { id: provider.id, label: provider.profile.label }, model: request.model, messages: request.messages, maxTokens: request.maxTokens },
+    request: {
+      provider: { id: provider.id, label: provider.profile.label },
+      model: request.model,
+      messages: request.messages.map((m) => ({ ...m, content: journaledText(m.content) })),
+      maxTokens: request.maxTokens,
+    },
     destination: provider.profile.endpoint,
     identity: provider.profile,
     grant: `model:${provider.id}`,

@@ -18,12 +18,59 @@ import { PeerCredential } from '../peers/peer-credential';
 import { Mcpv2Client, PeerClientError } from '../peers/peer-client';
 import type { PeerRegistry } from '../peers/peer-registry';
 import { mintSession } from '../peers/session-token';
-import { formatPeerAddress } from '../../src-shared/protocol/mcpv2';
+import { formatPeerAddress, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
+import type { Disposition } from '../../src-shared/journal/records';
 
 export interface PeerCallDeps {
   registry: PeerRegistry;
   /** Where a running peer listens now (the supervisor knows; a stopped peer has none). */
   portOf(peerId: string): number | null;
+  /** How long a call may wait for the peer's answer (headers, then each part of the body). */
+  timeoutMs?: number;
+}
+
+/**
+ * JSON-RPC errors a peer sends when it refused a call before running it: a malformed or
+ * unknown call, bad arguments, a session or capability refusal, a rate limit, a version or
+ * provider it does not serve. Any other error came from running the skill, which may have
+ * done part of its work.
+ */
+const REFUSED_BEFORE_RUNNING = new Set<number>([
+  Mcpv2Error.ParseError,
+  Mcpv2Error.InvalidRequest,
+  Mcpv2Error.MethodNotFound,
+  Mcpv2Error.InvalidParams,
+  Mcpv2Error.InvalidSession,
+  Mcpv2Error.SkillNotFound,
+  Mcpv2Error.RateLimited,
+  Mcpv2Error.ProtocolVersionMismatch,
+  Mcpv2Error.CapabilityViolation,
+  Mcpv2Error.UnsupportedProvider,
+]);
+
+/**
+ * What a failed hop means for the world. Only a failure before the request left (or a
+ * refusal the peer made before running anything) is DidNotHappen, safe to retry. Once the
+ * request has left, silence is not evidence of absence: a timeout, a reset mid-answer or a 5xx
+ * is InDoubt and goes to a person through the recovery queue. A skill that ran and failed
+ * Landed: whatever it did is done.
+ */
+export function dispositionOf(error: PeerClientError): Disposition {
+  switch (error.stage) {
+    case 'address':
+    case 'unreachable':
+    case 'session':
+    case 'refused':
+      return 'DidNotHappen';
+    case 'no-answer':
+      return 'InDoubt';
+    case 'call':
+      return error.code !== null && REFUSED_BEFORE_RUNNING.has(error.code) ? 'DidNotHappen' : 'Landed';
+  }
+}
+
+function failureCode(error: PeerClientError): string {
+  return `Peer${error.stage.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
 }
 
 export async function callPeer(cx: RunContext, deps: PeerCallDeps, peerId: string, skill: string, args: Record<string, unknown>): Promise<unknown> {
@@ -51,17 +98,12 @@ export async function callPeer(cx: RunContext, deps: PeerCallDeps, peerId: strin
       if (record.auth === 'identity') throw new EffectFailure('PeerAuth', `peer ${peerId} accepts peer credentials only; the plane calls with a session`, 'DidNotHappen');
       const session = mintSession({ secret: deps.registry.secretOf(peerId), clientIp: '127.0.0.1', ttlSeconds: 120 });
       const credential = new PeerCredential(`peer:${peerId}`, session.sessionId, 'plane', session.expiresAt);
-      const client = new Mcpv2Client({ host: record.publicIp, port, sessionId: null });
+      const client = new Mcpv2Client({ host: record.publicIp, port, sessionId: null }, deps.timeoutMs);
       try {
         const result = await client.callTool(skill, args, { auth: { credential, audience: `peer:${peerId}` } });
         return { result, spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${peerId}` };
       } catch (error) {
-        if (error instanceof PeerClientError) {
-          // Unreachable or refused before the call: it did not happen. A call that reached the
-          // peer and failed there may have done part of its work: in doubt.
-          const disposition = error.stage === 'unreachable' || error.stage === 'session' || error.stage === 'address' ? 'DidNotHappen' : 'Landed';
-          throw new EffectFailure(`Peer${error.stage[0]!.toUpperCase()}${error.stage.slice(1)}`, error.message, disposition);
-        }
+        if (error instanceof PeerClientError) throw new EffectFailure(failureCode(error), error.message, dispositionOf(error));
         throw error;
       }
     },

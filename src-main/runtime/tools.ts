@@ -4,8 +4,9 @@
  * path is resolved and must stay inside it (`..`, absolute paths and NUL bytes are refused),
  * so a granted write can never reach anything else on the machine.
  */
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { writePrivateFile } from '../plane/private-files';
 import { EffectFailure } from './run-signals';
 import { NO_SPEND } from './spend';
 import type { EffectOutcome } from './run-context';
@@ -58,8 +59,10 @@ const fileWrite: Tool = {
     const target = workspacePath(context.workspace, args.path);
     if (typeof args.content !== 'string') throw new EffectFailure('BadArguments', 'content: text is required', 'DidNotHappen');
     if (Buffer.byteLength(args.content) > MAX_FILE_BYTES) throw new EffectFailure('BadArguments', `content: larger than ${MAX_FILE_BYTES} bytes`, 'DidNotHappen');
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, args.content);
+    // Inside the data dir, so the user's alone (0700 folders, 0600 files); O_NOFOLLOW keeps a
+    // link at the target's name from redirecting the write outside the workspace.
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    writePrivateFile(target, args.content);
     return { result: { path: relative(context.workspace, target), bytes: Buffer.byteLength(args.content) }, spend: { ...NO_SPEND, effects: 1 }, provenance: 'plane' };
   },
 };
@@ -80,6 +83,6 @@ export const builtinTools: ReadonlyMap<string, Tool> = new Map([echo, fileWrite,
 
 export function workspaceOf(dataDir: string): string {
   const dir = join(dataDir, 'workspace');
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }

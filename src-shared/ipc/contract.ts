@@ -79,10 +79,14 @@ export type RecordView = z.infer<typeof RecordViewSchema>;
 export const VerifyReportSchema = z.discriminatedUnion('ok', [
   z.object({
     ok: z.literal(true),
+    /** Records verified and covered by a signed checkpoint (seqs 1..count), and that signed root. */
     count: z.number().int(),
     root: z.string(),
     checkpointSize: z.number().int(),
+    /** Records after the newest signed checkpoint: chained, vouched for by nobody yet, not in `count`. */
     unsigned: z.number().int(),
+    /** Their seqs, present only when there are any (signed at the data dir's next open or checkpoint). */
+    unsignedTail: z.object({ fromSeq: z.number().int(), toSeq: z.number().int() }).optional(),
     unknownKinds: z.number().int(),
   }),
   z.object({ ok: z.literal(false), seq: z.number().int().nullable(), reason: z.string(), count: z.number().int() }),

@@ -13,6 +13,12 @@ export const MCPV2_PROTOCOL_VERSION = '2.0';
 export const MCPV2_SUPPORTED_VERSIONS = ['2.0'] as const;
 /** The seed's batch cap: bounds memory and CPU per request. */
 export const MAX_BATCH_SIZE = 100;
+/**
+ * The cap on one skill call's arguments, as bytes of JSON (upload_file's content aside: it is
+ * staged outside the journal and capped by the file store). A call over it is -32602 before
+ * anything is journaled; see src-main/peers/input-bounds.ts for why 1 MB.
+ */
+export const MAX_SKILL_ARGUMENT_BYTES = 1_000_000;
 
 /** The seed's error table: stable across every peer and every release. */
 export const Mcpv2Error = {
@@ -70,7 +76,8 @@ export const ToolCallParamsSchema = z.object({ name: z.string().min(1), argument
 // ---- skill arguments (served as JSON Schema by tools/list) ----
 export const skillArguments = {
   ping: z.object({}).strict(),
-  ask: z.object({ query: z.string().min(1).max(20_000) }).strict(),
+  // Characters, never more than the bytes the argument cap counts: the cap is the bound.
+  ask: z.object({ query: z.string().min(1).max(MAX_SKILL_ARGUMENT_BYTES) }).strict(),
   upload_file: z
     .object({ filename: z.string().min(1).max(255), content: z.string().max(16 * 1024 * 1024), encoding: z.enum(['utf8', 'base64']).default('utf8') })
     .strict(),

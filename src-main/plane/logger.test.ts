@@ -1,0 +1,49 @@
+/**
+ * The operator log is opened without following a symlink: a link planted at the log's path
+ * (today's attack made the plane append to another file) is refused, the other file untouched,
+ * and the plane keeps running (a log it cannot write never takes it down).
+ */
+import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from './logger';
+import { useTempFolders, useUmask } from '../../tests/helpers/temp-folders';
+
+const folder = useTempFolders('ap-logger-');
+
+useUmask(0o022);
+
+describe.runIf(process.platform !== 'win32')('operator log', () => {
+  it('is created 0600 under umask 022 and appended one JSON line per entry', () => {
+    const file = join(folder(), 'plane.log');
+    const logger = createLogger(file, () => undefined);
+    logger.log('info', 'one');
+    logger.log('info', 'two', { n: 2 });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { message: string });
+    expect(lines.map((l) => l.message)).toEqual(['one', 'two']);
+  });
+
+  it('tightens a log left 0644 by an older version to 0600', () => {
+    const file = join(folder(), 'plane.log');
+    writeFileSync(file, '');
+    chmodSync(file, 0o644);
+    createLogger(file, () => undefined).log('info', 'one');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('does not follow a symlink planted at the log path: the target is unchanged', () => {
+    const victim = join(folder(), 'victim.txt');
+    writeFileSync(victim, 'untouched\n');
+    chmodSync(victim, 0o644);
+    const file = join(folder(), 'plane.log');
+    symlinkSync(victim, file);
+    const echoed: string[] = [];
+    const logger = createLogger(file, (line) => echoed.push(line));
+    logger.log('error', 'this line must not reach the victim');
+    expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
+    expect(statSync(victim).mode & 0o777).toBe(0o644);
+    // Warnings and errors still reach stderr: the person learns of the failure there.
+    expect(echoed.join('')).toContain('this line must not reach the victim');
+  });
+});
