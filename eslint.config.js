@@ -9,6 +9,9 @@ const NODE_ONLY = ['better-sqlite3', 'fastify', '@fastify/*', 'undici', 'ws', 'p
 const NODE_BUILTINS = ['node:*', 'fs', 'fs/*', 'path', 'os', 'child_process', 'crypto', 'net', 'http', 'https', 'worker_threads', 'stream', 'url', 'util'];
 
 const layer = (...groups) => ({ patterns: groups.filter(Boolean) });
+
+/** src-main's folders, lowest first: a folder may import those before it, never after. */
+const MAIN_LAYERS = ['base', 'journal', 'runtime', 'net', 'providers', 'peers', 'protocols', 'plane', 'bridge', 'cli', 'electron'];
 const deny = (group, message) => ({ group, message });
 
 /** Files whose layer rules are proved by fixtures; typed rules cannot run on virtual paths. */
@@ -86,9 +89,8 @@ export default tseslint.config(
     },
   },
   {
-    // src-main outside src-main/electron: plain Node modules that also run in the CLI.
-    files: ['src-main/**/*.{ts,tsx}'],
-    ignores: ['src-main/electron/**'],
+    // Tests under src-main: free to assemble any layers, but still plain Node.
+    files: ['src-main/**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -100,18 +102,30 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    files: ['src-main/electron/**/*.{ts,tsx}'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        layer(
-          deny(['**/src-renderer/**', '**/src-preload/**'], 'main never imports renderer or preload code.'),
-          deny(['react', 'react-dom', 'zustand'], 'UI packages belong to the renderer.'),
-        ),
-      ],
-    },
-  },
+  // src-main's inner layers (docs/ARCHITECTURE.md), lowest first: each folder imports only
+  // folders before it in MAIN_LAYERS, never one after it, and production code never imports
+  // tests/. Tests beside the code (*.test.ts) are exempt: they assemble whole planes.
+  ...MAIN_LAYERS.map((name, index) => {
+    const above = MAIN_LAYERS.slice(index + 1);
+    return {
+      files: [`src-main/${name}/**/*.{ts,tsx}`],
+      ignores: ['src-main/**/*.test.ts'],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          layer(
+            deny(['**/src-renderer/**', '**/src-preload/**'], 'main never imports renderer or preload code.'),
+            name === 'electron' ? null : deny(['electron', 'electron/*'], "only src-main/electron imports 'electron': the rest runs on plain Node (CLI, headless plane)."),
+            deny(['react', 'react-dom', 'zustand'], 'UI packages belong to the renderer.'),
+            above.length > 0
+              ? { regex: `^(\\.\\./)+(${above.join('|')})(/|$)`, message: `src-main/${name} sits below ${above.join(', ')} and imports none of them (docs/ARCHITECTURE.md); reach up through an interface this layer owns.` }
+              : null,
+            { regex: '^(\\.\\./)+tests(/|$)', message: 'production code never imports tests/ (test doubles and support live there).' },
+          ),
+        ],
+      },
+    };
+  }),
   {
     // Security defaults that must not be weakened anywhere (DESIGN.md "Security baseline").
     files: ['src-*/**/*.{ts,tsx}'],

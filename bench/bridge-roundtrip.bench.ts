@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { startWebBridge } from '../src-main/bridge/web-bridge';
-import { appVersion } from '../src-main/plane/app-paths';
+import { appVersion } from '../src-main/base/app-paths';
 import { createPlane } from '../src-main/plane/plane';
 import type { Benchmark, BenchResult } from './bench-types';
 import type { Operation } from './measure';

@@ -25,7 +25,7 @@ import { CURRENT_VERSION, GENESIS_PREV_HASH, type AnyRecordDraft } from '../src-
 import { DEFAULT_CHECKPOINT_EVERY, Journal } from '../src-main/journal/journal';
 import { migrate } from '../src-main/journal/migrations';
 import { sha256Hex } from '../src-main/journal/sqlite-store';
-import { runDrafts } from '../src-main/journal/test-support';
+import { runDrafts } from '../tests/support/journal-support';
 import type { Benchmark, BenchResult } from './bench-types';
 
 const ROUNDS = 6;

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportBundle, parseRecordLine, verifyBundleFile, verifyJournalStore } from '../src-main/journal/bundle';
 import { Journal } from '../src-main/journal/journal';
-import { runDrafts } from '../src-main/journal/test-support';
+import { runDrafts } from '../tests/support/journal-support';
 import type { Benchmark, BenchResult } from './bench-types';
 
 const RECORDS = 20_000;

@@ -31,7 +31,7 @@ import type { Page } from 'playwright-core';
 import { launchChromium } from '../e2e/support/chromium';
 import { requireBuild, startServe } from '../e2e/support/serve-process';
 import { Journal } from '../src-main/journal/journal';
-import { runDrafts } from '../src-main/journal/test-support';
+import { runDrafts } from '../tests/support/journal-support';
 import type { Benchmark, BenchResult } from './bench-types';
 
 const EFFECTS = 49_999; // admitted + 2 per effect + sealed = 100,000 records

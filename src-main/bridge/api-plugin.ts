@@ -9,7 +9,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { Plane } from '../plane/plane';
-import { secretsEqual } from '../net/constant-time';
+import { secretsEqual } from '../base/constant-time';
 import { sendError } from './web-bridge';
 
 interface ApiOptions {

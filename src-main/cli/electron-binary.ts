@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appRoot } from '../plane/app-paths';
+import { appRoot } from '../base/app-paths';
 
 export function electronBinaryPath(): string | null {
   if (process.env.ELECTRON_OVERRIDE_DIST_PATH) {

@@ -15,7 +15,7 @@
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { resolveDataDir } from '../plane/app-paths';
+import { resolveDataDir } from '../base/app-paths';
 import { BundleError, exportBundle, verifyBundleFile, verifyJournalStore } from '../journal/bundle';
 import { Journal } from '../journal/journal';
 import { JournalError } from '../journal/journal-error';

@@ -7,17 +7,17 @@
  */
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { resolveDataDir } from '../plane/app-paths';
-import { createLogger } from '../plane/logger';
+import { resolveDataDir } from '../base/app-paths';
+import { createLogger } from '../base/logger';
 import { PeerRegistry, RegistryError, type PeerRecord } from '../peers/peer-registry';
-import { PeerStartError, settingsFromEnv, startPeer } from '../peers/peer-host';
+import { PeerStartError, settingsFromEnv, startPeer } from '../plane/peer-host';
 import { watchParent } from '../peers/parent-watchdog';
 import { CustomSkillError } from '../peers/custom-skills';
 import { CliError } from './cli-error';
 import { runAndPrint, type OutputOptions, type PlaneConnection } from './plane-connection';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { readFileSync, statSync } from 'node:fs';
-import { writePrivateFileAtomically } from '../plane/private-files';
+import { writePrivateFileAtomically } from '../base/private-files';
 import { randomBytes } from 'node:crypto';
 
 type Out = (line: string) => void;

@@ -5,8 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { Command, InvalidArgumentError } from 'commander';
-import { appRoot, appVersion } from '../plane/app-paths';
-import { UnsafeDataDirError } from '../plane/data-dir-guard';
+import { appRoot, appVersion } from '../base/app-paths';
+import { UnsafeDataDirError } from '../base/data-dir-guard';
 import { CliError } from './cli-error';
 import { electronBinaryPath } from './electron-binary';
 import { serve } from './serve';

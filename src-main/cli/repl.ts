@@ -32,7 +32,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { HealthSchema, skillArguments } from '../../src-shared/protocol/mcpv2';
-import { appRoot, resolveDataDir } from '../plane/app-paths';
+import { appRoot, resolveDataDir } from '../base/app-paths';
 import { Mcpv2Client, PeerClientError, endpointOf, type PeerEndpoint } from '../peers/peer-client';
 import { parseArgs, portFromWord, ReplParseError, tokenize, type ArgSpec, type ParsedArgs } from './repl-parse';
 

@@ -5,8 +5,8 @@
  * SIGINT/SIGTERM: every server closed, exit code 0.
  */
 import { join } from 'node:path';
-import { appVersion, rendererDir, resolveDataDir } from '../plane/app-paths';
-import { createLogger } from '../plane/logger';
+import { appVersion, rendererDir, resolveDataDir } from '../base/app-paths';
+import { createLogger } from '../base/logger';
 import { createPlane } from '../plane/plane';
 import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
 import { startWebBridge } from '../bridge/web-bridge';

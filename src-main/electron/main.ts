@@ -8,8 +8,8 @@ import { app, BrowserWindow, dialog, ipcMain, session, type IpcMainInvokeEvent }
 import { join } from 'node:path';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { IPC_COMMAND_CHANNEL, IPC_EVENT_CHANNEL } from '../../src-shared/ipc/preload-api';
-import { appRoot, appVersion, rendererDir, resolveDataDir } from '../plane/app-paths';
-import { createLogger } from '../plane/logger';
+import { appRoot, appVersion, rendererDir, resolveDataDir } from '../base/app-paths';
+import { createLogger } from '../base/logger';
 import { createPlane, type Plane } from '../plane/plane';
 import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
 import { startWebBridge, type WebBridge } from '../bridge/web-bridge';

@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import { HashHexSchema } from '../../src-shared/journal/records';
 import type { PlaneKey } from './plane-key';
-import { appendPrivateFile } from '../plane/private-files';
+import { appendPrivateFile } from '../base/private-files';
 
 export const CHECKPOINT_FORMAT = 'agentplane-checkpoint/1';
 const ALGORITHMS = ['EdDSA'];

@@ -15,7 +15,7 @@ import { GENESIS_PREV_HASH } from '../../src-shared/journal/records';
 import { verifyJournalStore } from './bundle';
 import { Journal } from './journal';
 import { journalPath } from './sqlite-store';
-import { runDrafts, tempDataDir } from './test-support';
+import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 
 const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');
 

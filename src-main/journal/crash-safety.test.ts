@@ -26,7 +26,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyJournalStore } from './bundle';
 import { Journal } from './journal';
 import { journalPath } from './sqlite-store';
-import { seededRandom, tempDataDir } from './test-support';
+import { seededRandom, tempDataDir } from '../../tests/support/journal-support';
 
 const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');
 const KILLS = Math.max(50, Number(process.env.AGENTPLANE_CRASH_KILLS ?? 0) || 0);

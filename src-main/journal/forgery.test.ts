@@ -32,7 +32,7 @@ import { Journal } from './journal';
 import { leafHash, MerkleAccumulator } from './merkle';
 import { keyIdOf } from './plane-key';
 import { journalPath, type RecordRow } from './sqlite-store';
-import { runDrafts, tempDataDir } from './test-support';
+import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 import { sha256HexOf, type VerifyScope } from './verify';
 
 const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');

@@ -11,7 +11,7 @@ import { JournalError } from './journal-error';
 import { verifyJournalStore } from './bundle';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
 import { migrations } from './migrations';
-import { runDrafts, tempDataDir } from './test-support';
+import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 
 const open: Journal[] = [];
 async function openJournal(dataDir = tempDataDir(), checkpointEvery = 1000): Promise<Journal> {

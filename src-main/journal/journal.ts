@@ -26,7 +26,7 @@ import { JournalError } from './journal-error';
 import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { leafHash, MerkleAccumulator } from './merkle';
 import { existsSync } from 'node:fs';
-import { ensurePrivateDataDir } from '../plane/data-dir-guard';
+import { ensurePrivateDataDir } from '../base/data-dir-guard';
 import { loadOrCreatePlaneKey, loadPlaneKey, type PlaneKey } from './plane-key';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
 

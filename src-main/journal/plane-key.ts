@@ -8,7 +8,7 @@ import { generateKeyPairSync, createPrivateKey, createPublicKey, type JsonWebKey
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { writePrivateFile } from '../plane/private-files';
+import { writePrivateFile } from '../base/private-files';
 
 export interface PlaneKey {
   privateKey: KeyObject;

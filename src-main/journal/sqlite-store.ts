@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
-import { appRoot } from '../plane/app-paths';
+import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
 import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { migrate } from './migrations';

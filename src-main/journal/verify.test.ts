@@ -15,7 +15,7 @@ import { Journal } from './journal';
 import { keyIdOf } from './plane-key';
 import type { JWK } from 'jose';
 import { journalPath, type RecordRow } from './sqlite-store';
-import { runDrafts, tempDataDir } from './test-support';
+import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const journals: Journal[] = [];

@@ -16,8 +16,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BATCH_SIZE, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import type { StartedPeer } from './peer-host';
-import { startTestPeer, type TestPeer } from './peer-test-support';
+import type { StartedPeer } from '../plane/peer-host';
+import { startTestPeer, type TestPeer } from '../../tests/support/peer-support';
 
 let testPeer: TestPeer;
 let peer: StartedPeer;

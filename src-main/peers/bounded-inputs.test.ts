@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { translateHistory } from '../../src-shared/protocol/history';
 import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import { silentLogger } from '../plane/logger';
+import { silentLogger } from '../base/logger';
 import { createLocalProvider } from '../providers/local-provider';
-import { settingsFromEnv, startPeer, type PeerSettings, type StartedPeer } from './peer-host';
+import { settingsFromEnv, startPeer, type PeerSettings, type StartedPeer } from '../plane/peer-host';
 import { PeerRegistry } from './peer-registry';
 import { mintSession } from './session-token';
 

@@ -14,10 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import { silentLogger } from '../plane/logger';
+import { silentLogger } from '../base/logger';
 import { createLocalProvider } from '../providers/local-provider';
 import { mintPeerCredential } from './peer-credentials';
-import { PeerStartError, settingsFromEnv, startPeer, type StartedPeer } from './peer-host';
+import { PeerStartError, settingsFromEnv, startPeer, type StartedPeer } from '../plane/peer-host';
 import { PeerRegistry } from './peer-registry';
 import { mintSession, redactSession, SessionBook } from './session-token';
 

@@ -13,8 +13,8 @@ import { canonicalize } from '../../src-shared/journal/canonical-json';
 import { exportBundle } from '../journal/bundle';
 import { Journal } from '../journal/journal';
 import { sha256Hex } from '../journal/sqlite-store';
-import { tempDataDir, ZERO_SPEND } from '../journal/test-support';
-import { createLogger, errorFields } from '../plane/logger';
+import { tempDataDir, ZERO_SPEND } from '../../tests/support/journal-support';
+import { createLogger, errorFields } from '../base/logger';
 import { CredentialAudienceError, PeerCredential } from './peer-credential';
 
 const SECRET = 'sk-live-7f3a9c1e2b8d4f6a0c5e7b9d1f3a5c7e';

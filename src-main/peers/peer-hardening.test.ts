@@ -10,8 +10,8 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
 import { mintPeerCredential, verifyPeerCredential } from './peer-credentials';
-import type { StartedPeer } from './peer-host';
-import { startTestPeer, type TestPeer } from './peer-test-support';
+import type { StartedPeer } from '../plane/peer-host';
+import { startTestPeer, type TestPeer } from '../../tests/support/peer-support';
 import { type PeerRegistry } from './peer-registry';
 
 let testPeer: TestPeer;

@@ -16,7 +16,7 @@
  */
 import { generateKeyPairSync, randomBytes, type KeyObject, createPrivateKey, createPublicKey, type JsonWebKeyInput } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { writePrivateFileAtomically } from '../plane/private-files';
+import { writePrivateFileAtomically } from '../base/private-files';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';

@@ -29,14 +29,14 @@ import {
   type SkillDescriptor,
   type SlotResponse,
 } from '../../src-shared/protocol/mcpv2';
-import { PlaneError } from '../plane/plane-error';
-import { errorFields, type Logger } from '../plane/logger';
+import { PlaneError } from '../base/plane-error';
+import { errorFields, type Logger } from '../base/logger';
 import { JournalError } from '../journal/journal-error';
 import type { Runtime } from '../runtime/runtime';
 import { callModel } from '../runtime/model-effect';
 import type { RunProgram } from '../runtime/run-program';
 import { EffectFailure } from '../runtime/run-signals';
-import type { ModelProvider } from '../providers/model-provider';
+import type { ModelProvider } from '../runtime/model-provider';
 import { looksLikePeerCredential, verifyPeerCredential } from './peer-credentials';
 import { externalizeArguments, restoreArguments, DigestRefSchema, type InputBlobs } from './input-blobs';
 import { argumentSizeProblem, jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTES, describeBytes, nestsDeeperThan } from './input-bounds';

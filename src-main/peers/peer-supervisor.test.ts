@@ -6,7 +6,7 @@ import { createServer, connect, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import type { Plane } from '../plane/plane';
-import { call, failure, testPlane } from '../runtime/runtime-test-support';
+import { call, failure, testPlane } from '../../tests/support/runtime-support';
 import { Mcpv2Client } from './peer-client';
 
 const planes: Plane[] = [];

@@ -8,17 +8,17 @@
  * calling it running; a peer that exits first is "failed", with the reason it printed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
-import { appRoot } from '../plane/app-paths';
-import type { Logger } from '../plane/logger';
-import { PlaneError } from '../plane/plane-error';
-import { openPrivateFile } from '../plane/private-files';
-import { newAdminToken } from './peer-host';
+import { appRoot } from '../base/app-paths';
+import type { Logger } from '../base/logger';
+import { PlaneError } from '../base/plane-error';
+import { openPrivateFile } from '../base/private-files';
 import { Mcpv2Client, PeerClientError } from './peer-client';
 import { audienceOf, mintPeerCredential } from './peer-credentials';
 import { processAlive, readPeerLock } from './peer-lock';
@@ -34,6 +34,11 @@ interface Running {
   /** The admin routes' token; null for an adopted peer (it was never told one of ours). */
   adminToken: string | null;
   exited: Promise<number | null>;
+}
+
+/** The token a supervised peer's admin routes accept; it travels in the peer's environment, never argv. */
+function newAdminToken(): string {
+  return randomBytes(24).toString('base64url');
 }
 
 function adminTokenOf(id: string, entry: Running): string {

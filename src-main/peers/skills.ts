@@ -12,7 +12,7 @@ import { HistoryErrorCode, HistoryTranslationError, translateHistory } from '../
 import { Mcpv2Error, MAX_SKILL_ARGUMENT_BYTES, MCPV2_SUPPORTED_VERSIONS, skillArguments, type BuiltinSkill, type SkillDescriptor } from '../../src-shared/protocol/mcpv2';
 import { describeZodError } from '../../src-shared/ipc/errors';
 import type { Journal } from '../journal/journal';
-import type { ModelProvider } from '../providers/model-provider';
+import type { ModelProvider } from '../runtime/model-provider';
 import { LARGE_VALUE_BYTES } from '../runtime/large-values';
 import { callModel } from '../runtime/model-effect';
 import type { RunContext } from '../runtime/run-context';

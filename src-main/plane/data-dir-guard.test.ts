@@ -7,8 +7,8 @@ import { chmodSync, chownSync, existsSync, readdirSync, statSync, writeFileSync 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../journal/journal';
-import { resolveDataDir } from './app-paths';
-import { ensurePrivateDataDir, UnsafeDataDirError } from './data-dir-guard';
+import { resolveDataDir } from '../base/app-paths';
+import { ensurePrivateDataDir, UnsafeDataDirError } from '../base/data-dir-guard';
 import { createPlane } from './plane';
 import { useTempFolders } from '../../tests/helpers/temp-folders';
 

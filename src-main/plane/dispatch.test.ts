@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { commandNames } from '../../src-shared/ipc/contract';
 import { dispatchCommand, type CommandHandlers } from './dispatch';
-import { PlaneError } from './plane-error';
+import { PlaneError } from '../base/plane-error';
 import { createPlane } from './plane';
-import { tempDataDir } from '../journal/test-support';
+import { tempDataDir } from '../../tests/support/journal-support';
 
 const status = {
   version: '1.0.0',

@@ -14,7 +14,7 @@ import {
 } from '../../src-shared/ipc/contract';
 import { ErrorCode, describeZodError } from '../../src-shared/ipc/errors';
 import type { Result } from '../../src-shared/ipc/result';
-import { PlaneError } from './plane-error';
+import { PlaneError } from '../base/plane-error';
 
 /** Who is calling, as far as the transport can tell; handlers may use it for audit. */
 export interface CallContext {

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode } from '../../src-shared/ipc/errors';
-import { PlaneError } from './plane-error';
+import { PlaneError } from '../base/plane-error';
 import type { StoredRecord } from '../journal/journal-store';
 import type { RecordView } from '../../src-shared/ipc/contract';
 

@@ -9,10 +9,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAgentsFrom, ManifestError, type LoadedAgent } from '../runtime/manifest';
 import { PolicyEngine } from '../runtime/policy';
-import type { ModelProvider } from '../providers/model-provider';
+import type { ModelProvider } from '../runtime/model-provider';
 import { createLocalProvider } from '../providers/local-provider';
 import { createOpenAiCompatibleProvider } from '../providers/openai-compatible';
-import { appRoot } from './app-paths';
+import { appRoot } from '../base/app-paths';
 
 export function resourcesDir(): string {
   return join(appRoot(), 'resources');

@@ -6,7 +6,7 @@ import { chmodSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSyn
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planeFilePath, readPlaneFile, writePlaneFile, type PlaneFile } from './plane-file';
-import { temporaryNameFor } from './private-files';
+import { temporaryNameFor } from '../base/private-files';
 import { useTempFolders, useUmask } from '../../tests/helpers/temp-folders';
 
 const folder = useTempFolders('ap-plane-file-');

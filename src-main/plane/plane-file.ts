@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { isLoopbackHttpUrl } from '../net/loopback-url';
-import { writePrivateFileAtomically } from './private-files';
+import { writePrivateFileAtomically } from '../base/private-files';
 
 export const PlaneFileSchema = z.object({
   pid: z.number().int().positive(),

@@ -6,7 +6,7 @@
 import type { PlaneStatus } from '../../src-shared/ipc/contract';
 import { dispatchCommand, type CallContext, type CommandHandlers } from './dispatch';
 import { EventHub } from './event-hub';
-import { errorFields, silentLogger, type Logger } from './logger';
+import { errorFields, silentLogger, type Logger } from '../base/logger';
 import type { Result } from '../../src-shared/ipc/result';
 import { Journal } from '../journal/journal';
 import { journalHandlers } from './journal-handlers';
@@ -14,11 +14,12 @@ import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
 import type { LoadedAgent } from '../runtime/manifest';
 import type { PolicyEngine } from '../runtime/policy';
-import type { ModelProvider } from '../providers/model-provider';
+import type { ModelProvider } from '../runtime/model-provider';
 import { loadAgents, loadPolicy, loadProviders } from './plane-config';
 import { runtimeHandlers } from './runtime-handlers';
 import { peerHandlers } from './peer-handlers';
 import { PeerSupervisor } from '../peers/peer-supervisor';
+import { createPeerCaller } from '../peers/peer-caller';
 
 export interface PlaneConfig {
   dataDir: string;
@@ -82,7 +83,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       tools: config.tools ?? builtinTools,
       toolContext: { workspace: workspaceOf(config.dataDir) },
       logger,
-      peers: { registry: peers.registry, portOf: (id) => peers.portOf(id) },
+      peers: createPeerCaller({ registry: peers.registry, portOf: (id) => peers.portOf(id) }),
     });
   } catch (error) {
     await journal.close();

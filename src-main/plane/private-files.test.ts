@@ -10,12 +10,12 @@ import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../journal/journal';
 import { journalPath } from '../journal/sqlite-store';
-import { call } from '../runtime/runtime-test-support';
+import { call } from '../../tests/support/runtime-support';
 import { builtinTools, workspaceOf } from '../runtime/tools';
-import { createLogger } from './logger';
+import { createLogger } from '../base/logger';
 import { createPlane, type Plane } from './plane';
 import { writePlaneFile } from './plane-file';
-import { appendPrivateFile, writePrivateFileAtomically } from './private-files';
+import { appendPrivateFile, writePrivateFileAtomically } from '../base/private-files';
 import { useUmask } from '../../tests/helpers/temp-folders';
 
 const posix = process.platform !== 'win32';

@@ -6,7 +6,7 @@ import type { RunView, SpendSummary } from '../../src-shared/ipc/contract';
 import { addSpend, NO_SPEND, tokensOf } from '../runtime/spend';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { CommandHandlers, CallContext } from './dispatch';
-import { PlaneError } from './plane-error';
+import { PlaneError } from '../base/plane-error';
 import type { RunHistory } from '../runtime/run-history';
 import type { Runtime } from '../runtime/runtime';
 

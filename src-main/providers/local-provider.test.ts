@@ -4,7 +4,7 @@
  * ladder with the right disposition and the right bill.
  */
 import { describe, expect, it } from 'vitest';
-import { type ModelErrorKind, type ModelRequest, ModelError, costOf } from './model-provider';
+import { type ModelErrorKind, type ModelRequest, ModelError, costOf } from '../runtime/model-provider';
 import { createLocalProvider, LOCAL_MODEL } from './local-provider';
 
 const provider = createLocalProvider();

@@ -29,7 +29,7 @@
  * than quietly succeeding. Only the last user message is read for a directive: an earlier turn
  * that exercised a failure does not make every later turn of the conversation fail.
  */
-import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, ModelError } from './model-provider';
+import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, ModelError } from '../runtime/model-provider';
 
 export const LOCAL_PROVIDER_ID = 'local';
 export const LOCAL_MODEL = 'local-deterministic';

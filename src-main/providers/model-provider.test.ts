@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, ModelError, scrubEchoes, trimProviderError } from './model-provider';
+import { costOf, ModelError, scrubEchoes, trimProviderError } from '../runtime/model-provider';
 
 describe('provider error text', () => {
   const prompt = 'Please summarise the confidential merger memo between Acme and Globex dated March';

@@ -10,9 +10,9 @@
 import { createServer } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ModelErrorKind, type ModelRequest, ModelError, costOf } from './model-provider';
+import { type ModelErrorKind, type ModelRequest, ModelError, costOf } from '../runtime/model-provider';
 import { type OpenAiCompatibleOptions, createOpenAiCompatibleProvider, retryAfterOf } from './openai-compatible';
-import { type FakeChatServer, FAKE_ANSWER, FAKE_LENGTH_ANSWER, FAKE_MODEL, startFakeChatServer } from './fake-chat-server';
+import { type FakeChatServer, FAKE_ANSWER, FAKE_LENGTH_ANSWER, FAKE_MODEL, startFakeChatServer } from '../../tests/doubles/fake-chat-server';
 
 const API_KEY = 'sk-test-4f1c9a7e2b6d8053c1e9f7a2b4d6c8e0';
 const SYSTEM = 'You review supplier invoices for Harrow and Finch Holdings.';

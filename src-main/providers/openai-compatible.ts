@@ -50,7 +50,7 @@
  * `ModelRequest.stream` is therefore ignored here; the Completion is whole either way.
  */
 import { type Dispatcher, Agent, request as httpRequest } from 'undici';
-import { type Completion, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, ModelError, trimProviderError } from './model-provider';
+import { type Completion, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, ModelError, trimProviderError } from '../runtime/model-provider';
 
 export const OPENAI_CHAT_COMPLETIONS_DRIVER = 'openai-chat-completions/1';
 export const DEFAULT_TIMEOUT_MS = 300_000;

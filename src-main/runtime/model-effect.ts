@@ -8,7 +8,7 @@
  * by a document per call.
  */
 import type { Spend } from '../../src-shared/journal/records';
-import { costOf, ModelError, type Completion, type ModelProvider, type ModelRequest, type ModelUsage } from '../providers/model-provider';
+import { costOf, ModelError, type Completion, type ModelProvider, type ModelRequest, type ModelUsage } from './model-provider';
 import { journaledText } from './large-values';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';

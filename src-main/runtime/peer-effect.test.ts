@@ -8,9 +8,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunView } from '../../src-shared/ipc/contract';
-import { tempDataDir } from '../journal/test-support';
+import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from '../plane/plane';
-import { call, testPlane } from './runtime-test-support';
+import { call, testPlane } from '../../tests/support/runtime-support';
 
 const planes: Plane[] = [];
 afterEach(async () => {

@@ -2,86 +2,38 @@
  * A run calling a local peer's skill: `cx.callPeer`, a governed effect like any other.
  *
  * The hop extends the run's delegation chain by one link naming the peer and is checked here,
- * before dispatch: depth (a chain with no room for another link refuses at the hand-off), the
- * run's grant (peer and skill), and the registry (a revoked peer is never called). The peer
- * receives a credential, not the chain: a chain read from a message body would be the
- * sender's claim about its own authority. The credential is the plane's (a session minted with
- * the peer's shared secret, bound to this machine's address), held as a PeerCredential for that
- * peer alone; EffectStarted records its kind and audience, never the token. It is obtained when
- * the call is performed, never on replay. What comes back is labelled `peer:<id>`: untrusted.
+ * before dispatch: depth (a chain with no room for another link refuses at the hand-off) and
+ * the run's grant (peer and skill). Everything about reaching the peer (the registry, whether
+ * it runs, the credential, the wire and what a failure on it means) is behind `PeerCaller`, an
+ * interface this layer owns and the peers layer implements (peers/peer-caller.ts): the runtime
+ * never imports a peer module. The peer receives a credential, not the chain: a chain read
+ * from a message body would be the sender's claim about its own authority. EffectStarted
+ * records the credential's kind and audience, never the token; the credential is obtained
+ * when the call is performed, never on replay. What comes back is labelled `peer:<id>`:
+ * untrusted.
  */
 import { NO_SPEND } from './spend';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { DelegationError, extendChain } from './policy';
-import { PeerCredential } from '../peers/peer-credential';
-import { Mcpv2Client, PeerClientError } from '../peers/peer-client';
-import type { PeerRegistry } from '../peers/peer-registry';
-import { mintSession } from '../peers/session-token';
-import { formatPeerAddress, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import type { Disposition } from '../../src-shared/journal/records';
 
-export interface PeerCallDeps {
-  registry: PeerRegistry;
-  /** Where a running peer listens now (the supervisor knows; a stopped peer has none). */
-  portOf(peerId: string): number | null;
-  /** How long a call may wait for the peer's answer (headers, then each part of the body). */
-  timeoutMs?: number;
+/** How runs reach local peers. Implemented in peers/, wired in plane/. */
+export interface PeerCaller {
+  /** Where a call to this peer goes now, for the effect's key (its address, or `peer:<id>`). */
+  destinationOf(peerId: string): string;
+  /**
+   * Performs one skill call. A failure is an `EffectFailure` whose disposition says whether
+   * the call can have happened (see peers/peer-caller.ts for the rules).
+   */
+  call(peerId: string, skill: string, args: Record<string, unknown>): Promise<{ result: unknown; provenance: string }>;
 }
 
-/**
- * JSON-RPC errors a peer sends when it refused a call before running it: a malformed or
- * unknown call, bad arguments, a session or capability refusal, a rate limit, a version or
- * provider it does not serve. Any other error came from running the skill, which may have
- * done part of its work.
- */
-const REFUSED_BEFORE_RUNNING = new Set<number>([
-  Mcpv2Error.ParseError,
-  Mcpv2Error.InvalidRequest,
-  Mcpv2Error.MethodNotFound,
-  Mcpv2Error.InvalidParams,
-  Mcpv2Error.InvalidSession,
-  Mcpv2Error.SkillNotFound,
-  Mcpv2Error.RateLimited,
-  Mcpv2Error.ProtocolVersionMismatch,
-  Mcpv2Error.CapabilityViolation,
-  Mcpv2Error.UnsupportedProvider,
-]);
-
-/**
- * What a failed hop means for the world. Only a failure before the request left (or a
- * refusal the peer made before running anything) is DidNotHappen, safe to retry. Once the
- * request has left, silence is not evidence of absence: a timeout, a reset mid-answer or a 5xx
- * is InDoubt and goes to a person through the recovery queue. A skill that ran and failed
- * Landed: whatever it did is done.
- */
-export function dispositionOf(error: PeerClientError): Disposition {
-  switch (error.stage) {
-    case 'address':
-    case 'unreachable':
-    case 'session':
-    case 'refused':
-      return 'DidNotHappen';
-    case 'no-answer':
-      return 'InDoubt';
-    case 'call':
-      return error.code !== null && REFUSED_BEFORE_RUNNING.has(error.code) ? 'DidNotHappen' : 'Landed';
-  }
-}
-
-function failureCode(error: PeerClientError): string {
-  return `Peer${error.stage.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
-}
-
-export async function callPeer(cx: RunContext, deps: PeerCallDeps, peerId: string, skill: string, args: Record<string, unknown>): Promise<unknown> {
-  const record = deps.registry.get(peerId);
-  const port = deps.portOf(peerId);
-  const destination = record ? formatPeerAddress(record.publicIp, port ?? record.port) : `peer:${peerId}`;
+export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string, skill: string, args: Record<string, unknown>): Promise<unknown> {
   return cx.effect({
     effect: 'peer',
     name: `${peerId}/${skill}`,
     request: { peer: peerId, skill, arguments: args },
-    destination,
+    destination: peers.destinationOf(peerId),
     grant: `peer:${peerId}`,
     credential: { kind: 'plane', audience: `peer:${peerId}` },
     estimate: { ...NO_SPEND, effects: 1 },
@@ -92,20 +44,8 @@ export async function callPeer(cx: RunContext, deps: PeerCallDeps, peerId: strin
         if (error instanceof DelegationError) throw new EffectFailure('DelegationRefused', error.message, 'DidNotHappen');
         throw error;
       }
-      if (!record) throw new EffectFailure('UnknownPeer', `no peer named ${peerId} in this plane's registry`, 'DidNotHappen');
-      if (record.revoked) throw new EffectFailure('PeerRevoked', `peer ${peerId} is revoked`, 'DidNotHappen');
-      if (port === null) throw new EffectFailure('PeerStopped', `peer ${peerId} is not running; start it and retry`, 'DidNotHappen');
-      if (record.auth === 'identity') throw new EffectFailure('PeerAuth', `peer ${peerId} accepts peer credentials only; the plane calls with a session`, 'DidNotHappen');
-      const session = mintSession({ secret: deps.registry.secretOf(peerId), clientIp: '127.0.0.1', ttlSeconds: 120 });
-      const credential = new PeerCredential(`peer:${peerId}`, session.sessionId, 'plane', session.expiresAt);
-      const client = new Mcpv2Client({ host: record.publicIp, port, sessionId: null }, deps.timeoutMs);
-      try {
-        const result = await client.callTool(skill, args, { auth: { credential, audience: `peer:${peerId}` } });
-        return { result, spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${peerId}` };
-      } catch (error) {
-        if (error instanceof PeerClientError) throw new EffectFailure(failureCode(error), error.message, dispositionOf(error));
-        throw error;
-      }
+      const { result, provenance } = await peers.call(peerId, skill, args);
+      return { result, spend: { ...NO_SPEND, effects: 1 }, provenance };
     },
   });
 }

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunView } from '../../src-shared/ipc/contract';
-import { tempDataDir } from '../journal/test-support';
+import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from '../plane/plane';
-import { call, callsIn, countingProvider, failure, testPlane } from './runtime-test-support';
+import { call, callsIn, countingProvider, failure, testPlane } from '../../tests/support/runtime-support';
 
 const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'runtime-child.ts');
 const planes: Plane[] = [];

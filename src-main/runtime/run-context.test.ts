@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../journal/journal';
-import { tempDataDir } from '../journal/test-support';
+import { tempDataDir } from '../../tests/support/journal-support';
 import { RunContext, type RunGovernance } from './run-context';
 import { readRunHistory } from './run-history';
 import { render, TemplateError } from './template';

@@ -9,10 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../src-shared/journal/records';
 import type { RunView } from '../../src-shared/ipc/contract';
 import { journalPath } from '../journal/sqlite-store';
-import { tempDataDir } from '../journal/test-support';
+import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from '../plane/plane';
 import { PolicyEngine } from './policy';
-import { agent, call, callsIn, countingProvider, failure, testPlane } from './runtime-test-support';
+import { agent, call, callsIn, countingProvider, failure, testPlane } from '../../tests/support/runtime-support';
 import { loadAgents } from '../plane/plane-config';
 
 const planes: Plane[] = [];

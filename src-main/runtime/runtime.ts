@@ -17,10 +17,10 @@ import type { RecordBody, Spend } from '../../src-shared/journal/records';
 import type { Journal } from '../journal/journal';
 import { verifyJournal, type VerifiableRecord } from '../journal/verify';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
-import { PlaneError } from '../plane/plane-error';
-import type { Logger } from '../plane/logger';
-import { errorFields } from '../plane/logger';
-import type { ModelProvider } from '../providers/model-provider';
+import { PlaneError } from '../base/plane-error';
+import type { Logger } from '../base/logger';
+import { errorFields } from '../base/logger';
+import type { ModelProvider } from './model-provider';
 import type { LoadedAgent } from './manifest';
 import { grantNeeded } from './manifest';
 import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
@@ -29,7 +29,7 @@ import { readRunHistory, type PendingWait, type RunHistory } from './run-history
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import type { Budget } from './spend';
 import { agentProgram, type RunProgram } from './run-program';
-import type { PeerCallDeps } from './peer-effect';
+import type { PeerCaller } from './peer-effect';
 import type { Tool, ToolContext } from './tools';
 
 export interface RuntimeOptions {
@@ -41,7 +41,7 @@ export interface RuntimeOptions {
   toolContext: ToolContext;
   logger: Logger;
   /** How agent runs reach local peers (the plane's supervisor and registry). */
-  peers?: PeerCallDeps;
+  peers?: PeerCaller;
   /** Programs beyond the agents (a peer's skills). */
   programs?: readonly RunProgram[];
   /**

@@ -4,21 +4,21 @@
  * same path. Each step's result is bound under `steps.<as>` for later templates.
  */
 import type { LoadedAgent, Step } from './manifest';
-import type { ModelProvider } from '../providers/model-provider';
+import type { ModelProvider } from './model-provider';
 import { callModel } from './model-effect';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { NO_SPEND } from './spend';
 import { render, TemplateError } from './template';
 import type { Tool, ToolContext } from './tools';
-import { callPeer, type PeerCallDeps } from './peer-effect';
+import { callPeer, type PeerCaller } from './peer-effect';
 
 export interface StepDeps {
   providers: ReadonlyMap<string, ModelProvider>;
   tools: ReadonlyMap<string, Tool>;
   toolContext: ToolContext;
   /** How runs reach local peers; absent where no peers are hosted. */
-  peers?: PeerCallDeps;
+  peers?: PeerCaller;
 }
 
 /** What a `pay` step's approved effect returns: an intent, recorded; no money moves. */

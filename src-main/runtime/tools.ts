@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { writePrivateFile } from '../plane/private-files';
+import { writePrivateFile } from '../base/private-files';
 import { EffectFailure } from './run-signals';
 import { NO_SPEND } from './spend';
 import type { EffectOutcome } from './run-context';

@@ -31,7 +31,7 @@ import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash
 import { GENESIS_PREV_HASH, type AnyRecordDraft } from '../../src-shared/journal/records';
 import { Journal } from '../../src-main/journal/journal';
 import { journalPath, sha256Hex } from '../../src-main/journal/sqlite-store';
-import { runDrafts, seededRandom } from '../../src-main/journal/test-support';
+import { runDrafts, seededRandom } from '../support/journal-support';
 
 type Flags = Record<string, string>;
 

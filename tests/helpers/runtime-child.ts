@@ -5,7 +5,7 @@
  *                                `IN-FLIGHT <runId>` once EffectStarted is journaled
  * Then it waits to be killed. Model calls are counted in <counter> (one line each).
  */
-import { testPlane, call, callsIn, countingProvider } from '../../src-main/runtime/runtime-test-support';
+import { testPlane, call, callsIn, countingProvider } from '../support/runtime-support';
 import type { RunView } from '../../src-shared/ipc/contract';
 
 const [mode, dataDir, counter] = process.argv.slice(2) as [string, string, string];

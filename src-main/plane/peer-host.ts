@@ -8,33 +8,32 @@
  * and the port that was really bound printed as `MCPV2_BOUND_PORT=` and written to the port
  * file, so nobody downstream has to guess.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { writePrivateFileAtomically } from '../plane/private-files';
+import { writePrivateFileAtomically } from '../base/private-files';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { formatPeerAddress } from '../../src-shared/protocol/mcpv2';
 import { Journal } from '../journal/journal';
-import { appVersion } from '../plane/app-paths';
-import { errorFields, type Logger } from '../plane/logger';
-import { loadPolicy, loadProviders } from '../plane/plane-config';
-import type { ModelProvider } from '../providers/model-provider';
+import { appVersion } from '../base/app-paths';
+import { errorFields, type Logger } from '../base/logger';
+import { loadPolicy, loadProviders } from './plane-config';
+import type { ModelProvider } from '../runtime/model-provider';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf } from '../runtime/tools';
-import { CustomSkillRunner, loadCustomSkills, type CustomSkill } from './custom-skills';
-import { FileStore } from './file-store';
-import { InputBlobs } from './input-blobs';
-import { UploadStaging } from './upload-staging';
-import { PeerPolicy } from './peer-policy';
-import { acquirePeerLock, PeerLockHeld, type PeerLock } from './peer-lock';
-import { PeerRegistry, type PeerRecord } from './peer-registry';
-import { aiProgram, buildPeerApp } from './peer-server';
-import { RateLimiter } from './rate-limiter';
-import { sandboxWarning } from './skill-sandbox';
-import { RevocationFileError } from './revocation-file';
-import { mintSession, SessionBook } from './session-token';
-import { BUILTIN_SKILLS, describeSkills, skillPrograms } from './skills';
+import { CustomSkillRunner, loadCustomSkills, type CustomSkill } from '../peers/custom-skills';
+import { FileStore } from '../peers/file-store';
+import { InputBlobs } from '../peers/input-blobs';
+import { UploadStaging } from '../peers/upload-staging';
+import { PeerPolicy } from '../peers/peer-policy';
+import { acquirePeerLock, PeerLockHeld, type PeerLock } from '../peers/peer-lock';
+import { PeerRegistry, type PeerRecord } from '../peers/peer-registry';
+import { aiProgram, buildPeerApp } from '../peers/peer-server';
+import { RateLimiter } from '../peers/rate-limiter';
+import { sandboxWarning } from '../peers/skill-sandbox';
+import { RevocationFileError } from '../peers/revocation-file';
+import { mintSession, SessionBook } from '../peers/session-token';
+import { BUILTIN_SKILLS, describeSkills, skillPrograms } from '../peers/skills';
 
 export interface PeerSettings {
   ttlSeconds: number;
@@ -266,6 +265,3 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
   };
 }
 
-export function newAdminToken(): string {
-  return randomBytes(24).toString('base64url');
-}

@@ -6,11 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../plane/logger';
-import { createLocalProvider } from '../providers/local-provider';
-import { settingsFromEnv, startPeer, type StartedPeer } from './peer-host';
-import { PeerRegistry } from './peer-registry';
-import { mintSession } from './session-token';
+import { silentLogger } from '../../src-main/base/logger';
+import { createLocalProvider } from '../../src-main/providers/local-provider';
+import { settingsFromEnv, startPeer, type StartedPeer } from '../../src-main/plane/peer-host';
+import { PeerRegistry } from '../../src-main/peers/peer-registry';
+import { mintSession } from '../../src-main/peers/session-token';
 
 export interface TestPeer {
   dataDir: string;

@@ -11,14 +11,15 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../journal/journal';
-import { tempDataDir } from '../journal/test-support';
-import { silentLogger } from '../plane/logger';
+import { tempDataDir } from '../../tests/support/journal-support';
+import { silentLogger } from '../base/logger';
 import { loadAgents, loadPolicy } from '../plane/plane-config';
-import { appRoot } from '../plane/app-paths';
-import { PeerRegistry } from '../peers/peer-registry';
+import { appRoot } from '../base/app-paths';
+import { PeerRegistry } from './peer-registry';
+import { createPeerCaller } from './peer-caller';
 import { createLocalProvider } from '../providers/local-provider';
-import { Runtime } from './runtime';
-import { builtinTools, workspaceOf } from './tools';
+import { Runtime } from '../runtime/runtime';
+import { builtinTools, workspaceOf } from '../runtime/tools';
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -66,7 +67,7 @@ beforeAll(async () => {
     tools: builtinTools,
     toolContext: { workspace: workspaceOf(dataDir) },
     logger: silentLogger,
-    peers: { registry, portOf: () => port, timeoutMs: 700 },
+    peers: createPeerCaller({ registry, portOf: () => port, timeoutMs: 700 }),
   });
 });
 

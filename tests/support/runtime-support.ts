@@ -4,12 +4,12 @@
  * once" can be checked across processes.
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import type { Completion, ModelProvider, ModelRequest } from '../providers/model-provider';
-import { createLocalProvider } from '../providers/local-provider';
-import { createPlane, type Plane, type PlaneConfig } from '../plane/plane';
+import type { Completion, ModelProvider, ModelRequest } from '../../src-main/runtime/model-provider';
+import { createLocalProvider } from '../../src-main/providers/local-provider';
+import { createPlane, type Plane, type PlaneConfig } from '../../src-main/plane/plane';
 import type { RunView } from '../../src-shared/ipc/contract';
-import { tempDataDir } from '../journal/test-support';
-import { compileAgent, type LoadedAgent } from './manifest';
+import { tempDataDir } from './journal-support';
+import { compileAgent, type LoadedAgent } from '../../src-main/runtime/manifest';
 
 export async function testPlane(overrides: Partial<PlaneConfig> = {}): Promise<Plane> {
   return createPlane({ dataDir: overrides.dataDir ?? tempDataDir('ap-runtime-'), version: 'test', host: 'headless', ...overrides });

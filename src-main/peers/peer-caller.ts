@@ -1,0 +1,95 @@
+/**
+ * The plane's hands on a peer for a run (runtime's `PeerCaller`): the registry says who the
+ * peer is and whether it is revoked, the supervisor where it listens now; the credential is
+ * the plane's own (a session minted with the peer's shared secret, bound to this machine's
+ * address), held as a PeerCredential for that peer alone and presented only in the
+ * Authorization header.
+ *
+ * What a failed call means for the world is decided here, from what the wire said, because
+ * only this layer knows the wire. Only a failure before the request left (or a refusal the
+ * peer made before running anything) is DidNotHappen, safe to retry. Once the request has
+ * left, silence is not evidence of absence: a timeout, a reset mid-answer or a 5xx is InDoubt
+ * and goes to a person through the recovery queue. A skill that ran and failed Landed:
+ * whatever it did is done.
+ */
+import { formatPeerAddress, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
+import type { Disposition } from '../../src-shared/journal/records';
+import type { PeerCaller } from '../runtime/peer-effect';
+import { EffectFailure } from '../runtime/run-signals';
+import { PeerCredential } from './peer-credential';
+import { Mcpv2Client, PeerClientError } from './peer-client';
+import type { PeerRegistry } from './peer-registry';
+import { mintSession } from './session-token';
+
+export interface PeerCallerDeps {
+  registry: PeerRegistry;
+  /** Where a running peer listens now (the supervisor knows; a stopped peer has none). */
+  portOf(peerId: string): number | null;
+  /** How long a call may wait for the peer's answer (headers, then each part of the body). */
+  timeoutMs?: number;
+}
+
+/**
+ * JSON-RPC errors a peer sends when it refused a call before running it: a malformed or
+ * unknown call, bad arguments, a session or capability refusal, a rate limit, a version or
+ * provider it does not serve. Any other error came from running the skill, which may have
+ * done part of its work.
+ */
+const REFUSED_BEFORE_RUNNING = new Set<number>([
+  Mcpv2Error.ParseError,
+  Mcpv2Error.InvalidRequest,
+  Mcpv2Error.MethodNotFound,
+  Mcpv2Error.InvalidParams,
+  Mcpv2Error.InvalidSession,
+  Mcpv2Error.SkillNotFound,
+  Mcpv2Error.RateLimited,
+  Mcpv2Error.ProtocolVersionMismatch,
+  Mcpv2Error.CapabilityViolation,
+  Mcpv2Error.UnsupportedProvider,
+]);
+
+/** What a failed hop means for the world (see the module comment). */
+export function dispositionOf(error: PeerClientError): Disposition {
+  switch (error.stage) {
+    case 'address':
+    case 'unreachable':
+    case 'session':
+    case 'refused':
+      return 'DidNotHappen';
+    case 'no-answer':
+      return 'InDoubt';
+    case 'call':
+      return error.code !== null && REFUSED_BEFORE_RUNNING.has(error.code) ? 'DidNotHappen' : 'Landed';
+  }
+}
+
+function failureCode(error: PeerClientError): string {
+  return `Peer${error.stage.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
+}
+
+export function createPeerCaller(deps: PeerCallerDeps): PeerCaller {
+  return {
+    destinationOf(peerId) {
+      const record = deps.registry.get(peerId);
+      return record ? formatPeerAddress(record.publicIp, deps.portOf(peerId) ?? record.port) : `peer:${peerId}`;
+    },
+    async call(peerId, skill, args) {
+      const record = deps.registry.get(peerId);
+      const port = deps.portOf(peerId);
+      if (!record) throw new EffectFailure('UnknownPeer', `no peer named ${peerId} in this plane's registry`, 'DidNotHappen');
+      if (record.revoked) throw new EffectFailure('PeerRevoked', `peer ${peerId} is revoked`, 'DidNotHappen');
+      if (port === null) throw new EffectFailure('PeerStopped', `peer ${peerId} is not running; start it and retry`, 'DidNotHappen');
+      if (record.auth === 'identity') throw new EffectFailure('PeerAuth', `peer ${peerId} accepts peer credentials only; the plane calls with a session`, 'DidNotHappen');
+      const session = mintSession({ secret: deps.registry.secretOf(peerId), clientIp: '127.0.0.1', ttlSeconds: 120 });
+      const credential = new PeerCredential(`peer:${peerId}`, session.sessionId, 'plane', session.expiresAt);
+      const client = new Mcpv2Client({ host: record.publicIp, port, sessionId: null }, deps.timeoutMs);
+      try {
+        const result = await client.callTool(skill, args, { auth: { credential, audience: `peer:${peerId}` } });
+        return { result, provenance: `peer:${peerId}` };
+      } catch (error) {
+        if (error instanceof PeerClientError) throw new EffectFailure(failureCode(error), error.message, dispositionOf(error));
+        throw error;
+      }
+    },
+  };
+}
