@@ -15,6 +15,10 @@ export default defineConfig({
         input: {
           index: resolve('src-main/electron/main.ts'),
           cli: resolve('src-main/cli/main.ts'),
+          // The process that hosts the plane (a utilityProcess in the app, a child process elsewhere).
+          'plane-host': resolve('src-main/electron/plane-host-entry.ts'),
+          // A worker thread's entry (journal-workers.ts starts it from out/main/journal-worker.js).
+          'journal-worker': resolve('src-main/journal/journal-worker.ts'),
         },
       },
     },

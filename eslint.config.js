@@ -14,6 +14,9 @@ const layer = (...groups) => ({ patterns: groups.filter(Boolean) });
 const MAIN_LAYERS = ['base', 'journal', 'runtime', 'net', 'providers', 'peers', 'protocols', 'plane', 'bridge', 'cli', 'electron'];
 const deny = (group, message) => ({ group, message });
 
+/** The renderer's tests and their support: Node-side files that never reach the bundle. */
+const RENDERER_TESTS = ['src-renderer/**/*.test.{ts,tsx}', 'src-renderer/**/testing/**/*.{ts,tsx}'];
+
 /** Files whose layer rules are proved by fixtures; typed rules cannot run on virtual paths. */
 const FIXTURE = '**/*.lint-fixture.{ts,tsx}';
 
@@ -64,6 +67,7 @@ export default tseslint.config(
   {
     // src-renderer: the page. Only src-shared of ours; never Node, never Electron.
     files: ['src-renderer/**/*.{ts,tsx}'],
+    ignores: RENDERER_TESTS,
     rules: {
       'no-restricted-imports': [
         'error',
@@ -71,6 +75,22 @@ export default tseslint.config(
           deny(['**/src-main/**', '**/src-preload/**'], 'the renderer talks to main only through the IPC contract (src-shared/ipc).'),
           deny(['electron', 'electron/*'], 'only src-main/electron and src-preload import electron.'),
           deny([...NODE_BUILTINS, ...NODE_ONLY], 'Node-only modules never reach the renderer bundle.'),
+        ),
+      ],
+    },
+  },
+  {
+    // The renderer's own tests (and their testing/ support, which nothing in the app imports)
+    // run in Node beside a real plane. They still reach it only as the page does, through the
+    // contract client; tests/support builds the plane and the transport.
+    files: RENDERER_TESTS,
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          deny(['**/src-main/**', '**/src-preload/**'], 'renderer tests reach the plane through tests/support and the contract client, as the page does.'),
+          deny(['electron', 'electron/*'], 'only src-main/electron and src-preload import electron.'),
         ),
       ],
     },

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Journal } from '../src-main/journal/journal';
 import { RunContext, type RunGovernance } from '../src-main/runtime/run-context';
 import { readRunHistory } from '../src-main/runtime/run-history';
-import { NO_SPEND } from '../src-main/runtime/spend';
+import { NO_SPEND } from '../src-shared/vocabulary/spend';
 import type { Benchmark, BenchResult } from './bench-types';
 
 const EFFECTS = 10_000;

@@ -17,10 +17,10 @@ import { join } from 'node:path';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordPreimage } from '../src-shared/journal/record-hash';
-import type { JournalRecord } from '../src-shared/journal/records';
+import { createPlaneClient, type PlaneClient } from '../src-shared/ipc/client';
+import { createHttpTransport } from '../src-main/cli/http-transport';
 import { launchChromium, requireChromium } from './support/chromium';
 import {
-  callCommand,
   makeTempDir,
   portAcceptsConnections,
   requireBuild,
@@ -34,17 +34,9 @@ import { cleanScreenshot, NOTIFICATION_RECORDER_INIT_SCRIPT, notificationsShown,
 
 const THRIFTY_TOPIC = 'the long history of wooden boats in the northern seas and their builders';
 
-interface RunView {
-  runId: string;
-  agent: string;
-  status: string;
-  outcome: string | null;
-  result?: unknown;
-  pending: { waitId: string; reason: string } | null;
-}
-
 describe('the control UI in Chromium, with the demo peers', () => {
   let plane: ServeProcess;
+  let client: PlaneClient;
   let context: BrowserContext;
   let page: Page;
   let dataDir: string;
@@ -63,12 +55,7 @@ describe('the control UI in Chromium, with the demo peers', () => {
   const peerRow = (id: string, name: string): Locator =>
     page.getByRole('row').filter({ has: page.getByRole('button', { name: `${name} (${id}) details`, exact: true }) });
   const textOf = async (locator: Locator) => ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();
-  const plain = async <T,>(name: string, request: unknown = {}): Promise<T> => {
-    const answer = (await callCommand(plane, name, request)).body as { ok: boolean; value?: T; error?: { message: string } };
-    if (!answer.ok) throw new Error(`${name} failed: ${answer.error?.message}`);
-    return answer.value as T;
-  };
-  const runs = async () => (await plain<{ runs: RunView[] }>('runs.list', {})).runs;
+  const runs = async () => (await client.call('runs.list', {})).runs;
   const timeline = () => page.getByRole('listbox', { name: /^Timeline of run-/ });
   const inspector = () => page.getByRole('complementary', { name: 'Record inspector' });
   const verification = () => page.getByRole('status', { name: 'Journal verification' });
@@ -104,6 +91,8 @@ describe('the control UI in Chromium, with the demo peers', () => {
     mkdirSync(UI_SCREENSHOTS, { recursive: true });
     dataDir = stableDataDir('control-ui');
     plane = await startServe({ dataDir, env: { AGENTPLANE_DEMO_PEERS: '1' } });
+    // The plane asked directly goes through the contract client, as the CLI does: every answer checked.
+    client = createPlaneClient(createHttpTransport({ url: plane.origin, token: plane.token }));
     profileDir = makeTempDir('chromium-profile');
     context = await launchChromium(profileDir, { initScript: NOTIFICATION_RECORDER_INIT_SCRIPT });
     page = context.pages()[0] ?? (await context.newPage());
@@ -201,7 +190,7 @@ describe('the control UI in Chromium, with the demo peers', () => {
     expect(await admitted.getAttribute('aria-selected')).toBe('true');
 
     // The inspector agrees with the plane byte for byte: canonical JSON, hash, previous hash.
-    const { records } = await plain<{ records: JournalRecord[] }>('journal.records', { runId, fromSeq: 1, limit: 10 });
+    const { records } = await client.call('journal.records', { runId, fromSeq: 1, limit: 10 });
     const first = records[0]!;
     const { hash, ...fields } = first;
     const canonical = recordPreimage({ seq: fields.seq, runId: fields.runId, kind: fields.kind, v: fields.v, time: fields.time, body: fields.body, prevHash: fields.prevHash });
@@ -218,8 +207,8 @@ describe('the control UI in Chromium, with the demo peers', () => {
 
   it('puts a pay request from alpha to beta in the inbox with a notification; approved by click, the decision is in its timeline and the run ends moved:false', async () => {
     // More waiting items, started as a script would, so the inbox shows every kind side by side.
-    await plain('runs.start', { agent: 'ask-first', input: { question: 'Which vendor should be paid first?' } });
-    await plain('runs.start', { agent: 'write-note', input: { title: 'Release notes', topic: 'what changed this week' } });
+    await client.call('runs.start', { agent: 'ask-first', input: { question: 'Which vendor should be paid first?' } });
+    await client.call('runs.start', { agent: 'write-note', input: { title: 'Release notes', topic: 'what changed this week' } });
 
     await go('Peers');
     await page.getByRole('button', { name: 'Alpha (demo) (alpha) details', exact: true }).click();

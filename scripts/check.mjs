@@ -1,6 +1,6 @@
 // `npm test` and `npm run check`: every check the project has, in order, stopping at the first
 // failure with a non-zero exit. CI runs exactly this. Steps:
-//   build → typecheck (node side, web side) → lint → unit tests → e2e → Electron security scan
+//   build → typecheck (node side, web side, renderer code run in Node) → lint → unit tests → e2e → Electron security scan
 // The last line is a plain `tests: N passed, N failed` summary counted from vitest's reports.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -13,6 +13,8 @@ const steps = [
   ['build', bin('electron-vite'), ['build']],
   ['typecheck:node', bin('tsc'), ['-p', 'tsconfig.node.json', '--noEmit']],
   ['typecheck:web', bin('tsc'), ['-p', 'tsconfig.web.json', '--noEmit']],
+  // The renderer's store run in Node beside a real plane (its tests, its benchmark): DOM and Node types together.
+  ['typecheck:renderer-node', bin('tsc'), ['-p', 'tsconfig.renderer-node.json', '--noEmit']],
   ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
   ['unit', bin('vitest'), ['run', '--project', 'unit', '--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, 'unit.json')}`]],
   ['e2e', bin('vitest'), ['run', '--project', 'e2e', '--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, 'e2e.json')}`]],

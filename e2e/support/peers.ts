@@ -10,11 +10,13 @@
  * `localAddress`), so a test can be "a caller at 127.0.0.2" against a peer that binds
  * sessions to the caller's IP.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { parsePeerAddress } from '../../src-shared/protocol/mcpv2';
+import type { PeerAuthMode } from '../../src-shared/vocabulary/peers';
+import { launchPeerProcess, type PeerProcess as LaunchedPeer } from '../../src-main/peers/peer-process';
 import { CLI, REPO_ROOT, type Exit } from './serve-process';
 
 export const BOUND_PORT_LINE = 'MCPV2_BOUND_PORT=';
@@ -37,7 +39,7 @@ export interface PeerOptions {
   customSkills?: string;
   portFallback?: boolean;
   portFile?: string;
-  auth?: 'shared-secret' | 'identity' | 'both';
+  auth?: PeerAuthMode;
   /** Added to the child's environment (MCPV2_RATE_LIMIT and friends). */
   env?: Record<string, string>;
   /** Where stdout and stderr go; `<dataDir>/<name>-<n>.log` when absent. */
@@ -78,8 +80,9 @@ export function peerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** The flags after `peer start` (the launcher adds `--port-file`). */
 function argsOf(options: PeerOptions): string[] {
-  const args = [CLI, 'peer', 'start', '--port', String(options.port ?? 0), '--public-ip', options.publicIp ?? '127.0.0.1', '--data-dir', options.dataDir];
+  const args = ['--port', String(options.port ?? 0), '--public-ip', options.publicIp ?? '127.0.0.1', '--data-dir', options.dataDir];
   if (options.name) args.push('--name', options.name);
   if (options.peerId) args.push('--peer-id', options.peerId);
   if (options.secret) args.push('--secret', options.secret);
@@ -87,26 +90,29 @@ function argsOf(options: PeerOptions): string[] {
   if (options.llmMode) args.push('--llm-mode');
   if (options.customSkills) args.push('--custom-skills', options.customSkills);
   if (options.portFallback) args.push('--port-fallback');
-  if (options.portFile) args.push('--port-file', options.portFile);
   if (options.auth) args.push('--auth', options.auth);
   return args;
 }
 
-function spawnPeer(options: PeerOptions): { child: ChildProcess; logFile: string; exited: Promise<Exit>; read: () => string } {
+/**
+ * The same launcher the plane's supervisor and the REPL use (src-main/peers/peer-process.ts):
+ * log to a file, ready when the port file and the banner agree, and a watchdog pipe so no
+ * peer outlives the test process that started it.
+ */
+function spawnPeer(options: PeerOptions): LaunchedPeer & { logFile: string } {
   // 0700 whatever the umask: the plane refuses a data dir group or others can write.
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const logFile = options.logFile ?? join(options.dataDir, `${options.name ?? options.peerId ?? 'peer'}-${++logCounter}.log`);
-  const fd = openSync(logFile, 'w');
-  let child: ChildProcess;
-  try {
-    child = spawn(process.execPath, argsOf(options), { cwd: REPO_ROOT, env: peerEnv(options.env), stdio: ['ignore', fd, fd] });
-  } finally {
-    // The child has its own copy of the descriptor.
-    closeSync(fd);
-  }
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const read = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
-  return { child, logFile, exited, read };
+  const launched = launchPeerProcess({
+    cliPath: CLI,
+    args: argsOf(options),
+    logFile,
+    logMode: 'truncate',
+    portFile: options.portFile ?? `${logFile}.port`,
+    env: peerEnv(options.env),
+    cwd: REPO_ROOT,
+  });
+  return Object.assign(launched, { logFile });
 }
 
 const lineValue = (text: string, prefix: string): string | undefined =>
@@ -118,19 +124,15 @@ const lineValue = (text: string, prefix: string): string | undefined =>
 
 /** Starts a peer and resolves once it has printed its bound port and its address. */
 export async function startPeerProcess(options: PeerOptions): Promise<PeerProcess> {
-  const { child, logFile, exited, read } = spawnPeer(options);
-  const state: { exit: Exit | null } = { exit: null };
-  void exited.then((e) => (state.exit = e));
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
-  let text = '';
-  while (!lineValue((text = read()), BOUND_PORT_LINE) || !lineValue(text, PEER_ADDRESS_LINE)) {
-    if (state.exit) throw new Error(`peer ${options.name ?? options.peerId} exited (${state.exit.code ?? state.exit.signal}) before printing ${BOUND_PORT_LINE}; its log:\n${read()}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`peer ${options.name ?? options.peerId} printed no ${BOUND_PORT_LINE} line within ${options.timeoutMs ?? 15_000} ms; its log:\n${text}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
+  const launched = spawnPeer(options);
+  const { child, logFile, exited } = launched;
+  const read = launched.log;
+  try {
+    await launched.announced(options.timeoutMs ?? 15_000);
+  } catch (error) {
+    throw new Error(`peer ${options.name ?? options.peerId} did not announce itself (${(error as Error).message}); its log:\n${read()}`);
   }
+  const text = read();
   const port = Number(lineValue(text, BOUND_PORT_LINE));
   const address = lineValue(text, PEER_ADDRESS_LINE) ?? '';
   const host = options.publicIp ?? '127.0.0.1';
@@ -169,7 +171,9 @@ export async function startPeerProcess(options: PeerOptions): Promise<PeerProces
 /** Starts a peer that must refuse to start; resolves with its exit and everything it printed. */
 export async function startPeerExpectingFailure(options: PeerOptions): Promise<Exit & { output: string; elapsedMs: number }> {
   const started = performance.now();
-  const { child, exited, read } = spawnPeer(options);
+  const launched = spawnPeer(options);
+  const { child, exited } = launched;
+  const read = launched.log;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {

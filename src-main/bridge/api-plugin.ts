@@ -50,8 +50,9 @@ export const apiPlugin: FastifyPluginAsync<ApiOptions> = async (app, { plane, to
   });
 
   app.get('/events', { websocket: true, config: { queryToken: true } satisfies TokenConfig }, (socket) => {
-    // Live events from the moment of connection; the client asks `events.since` for anything
-    // it missed and drops duplicates by seq (see src-shared/ipc/event-stream.ts).
+    // Live events (`{name, payload}`) from the moment of connection; the client asks
+    // `journal.changes` for what it missed and drops duplicates by journal seq
+    // (src-shared/ipc/event-stream.ts).
     const unsubscribe = plane.events.subscribe((event) => {
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
     });

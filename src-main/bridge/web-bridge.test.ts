@@ -99,14 +99,14 @@ describe('web bridge', () => {
     }
   });
 
-  it('every /api route needs the token, including unknown ones and events.since', async () => {
+  it('every /api route needs the token, including unknown ones and journal.changes', async () => {
     const res = await bridge.app.inject({ method: 'GET', url: '/api/anything', headers: { host } });
     expect(res.statusCode).toBe(401);
     const known = await bridge.app.inject({ method: 'GET', url: '/api/anything', headers: { host, ...auth() } });
     expect(known.statusCode).toBe(404);
     expect(known.json().error.code).toBe('AP_NOT_FOUND');
-    const since = await bridge.app.inject({ method: 'POST', url: '/api/commands/events.since', headers: { host }, payload: {} });
-    expect(since.statusCode).toBe(401);
+    const changes = await bridge.app.inject({ method: 'POST', url: '/api/commands/journal.changes', headers: { host }, payload: {} });
+    expect(changes.statusCode).toBe(401);
   });
 
   it('403 for a Host that is not the loopback address and port (DNS rebinding)', async () => {
@@ -154,9 +154,9 @@ describe('web bridge', () => {
     expect(extraField.statusCode).toBe(400);
     expect(extraField.json().error.message).toContain('surprise');
 
-    const wrongType = await command('events.since', { epoch: null, afterSeq: -1 });
+    const wrongType = await command('journal.changes', { afterSeq: -1 });
     expect(wrongType.statusCode).toBe(400);
-    expect(wrongType.json().error.message).toMatch(/^events\.since: afterSeq: /);
+    expect(wrongType.json().error.message).toMatch(/^journal\.changes: afterSeq: /);
 
     const textBody = await command('plane.status', 'hello', { 'content-type': 'text/plain' });
     expect(textBody.statusCode).toBe(400);
@@ -214,24 +214,22 @@ describe('web bridge', () => {
     expect(foreign).toBe(403);
   });
 
-  it('delivers events over the WebSocket with the token, in seq order', async () => {
+  it('delivers events over the WebSocket with the token, in order, as {name, payload}', async () => {
     const ws = new WebSocket(`ws://127.0.0.1:${bridge.port}/api/events?token=${bridge.token}`);
     await new Promise((resolve, reject) => {
       ws.on('open', resolve);
       ws.on('error', reject);
     });
-    const received: Array<{ seq: number; name: string }> = [];
+    const received: unknown[] = [];
     const got = new Promise<void>((resolve) =>
       ws.on('message', (data: WebSocket.RawData) => {
         received.push(JSON.parse(String(data)));
         if (received.length === 3) resolve();
       }),
     );
-    const before = plane.events.latestSeq;
-    for (let i = 0; i < 3; i++) plane.events.publish('peers.changed', { peers: [] });
+    for (let i = 1; i <= 3; i++) plane.events.publish('journal.appended', { fromSeq: i, seq: i, runs: [] });
     await got;
     ws.close();
-    expect(received.map((e) => e.seq)).toEqual([before + 1, before + 2, before + 3]);
-    expect(received.every((e) => e.name === 'peers.changed')).toBe(true);
+    expect(received).toEqual([1, 2, 3].map((seq) => ({ name: 'journal.appended', payload: { fromSeq: seq, seq, runs: [] } })));
   });
 });

@@ -11,12 +11,17 @@
  * a signed checkpoint`). A data dir may hold such records, left by a writer killed before its
  * next checkpoint: they are not counted in the OK line, and a second line names them,
  * `UNSIGNED seq <n>..<m>: …` (exit 0: nothing failed, the next open signs them).
+ *
+ * A data dir's verify and every export run in a journal worker (journal-workers.ts), as they do
+ * in the plane, so the CLI exercises the same path; a bundle file is verified in-thread, since
+ * it involves no database and the CLI has nothing else to keep answering meanwhile.
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolveDataDir } from '../base/app-paths';
-import { BundleError, exportBundle, verifyBundleFile, verifyJournalStore } from '../journal/bundle';
+import { BundleError, verifyBundleFile } from '../journal/bundle';
+import { exportBundleInWorker, verifyJournalStoreInWorker } from '../journal/journal-workers';
 import { Journal } from '../journal/journal';
 import { JournalError } from '../journal/journal-error';
 import type { VerifyReport, VerifyScope } from '../journal/verify';
@@ -56,6 +61,10 @@ async function withJournal<T>(dataDir: string, readOnly: boolean, use: (journal:
   }
   try {
     return await use(journal);
+  } catch (error) {
+    // A journal worker that died, or a journal that closed under the job, is said in one line.
+    if (error instanceof JournalError) throw new CliError(error.message);
+    throw error;
   } finally {
     await journal.close();
   }
@@ -85,7 +94,7 @@ export function addJournalCommands(program: Command, out: (line: string) => void
       const file = resolve(options.out);
       await withJournal(dataDir, false, async (j) => {
         try {
-          const result = await exportBundle(j, scope, file);
+          const result = await exportBundleInWorker(j, scope, file);
           if (options.json) out(JSON.stringify(result));
           else out(`exported ${result.records} records to ${result.file} (anchored at tree size ${result.treeSize}, root ${result.rootHash}, signed by key ${result.keyId})`);
         } catch (error) {
@@ -115,6 +124,6 @@ export function addJournalCommands(program: Command, out: (line: string) => void
       }
       const dataDir = resolve(options.dataDir ?? process.env.AGENTPLANE_DATA_DIR ?? resolveDataDir(undefined));
       if (!existsSync(dataDir)) throw new CliError(`${dataDir} does not exist`);
-      await withJournal(dataDir, true, async (j) => printReport(await verifyJournalStore(j, { expectKeyId: options.keyId }), options.json ?? false, out));
+      await withJournal(dataDir, true, async (j) => printReport(await verifyJournalStoreInWorker(j, { expectKeyId: options.keyId }), options.json ?? false, out));
     });
 }

@@ -16,6 +16,7 @@ import { CustomSkillError } from '../peers/custom-skills';
 import { CliError } from './cli-error';
 import { runAndPrint, type OutputOptions, type PlaneConnection } from './plane-connection';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
+import { PeerAuthModeSchema, type PeerAuthMode } from '../../src-shared/vocabulary/peers';
 import { readFileSync, statSync } from 'node:fs';
 import { writePrivateFileAtomically } from '../base/private-files';
 import { randomBytes } from 'node:crypto';
@@ -181,7 +182,7 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
     .option('--no-demo-session', 'do not print MCPV2_DEMO_SESSION_ADDRESS (a live token)')
     .addOption(new Option('--watch-fd <fd>', 'stop when this inherited pipe closes (the plane passes it)').argParser((v) => Number(v)).hideHelp())
     .action(async (flags: StartFlags) => {
-      if (flags.auth && !['shared-secret', 'identity', 'both'].includes(flags.auth)) throw new CliError('--auth is shared-secret, identity or both');
+      if (flags.auth && !PeerAuthModeSchema.safeParse(flags.auth).success) throw new CliError(`--auth is one of ${PeerAuthModeSchema.options.join(', ')}`);
       await runPeer(flags, out);
     });
 
@@ -199,7 +200,7 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
       .option('--public-ip <ip>', 'address to advertise and bind', '127.0.0.1')
       .option('--llm-mode', 'stateful ask')
       .option('--auth <mode>', 'shared-secret | identity | both', 'both'),
-  ).action((id: string, o: { dataDir?: string; json?: boolean; port: number; publicIp: string; llmMode?: boolean; auth: 'shared-secret' | 'identity' | 'both' }) =>
+  ).action((id: string, o: { dataDir?: string; json?: boolean; port: number; publicIp: string; llmMode?: boolean; auth: PeerAuthMode }) =>
     act(o, (p) => p.call('peers.create', { id, port: o.port, publicIp: o.publicIp, llmMode: o.llmMode ?? false, auth: o.auth }), (x) => out(describePeer(x))),
   );
   for (const verb of ['start', 'stop', 'restart'] as const) {

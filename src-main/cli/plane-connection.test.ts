@@ -118,3 +118,26 @@ describe('a reply from the plane is checked against the contract', () => {
     await expect(connection.call('plane.status', {})).resolves.toEqual(status);
   });
 });
+
+describe('every command goes through the contract client', () => {
+  it('a plane that does not answer is AP_UNAVAILABLE, naming which plane and where', async () => {
+    const closed = await forgedPlane(200, '{}');
+    for (const server of servers.splice(0)) await new Promise((done) => server.close(done));
+    const connection = await connect(dataDirPointingAt(closed.url));
+    const error = await refusal(connection.call('plane.status', {}));
+    expect((error as CommandFailed).code).toBe('AP_UNAVAILABLE');
+    expect(error.message).toContain(`did not answer at ${closed.url}`);
+  });
+
+  it('with no plane running, the command opens the data dir and talks to that plane through an in-process client', async () => {
+    const connection = await connect(folder());
+    try {
+      expect(connection.via).toBe('data dir');
+      expect(await connection.call('plane.status', {})).toMatchObject({ host: 'headless', state: 'running' });
+      const refused = await refusal(connection.call('runs.get', { runId: 'run-00000000000000000000' }));
+      expect((refused as CommandFailed).code).toBe('AP_NOT_FOUND');
+    } finally {
+      await connection.close();
+    }
+  });
+});

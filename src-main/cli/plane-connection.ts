@@ -12,24 +12,29 @@
  * bridge token and believes their answers; ignoring it may open the data dir beside a plane
  * that is really running (two planes on one data dir). The person is told, and decides.
  *
- * Every reply from a running plane is checked against the contract's response schema for the
- * command sent (as the renderer's client does, src-shared/ipc/client.ts): a reply of any other
- * shape is an error naming the command, never a value handed on to crash the printer later.
+ * Either way the command goes through the contract client (src-shared/ipc/client.ts), the one
+ * door every caller uses: over HTTP to the running plane, or over an in-process linked pair to
+ * the plane this command opened. Every reply is checked against the contract's response schema
+ * for the command sent; a reply of any other shape is an error naming the command, never a
+ * value handed on to crash the printer later.
  */
-import { request } from 'undici';
-import { commands, type CommandName, type CommandRequest, type CommandResponse } from '../../src-shared/ipc/contract';
-import { describeZodError, ErrorCode } from '../../src-shared/ipc/errors';
-import { FailureSchema, resultSchemaOf, type Result } from '../../src-shared/ipc/result';
+import { join } from 'node:path';
+import { createPlaneClient, type PlaneClient } from '../../src-shared/ipc/client';
+import type { CommandName, CommandRequest, CommandResponse } from '../../src-shared/ipc/contract';
 import { appVersion, resolveDataDir } from '../base/app-paths';
 import { UnsafeDataDirError } from '../base/data-dir-guard';
 import { createLogger } from '../base/logger';
 import { createPlane, type Plane } from '../plane/plane';
 import { readTrustedPlaneFile, UntrustedPlaneFileError, type PlaneFile } from '../plane/plane-file';
-import { join } from 'node:path';
+import { inProcessTransport } from '../plane/serve-contract';
 import { CliError } from './cli-error';
+import { createHttpTransport } from './http-transport';
 
 export interface PlaneConnection {
   readonly via: 'running plane' | 'data dir';
+  /** The contract client itself, for callers that follow events. */
+  readonly client: PlaneClient;
+  /** Runs one command; a refusal (or an answer outside the contract) throws CommandFailed. */
   call<K extends CommandName>(command: K, req: CommandRequest<K>): Promise<CommandResponse<K>>;
   close(): Promise<void>;
 }
@@ -44,33 +49,23 @@ export class CommandFailed extends CliError {
   }
 }
 
-function unwrap<T>(result: Result<unknown>): T {
-  if (result.ok) return result.value as T;
-  throw new CommandFailed(result.error.code, result.error.message);
-}
-
 /** A refusal about where the CLI would act (the data dir, plane.json), with its stable code. */
 function refusedPlace(error: unknown): never {
   if (error instanceof UnsafeDataDirError || error instanceof UntrustedPlaneFileError) throw new CommandFailed(error.code, error.message);
   throw error;
 }
 
-/** The reply to `command` as the contract says it must be, or a CommandFailed naming the command. */
-function checkedReply<K extends CommandName>(command: K, running: PlaneFile, status: number, text: string): CommandResponse<K> {
-  const mismatch = (why: string) =>
-    new CommandFailed(ErrorCode.Internal, `the plane at ${running.url} answered ${command} with a reply that does not match the contract (HTTP ${status}: ${why}); not using it`);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw mismatch('the body is not JSON');
-  }
-  const parsed = resultSchemaOf(commands[command].response).safeParse(json);
-  if (parsed.success) return unwrap<CommandResponse<K>>(parsed.data as Result<unknown>);
-  // A refusal in the contract's shape is reported as the plane's refusal, with its code.
-  const failure = FailureSchema.safeParse(json);
-  if (failure.success) return unwrap<CommandResponse<K>>(failure.data);
-  throw mismatch(describeZodError(parsed.error));
+function connection(via: PlaneConnection['via'], client: PlaneClient, close: () => Promise<void>): PlaneConnection {
+  return {
+    via,
+    client,
+    async call(command, req) {
+      const result = await client.tryCall(command, req);
+      if (result.ok) return result.value;
+      throw new CommandFailed(result.error.code, result.error.message);
+    },
+    close,
+  };
 }
 
 export async function connect(dataDirFlag: string | undefined): Promise<PlaneConnection> {
@@ -83,28 +78,8 @@ export async function connect(dataDirFlag: string | undefined): Promise<PlaneCon
     refusedPlace(error);
   }
   if (running) {
-    return {
-      via: 'running plane',
-      async call(command, req) {
-        let status: number;
-        let text: string;
-        try {
-          const response = await request(`${running.url}/api/commands/${command}`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
-            body: JSON.stringify(req ?? {}),
-            headersTimeout: 600_000,
-            bodyTimeout: 600_000,
-          });
-          status = response.statusCode;
-          text = await response.body.text();
-        } catch (error) {
-          throw new CliError(`the plane for ${dataDir} (pid ${running.pid}) did not answer at ${running.url}: ${(error as Error).message}`);
-        }
-        return checkedReply(command, running, status, text);
-      },
-      close: async () => undefined,
-    };
+    const transport = createHttpTransport({ url: running.url, token: running.token, name: `the plane for ${dataDir} (pid ${running.pid})` });
+    return connection('running plane', createPlaneClient(transport), async () => undefined);
   }
   let plane: Plane;
   try {
@@ -112,13 +87,7 @@ export async function connect(dataDirFlag: string | undefined): Promise<PlaneCon
   } catch (error) {
     throw new CliError(`cannot open the plane in ${dataDir}: ${(error as Error).message}`);
   }
-  return {
-    via: 'data dir',
-    async call(command, req) {
-      return unwrap(await plane.dispatch(command, req, { transport: 'local' }));
-    },
-    close: () => plane.close(),
-  };
+  return connection('data dir', createPlaneClient(inProcessTransport(plane)), () => plane.close());
 }
 
 export async function withPlane<T>(dataDirFlag: string | undefined, use: (plane: PlaneConnection) => Promise<T>): Promise<T> {

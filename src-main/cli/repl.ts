@@ -22,9 +22,8 @@
  *   its environment (not argv, which `ps` shows), and sessions are shown as fingerprints. The
  *   demo address is the exception the seed makes on purpose, labelled as same-host only.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -34,6 +33,7 @@ import type { Command } from 'commander';
 import { HealthSchema, skillArguments } from '../../src-shared/protocol/mcpv2';
 import { appRoot, resolveDataDir } from '../base/app-paths';
 import { Mcpv2Client, PeerClientError, endpointOf, type PeerEndpoint } from '../peers/peer-client';
+import { bannerLine, launchPeerProcess, PeerLaunchError, type Exit, type PeerProcess } from '../peers/peer-process';
 import { parseArgs, portFromWord, ReplParseError, tokenize, type ArgSpec, type ParsedArgs } from './repl-parse';
 
 export const PROMPT = 'mcpv2> ';
@@ -61,11 +61,6 @@ class ReplCommandFailed extends Error {
   override readonly name = 'ReplCommandFailed';
 }
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
 interface TrackedPeer {
   port: number;
   /** Where to probe health and the port: the bind host, or loopback for a wildcard bind. */
@@ -74,24 +69,12 @@ interface TrackedPeer {
   /** Null when the peer printed no demo address. */
   demoAddress: string | null;
   pid: number;
-  child: ChildProcess;
+  process: PeerProcess;
   logFile: string;
-  exited: Promise<Exit>;
   exit: Exit | null;
 }
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
-
-/** Resolves true when `promise` settles within `ms`, false otherwise. */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((done) => (timer = setTimeout(() => done(false), ms)));
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Whether host:port accepts a TCP connection right now. */
 function acceptsConnections(host: string, port: number): Promise<boolean> {
@@ -116,22 +99,6 @@ async function portRefusesWithin(host: string, port: number, ms: number): Promis
 /** A short, stable name for a session token: enough to tell two apart, useless to an attacker. */
 function fingerprint(sessionId: string): string {
   return `#${createHash('sha256').update(sessionId).digest('hex').slice(0, 8)}`;
-}
-
-function readText(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/** What the peer itself said went wrong: its `agentplane: …` lines, else the end of its log. */
-function peerOwnError(log: string): string {
-  const lines = log.split('\n').map((l) => l.trimEnd()).filter(Boolean);
-  const own = lines.filter((l) => l.startsWith('agentplane: ')).map((l) => l.slice('agentplane: '.length));
-  if (own.length > 0) return own.join('\n');
-  return lines.length > 0 ? lines.slice(-8).join('\n') : '(the peer wrote nothing to its log)';
 }
 
 /** Text if it decodes as UTF-8 and has no NUL byte; otherwise it travels as base64. */
@@ -228,7 +195,7 @@ export class Repl {
 
   /** Last resort on a second signal: SIGKILL every peer still running, without waiting. */
   killAllNow(): void {
-    for (const peer of this.peers.values()) if (!peer.exit) peer.child.kill('SIGKILL');
+    for (const peer of this.peers.values()) if (!peer.exit) peer.process.child.kill('SIGKILL');
   }
 
   private defineCommands(): ReplCommand[] {
@@ -306,7 +273,7 @@ export class Repl {
   // ---- ReadyTo / StopTo ----
 
   private async readyTo({ flags }: ParsedArgs): Promise<void> {
-    const argv = ['peer', 'start'];
+    const argv: string[] = [];
     if (flags.port !== undefined) {
       const port = String(flags.port);
       if (port !== '0' && portFromWord(port) === null) throw new ReplUsageError(`--port is a whole number from 1 to 65535 (or 0 for any free port), not "${port}"`);
@@ -344,60 +311,42 @@ export class Repl {
   private async launch(argv: string[], env: NodeJS.ProcessEnv, bindHost: string | null): Promise<TrackedPeer> {
     const n = ++this.launches;
     const logFile = join(this.launchDir(), `peer-${n}.log`);
-    const portFile = join(this.launchDir(), `peer-${n}.port`);
-    const fd = openSync(logFile, 'w');
-    let child: ChildProcess;
-    try {
-      child = spawn(process.execPath, [this.cliPath, ...argv, '--data-dir', this.dataDir, '--port-file', portFile], { stdio: ['ignore', fd, fd], env });
-    } finally {
-      // The child holds its own copy of the descriptor.
-      closeSync(fd);
-    }
-    // Set from the child's events; read in the loop below (an object, so the read is not narrowed away).
-    const state: { exit: Exit | null } = { exit: null };
-    const exited = new Promise<Exit>((done) => {
-      child.once('exit', (code, signal) => done((state.exit = { code, signal })));
-      child.once('error', () => done((state.exit = { code: null, signal: null })));
+    // The watchdog pipe: a peer started here stops when the REPL ends, however it ends.
+    const launched = launchPeerProcess({
+      cliPath: this.cliPath,
+      args: [...argv, '--data-dir', this.dataDir],
+      logFile,
+      logMode: 'truncate',
+      portFile: join(this.launchDir(), `peer-${n}.port`),
+      env,
     });
-
-    try {
-      return await this.awaitReady(child, state, exited, logFile, portFile, bindHost);
-    } catch (error) {
-      // Whatever went wrong, no peer is left running untracked.
-      if (!state.exit) {
-        child.kill('SIGKILL');
-        await within(exited, 2000);
-      }
-      throw error;
-    }
-  }
-
-  /** Polls the port file and the log until the peer announced itself and answers its health check. */
-  private async awaitReady(child: ChildProcess, state: { exit: Exit | null }, exited: Promise<Exit>, logFile: string, portFile: string, bindHost: string | null): Promise<TrackedPeer> {
-    const deadline = Date.now() + READY_TIMEOUT_MS;
     let lastHealthError = '';
-    while (Date.now() < deadline) {
-      if (state.exit) throw new ReplCommandFailed(`ReadyTo failed — the peer exited before it was ready: ${peerOwnError(readText(logFile))}`);
-      const announced = readAnnouncement(readText(logFile), readText(portFile));
-      if (announced) {
-        const endpoint = endpointOf(announced.address);
-        const probeHost = bindHost ? (WILDCARD_PROBE[bindHost] ?? bindHost) : endpoint.host;
+    let probeHost = '';
+    let announcement;
+    try {
+      announcement = await launched.announced(READY_TIMEOUT_MS, async ({ port, address }) => {
+        const endpoint = endpointOf(address);
+        probeHost = bindHost ? (WILDCARD_PROBE[bindHost] ?? bindHost) : endpoint.host;
         try {
-          await new Mcpv2Client({ host: probeHost, port: announced.port, sessionId: null }, 2000).health();
-          const demoAddress = bannerLine(readText(logFile), 'MCPV2_DEMO_SESSION_ADDRESS') ?? null;
-          const peer: TrackedPeer = { port: announced.port, probeHost, address: announced.address, demoAddress, pid: child.pid!, child, logFile, exited, exit: null };
-          void exited.then((e) => (peer.exit = e));
-          this.peers.set(peer.port, peer);
-          return peer;
+          await new Mcpv2Client({ host: probeHost, port, sessionId: null }, 2000).health();
+          return true;
         } catch (error) {
           lastHealthError = (error as Error).message;
+          return false;
         }
-      }
-      await within(exited, 50);
+      });
+    } catch (error) {
+      if (!(error instanceof PeerLaunchError)) throw error;
+      if (error.reason === 'exited') throw new ReplCommandFailed(`ReadyTo failed — the peer exited before it was ready: ${launched.ownError()}`);
+      throw new ReplCommandFailed(
+        `ReadyTo failed — the peer was not healthy within ${READY_TIMEOUT_MS / 1000} s${lastHealthError ? ` (${lastHealthError})` : ''}; it was killed. Its log:\n${launched.ownError()}`,
+      );
     }
-    throw new ReplCommandFailed(
-      `ReadyTo failed — the peer was not healthy within ${READY_TIMEOUT_MS / 1000} s${lastHealthError ? ` (${lastHealthError})` : ''}; it was killed. Its log:\n${peerOwnError(readText(logFile))}`,
-    );
+    const demoAddress = bannerLine(launched.log(), 'MCPV2_DEMO_SESSION_ADDRESS') ?? null;
+    const peer: TrackedPeer = { port: announcement.port, probeHost, address: announcement.address, demoAddress, pid: launched.pid, process: launched, logFile, exit: null };
+    void launched.exited.then((e) => (peer.exit = e));
+    this.peers.set(peer.port, peer);
+    return peer;
   }
 
   private async stopTo({ positionals }: ParsedArgs): Promise<void> {
@@ -421,16 +370,10 @@ export class Repl {
     this.sessions.delete(sessionKey(endpointOf(peer.address)));
     let how: string;
     if (peer.exit) {
-      how = `had already exited (${peer.exit.code ?? peer.exit.signal}); its log: ${peerOwnError(readText(peer.logFile))}`;
+      how = `had already exited (${peer.exit.code ?? peer.exit.signal}); its log: ${peer.process.ownError()}`;
     } else {
-      peer.child.kill('SIGTERM');
-      if (await within(peer.exited, STOP_GRACE_MS)) {
-        how = 'stopped (SIGTERM)';
-      } else {
-        peer.child.kill('SIGKILL');
-        await within(peer.exited, 2000);
-        how = `did not exit within ${STOP_GRACE_MS / 1000} s of SIGTERM and was killed (SIGKILL)`;
-      }
+      const ended = await peer.process.stop(STOP_GRACE_MS);
+      how = ended === 'killed' ? `did not exit within ${STOP_GRACE_MS / 1000} s of SIGTERM and was killed (SIGKILL)` : 'stopped (SIGTERM)';
     }
     const free = await portRefusesWithin(peer.probeHost, peer.port, PORT_FREE_TIMEOUT_MS);
     this.say(
@@ -600,25 +543,6 @@ function sessionKey(endpoint: PeerEndpoint): string {
 /** The address without any session in it: what is safe to print back. */
 function endpointAddress(address: string): string {
   return Mcpv2Client.at(address).address;
-}
-
-/**
- * What a started peer announced, once all of it is there: the port file (written whole, with
- * its newline, after the bind) and the banner's port and address lines, agreeing on the port.
- * The demo line follows them; it is read after the health check (and may be absent: a peer
- * started with --no-demo-session prints none).
- */
-function readAnnouncement(log: string, portFile: string): { port: number; address: string } | null {
-  if (!/^\d+\n$/.test(portFile)) return null;
-  const port = Number(portFile.trim());
-  const bound = bannerLine(log, 'MCPV2_BOUND_PORT');
-  const address = bannerLine(log, 'MCPV2_PEER_ADDRESS');
-  if (bound === undefined || address === undefined || Number(bound) !== port) return null;
-  return { port, address };
-}
-
-function bannerLine(log: string, name: string): string | undefined {
-  return new RegExp(`^${name}=(\\S+)$`, 'm').exec(log)?.[1];
 }
 
 /**

@@ -5,6 +5,9 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { RunView } from '../../src-shared/ipc/contract';
+import { RecoveryResolutionSchema, type DecisionValue } from '../../src-shared/vocabulary/decisions';
+import { RunStatusSchema, type RunStatus } from '../../src-shared/vocabulary/runs';
+import { tokensOf } from '../../src-shared/vocabulary/spend';
 import { CliError } from './cli-error';
 import { CommandFailed, runAndPrint, type PlaneConnection } from './plane-connection';
 
@@ -29,7 +32,7 @@ function parseCount(value: string): number {
 }
 
 export function describeRun(run: RunView): string {
-  const spend = `effects ${run.spend.effects}, tokens ${run.spend.inputTokens + run.spend.outputTokens + run.spend.reasoningTokens}, cost ${(run.spend.costMicros / 1e6).toFixed(6)}${run.spend.unaccounted ? ' (+unaccounted)' : ''}`;
+  const spend = `effects ${run.spend.effects}, tokens ${tokensOf(run.spend)}, cost ${(run.spend.costMicros / 1e6).toFixed(6)}${run.spend.unaccounted ? ' (+unaccounted)' : ''}`;
   const state = run.status === 'sealed' ? run.outcome : run.pending ? `waiting: ${run.pending.reason}${run.pending.snoozedUntil ? ` (snoozed until ${run.pending.snoozedUntil})` : ''}` : run.status;
   return `${run.runId}  ${run.agent.padEnd(14)} ${String(state).padEnd(18)} ${spend}`;
 }
@@ -37,7 +40,8 @@ export function describeRun(run: RunView): string {
 function describeWait(run: RunView): string[] {
   const wait = run.pending;
   if (!wait) return [];
-  return [`  waits on ${wait.waitId} since ${wait.since}`, `  asks: ${JSON.stringify(wait.subject)}`, `  subject hash ${wait.subjectHash}`];
+  const asks = wait.subject.kind === 'unrecognized' ? wait.subject.raw : wait.subject;
+  return [`  waits on ${wait.waitId} since ${wait.since}`, `  asks: ${JSON.stringify(asks)}`, `  subject hash ${wait.subjectHash}`];
 }
 
 const act = runAndPrint;
@@ -82,8 +86,8 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
   );
 
   const runs = program.command('runs').description('runs and their state');
-  common(runs.command('list').description('list runs, newest first').option('--status <status>', 'running | suspended | sealed').option('--agent <name>', 'only this agent')).action(
-    async (options: Common & { status?: 'running' | 'suspended' | 'sealed'; agent?: string }) =>
+  common(runs.command('list').description('list runs, newest first').option('--status <status>', RunStatusSchema.options.join(' | ')).option('--agent <name>', 'only this agent')).action(
+    async (options: Common & { status?: RunStatus; agent?: string }) =>
       act(options, out, (p) => p.call('runs.list', { limit: 200, ...(options.status ? { status: options.status } : {}), ...(options.agent ? { agent: options.agent } : {}) }), ({ runs: list }) => {
         if (list.length === 0) out('no runs');
         for (const run of list) out(describeRun(run));
@@ -128,12 +132,13 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       async (p) => {
         const run = await pendingOf(p, id);
         const wait = run.pending!;
-        let value: unknown;
+        let value: DecisionValue | undefined;
         if (wait.reason === 'budget') {
           if (options.raiseTokens === undefined && options.raiseEffects === undefined && options.raiseCost === undefined) {
             throw new CliError('this run stopped at its budget ceiling: approve it with --raise-tokens, --raise-effects or --raise-cost');
           }
           value = {
+            kind: 'budget',
             budget: {
               ...run.budget,
               ...(options.raiseTokens !== undefined ? { maxTokens: options.raiseTokens } : {}),
@@ -143,7 +148,7 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
           };
         } else if (wait.reason === 'input') {
           if (options.input === undefined) throw new CliError('this run waits for input: give it with --input JSON');
-          value = options.input;
+          value = { kind: 'input', input: options.input };
         }
         return p.call('approvals.decide', { runId: run.runId, waitId: wait.waitId, decision: 'approve', subjectHash: wait.subjectHash, ...(value !== undefined ? { value } : {}) });
       },
@@ -198,13 +203,14 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       options,
       out,
       async (p) => {
-        if (!['retry', 'landed', 'fail'].includes(options.as)) throw new CliError('--as is retry, landed or fail');
+        const resolution = RecoveryResolutionSchema.safeParse(options.as);
+        if (!resolution.success) throw new CliError(`--as is ${RecoveryResolutionSchema.options.join(', ')}`);
         const run = await pendingOf(p, id);
         return p.call('recovery.resolve', {
           runId: run.runId,
           waitId: run.pending!.waitId,
           subjectHash: run.pending!.subjectHash,
-          resolution: options.as as 'retry' | 'landed' | 'fail',
+          resolution: resolution.data,
           ...(options.result !== undefined ? { result: options.result } : {}),
           ...(options.reason ? { reason: options.reason } : {}),
         });

@@ -1,18 +1,18 @@
 /**
- * The Electron main process: app lifecycle, the window, and IPC. The only folder that imports
- * 'electron'. The plane itself is built by the same composition root the CLI uses; this file
- * only connects it to a window. It also starts the local API (the web bridge) so the CLI and a
- * browser can act on the same plane while the app is open (DESIGN.md: one data dir, one plane).
+ * The Electron main process: app lifecycle, the window, and IPC routing, nothing more. The only
+ * folder that imports 'electron'. The plane (runtime, journal, peer supervisor, the local API
+ * the CLI and a browser use) runs in a `utilityProcess` (plane-host-entry.ts), built by the same
+ * composition root the CLI uses, so nothing it does (a synchronous SQLite lock wait, a large
+ * fold) can freeze the windows. Commands from the renderer are routed to it as they arrived;
+ * events come back the same way; the renderer's contract client validates both.
  */
-import { app, BrowserWindow, dialog, ipcMain, session, type IpcMainInvokeEvent } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, session, utilityProcess, type IpcMainInvokeEvent } from 'electron';
 import { join } from 'node:path';
+import type { CommandName } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { IPC_COMMAND_CHANNEL, IPC_EVENT_CHANNEL } from '../../src-shared/ipc/preload-api';
 import { appRoot, appVersion, rendererDir, resolveDataDir } from '../base/app-paths';
-import { createLogger } from '../base/logger';
-import { createPlane, type Plane } from '../plane/plane';
-import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
-import { startWebBridge, type WebBridge } from '../bridge/web-bridge';
+import { startPlaneHost } from '../plane/plane-host';
 import { isTrustedSender, lockDownContents, lockDownSession } from './window-security';
 
 if (!app.requestSingleInstanceLock()) {
@@ -29,10 +29,8 @@ if (!app.requestSingleInstanceLock()) {
 async function main(): Promise<void> {
   await app.whenReady();
   const dataDir = resolveDataDir(undefined);
-  const logger = createLogger(join(dataDir, 'plane.log'));
-  const plane: Plane = await createPlane({ dataDir, version: appVersion(), host: 'electron', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' });
-  const bridge: WebBridge = await startWebBridge({ plane, port: 0, rendererDir: rendererDir() });
-  writePlaneFile(dataDir, { pid: process.pid, url: `http://127.0.0.1:${bridge.port}`, port: bridge.port, token: bridge.token, startedAt: plane.status().startedAt });
+  const child = utilityProcess.fork(join(appRoot(), 'out', 'main', 'plane-host.js'), [], { serviceName: 'AgentPlane plane', stdio: 'inherit' });
+  const plane = await startPlaneHost(child, { dataDir, version: appVersion(), host: 'electron', demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' });
 
   lockDownSession(session.defaultSession);
   app.on('web-contents-created', (_event, contents) => lockDownContents(contents));
@@ -65,11 +63,21 @@ async function main(): Promise<void> {
     if (!isTrustedSender(event.senderFrame, window.webContents, rendererIndex)) {
       return { ok: false, error: { code: ErrorCode.Forbidden, message: 'IPC from an unexpected frame' } };
     }
-    return plane.dispatch(typeof name === 'string' ? name : '', request, { transport: 'electron' });
+    // Routed as it came: the plane host parses the request, the renderer's client the reply.
+    return plane.transport.invoke(typeof name === 'string' ? (name as CommandName) : ('' as CommandName), request).catch((error: unknown) => ({
+      ok: false,
+      error: { code: ErrorCode.Unavailable, message: `the plane is not answering: ${error instanceof Error ? error.message : String(error)}` },
+    }));
   });
-  const unsubscribe = plane.events.subscribe((envelope) => {
-    if (!window.isDestroyed()) window.webContents.send(IPC_EVENT_CHANNEL, envelope);
+  // Events go out as they are (`{name, payload}`); the renderer's client resumes by journal seq.
+  const events = plane.transport.connectEvents({
+    onOpen: () => undefined,
+    onMessage: (event) => {
+      if (!window.isDestroyed()) window.webContents.send(IPC_EVENT_CHANNEL, event);
+    },
+    onClose: () => undefined,
   });
+  const unsubscribe = () => events.close();
 
   app.on('second-instance', () => {
     if (window.isMinimized()) window.restore();
@@ -83,9 +91,9 @@ async function main(): Promise<void> {
     quitting = true;
     unsubscribe();
     void (async () => {
-      await bridge.close();
-      await plane.close();
-      removePlaneFile(dataDir);
+      // The host closes its servers and its plane (the shutdown checkpoint) and removes
+      // plane.json before it exits.
+      await plane.stop();
       app.exit(0);
     })();
   });

@@ -16,6 +16,7 @@
  * checkpoint covers (see verify.ts): a genuine bundle never has one. It is written to a
  * temporary file and renamed, so a failed export leaves no half bundle behind.
  */
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { createReadStream, existsSync, closeSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
@@ -24,7 +25,7 @@ import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash
 import { peekCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import type { Journal } from './journal';
-import type { StoredRecord } from './journal-store';
+import type { JournalReads, StoredRecord } from './journal-store';
 import { MerkleLevels } from './merkle-levels';
 import { leafHash } from './merkle';
 import { publicPlaneKey } from './plane-key';
@@ -71,32 +72,79 @@ function recordLine(record: StoredRecord, proof: Uint8Array[] | null): string {
   return `{"hash":"${record.hash}"${proofPart},"record":${preimage}}\n`;
 }
 
-export async function exportBundle(journal: Journal, scope: VerifyScope, file: string, onProgress?: ExportProgress): Promise<ExportResult> {
+/**
+ * What an export writes, settled on the thread that holds the plane's key: the anchor it has
+ * just signed over the head, and the checkpoints the bundle carries (the anchor last). Plain
+ * JSON, so the writing can happen in a journal worker (journal-workers.ts) with its own
+ * read-only connection, while the key never leaves this thread.
+ */
+export interface ExportPlan {
+  scope: VerifyScope;
+  journalId: string;
+  publicKey: Record<string, unknown>;
+  keyId: string;
+  /** The anchor's tree size and root: the bundle holds records up to this seq and no further. */
+  treeSize: number;
+  rootHash: string;
+  checkpoints: string[];
+}
+
+/** Signs the anchor and checks the scope against it; the first half of `exportBundle`. */
+export async function planExport(journal: Journal, scope: VerifyScope): Promise<ExportPlan> {
   const anchor = await journal.checkpoint();
   const treeSize = anchor.checkpoint.treeSize;
   if (scope.kind === 'range') {
     if (scope.fromSeq > scope.toSeq) throw new BundleError(`--from ${scope.fromSeq} is after --to ${scope.toSeq}`);
     if (scope.toSeq > treeSize) throw new BundleError(`--to ${scope.toSeq} is beyond the journal's last record (seq ${treeSize})`);
   }
+  // The anchor (signed above, over exactly the records written) is carried whatever the log
+  // holds: it is the signature that covers the bundle's last record.
+  const checkpoints =
+    scope.kind === 'full'
+      ? [
+          ...journal.checkpoints.readAll().filter((jws) => {
+            const c = peekCheckpoint(jws);
+            return jws !== anchor.jws && c !== null && c.journalId === journal.journalId && c.keyId === journal.key.keyId && c.treeSize <= treeSize;
+          }),
+          anchor.jws,
+        ]
+      : [anchor.jws];
+  return {
+    scope,
+    journalId: journal.journalId,
+    publicKey: journal.key.publicJwk as Record<string, unknown>,
+    keyId: journal.key.keyId,
+    treeSize,
+    rootHash: anchor.checkpoint.rootHash,
+    checkpoints,
+  };
+}
+
+/**
+ * Writes the bundle a plan describes, reading the records through `reads` (the journal's own
+ * store, or a worker's read-only connection); the second half of `exportBundle`.
+ */
+export async function writeBundle(reads: JournalReads, plan: ExportPlan, file: string, onProgress?: ExportProgress): Promise<ExportResult> {
+  const { scope, treeSize } = plan;
   let seqs: number[] | null = null;
   if (scope.kind === 'run') {
-    seqs = (await journal.store.runSeqs(scope.runId)).filter((s) => s <= treeSize);
+    seqs = (await reads.runSeqs(scope.runId)).filter((s) => s <= treeSize);
     if (seqs.length === 0) throw new BundleError(`no run ${scope.runId} in this journal`);
   }
   const total = scope.kind === 'full' ? treeSize : scope.kind === 'range' ? scope.toSeq - scope.fromSeq + 1 : seqs!.length;
-  const levels = scope.kind === 'full' ? null : new MerkleLevels((await journal.store.readHashes(1, treeSize)).map((h) => leafHash(fromHex(h))));
+  const levels = scope.kind === 'full' ? null : new MerkleLevels((await reads.readHashes(1, treeSize)).map((h) => leafHash(fromHex(h))));
 
   const header: BundleHeader = {
     format: BUNDLE_FORMAT,
     version: 1,
-    journalId: journal.journalId,
+    journalId: plan.journalId,
     scope,
-    publicKey: journal.key.publicJwk as Record<string, unknown>,
-    keyId: journal.key.keyId,
+    publicKey: plan.publicKey,
+    keyId: plan.keyId,
     createdAt: new Date().toISOString(),
     records: total,
   };
-  const temporary = `${file}.partial-${process.pid}`;
+  const temporary = partialFileOf(file);
   const fd = openSync(temporary, 'w', 0o644);
   try {
     writeSync(fd, `${JSON.stringify(header)}\n`);
@@ -109,30 +157,18 @@ export async function exportBundle(journal: Journal, scope: VerifyScope, file: s
     if (scope.kind === 'run') {
       for (let i = 0; i < seqs!.length; i += 500) {
         const chunk = seqs!.slice(i, i + 500);
-        const rows = await journal.readRun(scope.runId, chunk[0]!, chunk.length);
+        const rows = await reads.readRun(scope.runId, chunk[0]!, chunk.length);
         for (const row of rows) if (row.seq <= treeSize) emit(row);
       }
     } else {
       const from = scope.kind === 'range' ? scope.fromSeq : 1;
       const to = scope.kind === 'range' ? scope.toSeq : treeSize;
-      for await (const row of journal.store.iterate(from, to)) emit(row);
+      for await (const row of reads.iterate(from, to)) emit(row);
     }
-    // The anchor (signed above, over exactly these records) is written whatever the log holds:
-    // it is the signature that covers the bundle's last record.
-    const checkpoints =
-      scope.kind === 'full'
-        ? [
-            ...journal.checkpoints.readAll().filter((jws) => {
-              const c = peekCheckpoint(jws);
-              return jws !== anchor.jws && c !== null && c.journalId === journal.journalId && c.keyId === journal.key.keyId && c.treeSize <= treeSize;
-            }),
-            anchor.jws,
-          ]
-        : [anchor.jws];
-    for (const jws of checkpoints) writeSync(fd, `${JSON.stringify({ checkpoint: jws })}\n`);
+    for (const jws of plan.checkpoints) writeSync(fd, `${JSON.stringify({ checkpoint: jws })}\n`);
     closeSync(fd);
     renameSync(temporary, file);
-    return { file, records: written, treeSize, rootHash: anchor.checkpoint.rootHash, keyId: journal.key.keyId };
+    return { file, records: written, treeSize, rootHash: plan.rootHash, keyId: plan.keyId };
   } catch (error) {
     try {
       closeSync(fd);
@@ -142,6 +178,15 @@ export async function exportBundle(journal: Journal, scope: VerifyScope, file: s
     rmSync(temporary, { force: true });
     throw error;
   }
+}
+
+/** Where a bundle is written before it is renamed into place (removed if the export fails). */
+export function partialFileOf(file: string): string {
+  return `${file}.partial-${process.pid}`;
+}
+
+export async function exportBundle(journal: Journal, scope: VerifyScope, file: string, onProgress?: ExportProgress): Promise<ExportResult> {
+  return writeBundle(journal.store, await planExport(journal, scope), file, onProgress);
 }
 
 /** Parses a record line into what the verifier checks, without trusting anything in it. */
@@ -274,29 +319,75 @@ export async function verifyBundleFile(file: string, options: BundleVerifyOption
 }
 
 /**
+ * What verifying a data dir's journal needs besides its records, as plain JSON: the checkpoints
+ * to check them against, the public key and the journal's id. Gathered on the thread that has
+ * the Journal, so the records can be read and checked in a journal worker.
+ */
+export interface StoreVerifyPlan {
+  checkpoints: string[];
+  publicKey: Record<string, unknown>;
+  /** The key's id, when the caller has it (computed from the key otherwise). */
+  keyId?: string;
+  journalId: string;
+  uncovered?: 'fail' | 'report';
+}
+
+/** The plan `verifyJournalStore` checks a data dir's journal by: its own log's checkpoints, its own key. */
+export function storeVerifyPlan(journal: Journal): StoreVerifyPlan {
+  return {
+    checkpoints: journal.checkpoints.readAll().filter((jws) => peekCheckpoint(jws)?.journalId === journal.journalId),
+    publicKey: journal.key.publicJwk as Record<string, unknown>,
+    keyId: journal.key.keyId,
+    journalId: journal.journalId,
+    uncovered: 'report',
+  };
+}
+
+/** The data dir's key is refused before anything is read when it is not the one expected. */
+export function unexpectedKey(journal: Journal, options: BundleVerifyOptions): VerifyReport | null {
+  if (options.expectKeyId && journal.key.keyId !== options.expectKeyId) {
+    return { ok: false, seq: null, reason: `the data dir's key is ${journal.key.keyId}, not the expected ${options.expectKeyId}`, count: 0 };
+  }
+  return null;
+}
+
+/**
+ * Verifies records 1..head as `reads` sees them (its head read when the first record is asked
+ * for) against a plan. `observe` sees every record read, in seq order, before it is checked:
+ * a caller folding the journal in the same pass (the runtime at start) reads it only once.
+ */
+export async function verifyStoreRecords(
+  reads: Pick<JournalReads, 'head' | 'iterate'>,
+  plan: StoreVerifyPlan,
+  options: { publicKey?: KeyObject; observe?: (row: StoredRecord) => void } = {},
+): Promise<VerifyReport> {
+  async function* records(): AsyncIterable<VerifiableRecord> {
+    const head = await reads.head();
+    for await (const row of reads.iterate(1, head.seq)) {
+      options.observe?.(row);
+      yield { seq: row.seq, prevHash: row.prevHash, hash: row.hash, kind: row.kind, runId: row.runId, preimage: recordPreimageFromBodyText(row, row.bodyText) };
+    }
+  }
+  return verifyJournal({
+    scope: { kind: 'full' },
+    records: records(),
+    checkpoints: plan.checkpoints,
+    publicKey: options.publicKey ?? createPublicKey({ key: plan.publicKey as JsonWebKey, format: 'jwk' }),
+    ...(plan.keyId !== undefined ? { keyId: plan.keyId } : {}),
+    journalId: plan.journalId,
+    ...(plan.uncovered !== undefined ? { uncovered: plan.uncovered } : {}),
+  });
+}
+
+/**
  * Verifies a data dir's journal against its own checkpoint log and key. Records after the
  * newest checkpoint (a writer killed before its next one) are reported, as `unsigned` and
  * `unsignedTail`, and not counted as verified: nobody has vouched for them yet. The next
  * writer to open the data dir signs them (Journal.open).
+ *
+ * This runs on the calling thread; `verifyJournalStoreInWorker` (journal-workers.ts) runs the
+ * same check in a journal worker and answers the same report.
  */
 export async function verifyJournalStore(journal: Journal, options: BundleVerifyOptions = {}): Promise<VerifyReport> {
-  if (options.expectKeyId && journal.key.keyId !== options.expectKeyId) {
-    return { ok: false, seq: null, reason: `the data dir's key is ${journal.key.keyId}, not the expected ${options.expectKeyId}`, count: 0 };
-  }
-  async function* records(): AsyncIterable<VerifiableRecord> {
-    const head = await journal.head();
-    for await (const row of journal.store.iterate(1, head.seq)) {
-      yield { seq: row.seq, prevHash: row.prevHash, hash: row.hash, kind: row.kind, runId: row.runId, preimage: recordPreimageFromBodyText(row, row.bodyText) };
-    }
-  }
-  const checkpoints = journal.checkpoints.readAll().filter((jws) => peekCheckpoint(jws)?.journalId === journal.journalId);
-  return verifyJournal({
-    scope: { kind: 'full' },
-    records: records(),
-    checkpoints,
-    publicKey: journal.key.publicKey,
-    keyId: journal.key.keyId,
-    journalId: journal.journalId,
-    uncovered: 'report',
-  });
+  return unexpectedKey(journal, options) ?? verifyStoreRecords(journal.store, storeVerifyPlan(journal), { publicKey: journal.key.publicKey });
 }

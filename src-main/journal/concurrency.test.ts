@@ -12,8 +12,9 @@ import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GENESIS_PREV_HASH } from '../../src-shared/journal/records';
-import { verifyJournalStore } from './bundle';
+import { storeVerifyPlan, verifyJournalStore } from './bundle';
 import { Journal } from './journal';
+import { JournalWorkers } from './journal-workers';
 import { journalPath } from './sqlite-store';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 
@@ -271,4 +272,32 @@ describe('journal concurrency across processes', () => {
       await journal.close();
     }
   }, 30_000);
+
+  // The same, with journal workers (journal-workers.ts) opening and closing read-only
+  // connections of their own in this process meanwhile: one ended by the pool's close, one by
+  // dying mid-job. A worker reaches the database only through better-sqlite3, whose SQLite keeps
+  // the process's locks when one of its connections closes; a descriptor opened and closed by
+  // hand would drop them, and this process would stop seeing the children's records.
+  it('a process keeps seeing records other processes append after its journal workers closed their connections', async () => {
+    const dataDir = tempDataDir('ap-locks-workers-');
+    const journal = await Journal.open({ dataDir });
+    try {
+      await journal.append(runDrafts('here', 0)[0]!);
+      const pool = new JournalWorkers({ databasePath: journalPath(dataDir), size: 1 });
+      expect((await pool.run({ kind: 'verifyStore', plan: storeVerifyPlan(journal) })).result).toMatchObject({ ok: true });
+      await expect(pool.run({ kind: 'crash', how: 'exit' })).rejects.toThrow(/died while running crash/);
+      expect((await pool.run({ kind: 'verifyStore', plan: storeVerifyPlan(journal) })).result).toMatchObject({ ok: true });
+      await pool.close();
+
+      const first = startChild(['append', '--data-dir', dataDir, '--run-prefix', 'elsewhere1', '--limit', '5', '--batch', '1']);
+      await first.waitFor('DONE');
+      expect(await journal.readRange(1, null, 100)).toHaveLength(6);
+      const other = startChild(['append', '--data-dir', dataDir, '--run-prefix', 'elsewhere2', '--limit', '5', '--batch', '1']);
+      await other.waitFor('DONE');
+      const seen = await journal.readRange(1, null, 100);
+      expect(seen.map((r) => r.seq)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+    } finally {
+      await journal.close();
+    }
+  }, 60_000);
 });

@@ -69,3 +69,9 @@ export interface JournalStore {
   integrityCheck(): Promise<string>;
   close(): Promise<void>;
 }
+
+/**
+ * The reading half of a store: what export and verification read through, whether from the
+ * journal's own store or from a journal worker's read-only connection (journal-workers.ts).
+ */
+export type JournalReads = Pick<JournalStore, 'head' | 'readRange' | 'readRun' | 'readHashes' | 'iterate' | 'runs' | 'runLastSeq' | 'runSeqs'>;

@@ -28,6 +28,7 @@ import { leafHash, MerkleAccumulator } from './merkle';
 import { existsSync } from 'node:fs';
 import { ensurePrivateDataDir } from '../base/data-dir-guard';
 import { loadOrCreatePlaneKey, loadPlaneKey, type PlaneKey } from './plane-key';
+import { JournalWorkers } from './journal-workers';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
@@ -58,6 +59,7 @@ export class Journal {
   private readonly pending: Array<{ prepared: PreparedDraft[]; resolve: (records: JournalRecord[]) => void; reject: (error: unknown) => void }> = [];
   private flushScheduled = false;
   private closed = false;
+  private pool: JournalWorkers | null = null;
 
   private constructor(
     readonly dataDir: string,
@@ -114,6 +116,17 @@ export class Journal {
   /** Current Merkle root over seqs 1..size, hex. */
   rootHex(): string {
     return toHex(this.accumulator.root());
+  }
+
+  /**
+   * The journal's worker pool (journal-workers.ts): whole-journal verification, exports and the
+   * runtime's start-up scan run there, off this thread. Created here but started by its first
+   * job; closed with the journal.
+   */
+  get workers(): JournalWorkers {
+    if (this.closed) throw new JournalError('Closed', 'the journal is closed');
+    this.pool ??= new JournalWorkers({ databasePath: this.store.location });
+    return this.pool;
   }
 
   onAppend(listener: AppendListener): () => void {
@@ -244,6 +257,8 @@ export class Journal {
   /** Closes the journal after a final checkpoint over everything written (the shutdown checkpoint). */
   async close(): Promise<void> {
     if (this.closed) return;
+    // Work still in the worker pool fails (JournalError 'Closed') rather than holding the close.
+    await this.pool?.close();
     // Appends already asked for are committed before the journal closes.
     while (this.pending.length > 0 || this.flushScheduled) await new Promise((r) => setImmediate(r));
     try {

@@ -21,7 +21,7 @@ import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
-import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import type { JournalHead, JournalReads, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { migrate } from './migrations';
 
 const SYNCHRONOUS_FULL = 2;
@@ -112,10 +112,118 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
+/**
+ * Reads over one read-only connection. In WAL mode a reader sees the last committed snapshot,
+ * never half a transaction, and never blocks a writer. Each call is its own statement (its own
+ * read transaction), so no snapshot is held open across awaits.
+ *
+ * `SqliteJournalStore` reads through one of these; a journal worker (journal-worker.ts) opens
+ * its own with `SqliteJournalReader.open`, which goes through better-sqlite3 alone and opens,
+ * creates or closes none of the database's files itself (see preparePrivateFiles for why that
+ * matters to every other connection of the process).
+ */
+export class SqliteJournalReader implements JournalReads {
+  private closed = false;
+  private readonly stmts;
+
+  constructor(readonly connection: Database.Database) {
+    this.stmts = {
+      readHead: connection.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1'),
+      range: connection.prepare('SELECT * FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?'),
+      run: connection.prepare('SELECT * FROM records WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?'),
+      hashes: connection.prepare('SELECT hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq').pluck(),
+      runSeqs: connection.prepare('SELECT seq FROM records WHERE run_id = ? ORDER BY seq').pluck(),
+      runLastSeq: connection.prepare('SELECT MAX(seq) FROM records WHERE run_id = ?').pluck(),
+      runs: connection.prepare(`
+        SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
+               json_extract(f.body, '$.agent') AS agent
+        FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
+              FROM records WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY lastSeq DESC LIMIT ?) r
+        JOIN records f ON f.seq = r.firstSeq
+        JOIN records l ON l.seq = r.lastSeq
+        ORDER BY r.lastSeq DESC`),
+    };
+  }
+
+  /**
+   * A read-only connection of its own to an existing journal, opened by better-sqlite3 alone:
+   * no file of the database is created, chmodded, opened or closed here, and nothing is
+   * migrated or written (SQLite refuses any write on it). What a journal worker reads through.
+   */
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteJournalReader {
+    const binding = nativeBinding();
+    let connection: Database.Database;
+    try {
+      connection = new Database(path, { readonly: true, fileMustExist: true, ...(binding ? { nativeBinding: binding } : {}) });
+    } catch (error) {
+      throw new JournalError('NotAJournal', `${path} cannot be opened as a journal: ${(error as Error).message}`);
+    }
+    connection.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+    return new SqliteJournalReader(connection);
+  }
+
+  async head(): Promise<JournalHead> {
+    this.assertOpen();
+    return (this.stmts.readHead.get() as JournalHead | undefined) ?? { seq: 0, hash: GENESIS_PREV_HASH };
+  }
+
+  async readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return (this.stmts.range.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as RecordRow[]).map(toStored);
+  }
+
+  async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return (this.stmts.run.all(runId, fromSeq, limit) as RecordRow[]).map(toStored);
+  }
+
+  async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {
+    this.assertOpen();
+    return this.stmts.hashes.all(fromSeq, toSeq) as string[];
+  }
+
+  async *iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
+    // Pages rather than one long cursor, so no read transaction is held open across awaits.
+    const page = 2000;
+    let next = fromSeq;
+    for (;;) {
+      const rows = await this.readRange(next, toSeq, page);
+      for (const row of rows) yield row;
+      if (rows.length < page) return;
+      next = rows[rows.length - 1]!.seq + 1;
+    }
+  }
+
+  async runs(limit: number): Promise<RunSummaryRow[]> {
+    this.assertOpen();
+    return this.stmts.runs.all(limit) as RunSummaryRow[];
+  }
+
+  async runLastSeq(runId: string): Promise<number | null> {
+    this.assertOpen();
+    return (this.stmts.runLastSeq.get(runId) as number | null | undefined) ?? null;
+  }
+
+  async runSeqs(runId: string): Promise<number[]> {
+    this.assertOpen();
+    return this.stmts.runSeqs.all(runId) as number[];
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.connection.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new JournalError('Closed', 'the journal is closed');
+  }
+}
+
 export class SqliteJournalStore implements JournalStore {
   readonly journalId: string;
   private readonly db: Database.Database;
-  private readonly reader: Database.Database;
+  private readonly reads: SqliteJournalReader;
   private closed = false;
   private readonly stmts;
 
@@ -126,25 +234,11 @@ export class SqliteJournalStore implements JournalStore {
     journalId: string,
   ) {
     this.db = db;
-    this.reader = reader;
+    this.reads = new SqliteJournalReader(reader);
     this.journalId = journalId;
     this.stmts = {
       head: db.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1'),
       insert: db.prepare('INSERT INTO records (seq, run_id, kind, v, time, body, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
-      readHead: reader.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1'),
-      range: reader.prepare('SELECT * FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?'),
-      run: reader.prepare('SELECT * FROM records WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?'),
-      hashes: reader.prepare('SELECT hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq').pluck(),
-      runSeqs: reader.prepare('SELECT seq FROM records WHERE run_id = ? ORDER BY seq').pluck(),
-      runLastSeq: reader.prepare('SELECT MAX(seq) FROM records WHERE run_id = ?').pluck(),
-      runs: reader.prepare(`
-        SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
-               json_extract(f.body, '$.agent') AS agent
-        FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
-              FROM records WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY lastSeq DESC LIMIT ?) r
-        JOIN records f ON f.seq = r.firstSeq
-        JOIN records l ON l.seq = r.lastSeq
-        ORDER BY r.lastSeq DESC`),
     };
   }
 
@@ -235,55 +329,47 @@ export class SqliteJournalStore implements JournalStore {
 
   async head(): Promise<JournalHead> {
     this.assertOpen();
-    return (this.stmts.readHead.get() as JournalHead | undefined) ?? { seq: 0, hash: GENESIS_PREV_HASH };
+    return this.reads.head();
   }
 
   async readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
-    return (this.stmts.range.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as RecordRow[]).map(toStored);
+    return this.reads.readRange(fromSeq, toSeq, limit);
   }
 
   async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
-    return (this.stmts.run.all(runId, fromSeq, limit) as RecordRow[]).map(toStored);
+    return this.reads.readRun(runId, fromSeq, limit);
   }
 
   async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {
     this.assertOpen();
-    return this.stmts.hashes.all(fromSeq, toSeq) as string[];
+    return this.reads.readHashes(fromSeq, toSeq);
   }
 
-  async *iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
-    // Pages rather than one long cursor, so no read transaction is held open across awaits.
-    const page = 2000;
-    let next = fromSeq;
-    for (;;) {
-      const rows = await this.readRange(next, toSeq, page);
-      for (const row of rows) yield row;
-      if (rows.length < page) return;
-      next = rows[rows.length - 1]!.seq + 1;
-    }
+  iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
+    return this.reads.iterate(fromSeq, toSeq);
   }
 
   async runs(limit: number): Promise<RunSummaryRow[]> {
     this.assertOpen();
-    return this.stmts.runs.all(limit) as RunSummaryRow[];
+    return this.reads.runs(limit);
   }
 
   async runLastSeq(runId: string): Promise<number | null> {
     this.assertOpen();
-    return (this.stmts.runLastSeq.get(runId) as number | null | undefined) ?? null;
+    return this.reads.runLastSeq(runId);
   }
 
   async runSeqs(runId: string): Promise<number[]> {
     this.assertOpen();
-    return this.stmts.runSeqs.all(runId) as number[];
+    return this.reads.runSeqs(runId);
   }
 
   async sealedRunResults(agent: string, inputPath: string, value: string, limit: number, host?: string): Promise<Array<{ runId: string; input: unknown; result: unknown }>> {
     this.assertOpen();
     if (!/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(inputPath)) throw new JournalError('Refused', `not a plain JSON path: ${inputPath}`);
-    const rows = this.reader
+    const rows = this.reads.connection
       .prepare(
         `SELECT a.run_id AS runId, json_extract(a.body, '$.input') AS input, json_extract(s.body, '$.result') AS result
          FROM records a JOIN records s ON s.run_id = a.run_id AND s.kind = 'RunSealed'
@@ -304,7 +390,7 @@ export class SqliteJournalStore implements JournalStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.reader.close();
+    this.reads.close();
     this.db.close();
   }
 

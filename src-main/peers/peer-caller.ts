@@ -13,7 +13,7 @@
  * whatever it did is done.
  */
 import { formatPeerAddress, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import type { Disposition } from '../../src-shared/journal/records';
+import type { Disposition } from '../../src-shared/vocabulary/effects';
 import type { PeerCaller } from '../runtime/peer-effect';
 import { EffectFailure } from '../runtime/run-signals';
 import { PeerCredential } from './peer-credential';

@@ -20,8 +20,8 @@ import { writePrivateFileAtomically } from '../base/private-files';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
-
-export const PeerIdSchema = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'a peer id: lowercase letters, digits and dashes, starting with a letter');
+import { PeerIdSchema } from '../../src-shared/vocabulary/ids';
+import { PeerAuthModeSchema, type NewPeer as NewPeerRequest } from '../../src-shared/vocabulary/peers';
 
 const PublicJwkSchema = z.object({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), x: z.string() });
 
@@ -37,7 +37,7 @@ export const PeerRecordSchema = z
     portFallback: z.boolean().default(false),
     llmMode: z.boolean().default(false),
     /** Which callers it accepts: shared-secret sessions, peer credentials, or both. */
-    auth: z.enum(['shared-secret', 'identity', 'both']).default('both'),
+    auth: PeerAuthModeSchema.default('both'),
     customSkills: z.string().optional(),
     publicKey: PublicJwkSchema,
     createdAt: z.string(),
@@ -54,19 +54,11 @@ export class RegistryError extends Error {
   override readonly name = 'RegistryError';
 }
 
-export interface NewPeer {
-  id: string;
-  name?: string;
-  port: number;
-  publicIp?: string;
-  bindHost?: string;
-  portFallback?: boolean;
-  llmMode?: boolean;
-  auth?: PeerRecord['auth'];
-  customSkills?: string;
-  /** A given shared secret (the seed's --secret); generated when absent. */
-  secret?: string;
-}
+/**
+ * What creating a peer takes: the contract's `peers.create` request, and (from `agentplane peer
+ * start` on this machine only, never over the contract) a custom skills file.
+ */
+export type NewPeer = NewPeerRequest & Pick<PeerRecord, 'customSkills'>;
 
 export class PeerRegistry {
   private cached: { mtimeMs: number; peers: PeerRecord[] } | null = null;

@@ -41,6 +41,7 @@ import { looksLikePeerCredential, verifyPeerCredential } from './peer-credential
 import { externalizeArguments, restoreArguments, DigestRefSchema, type InputBlobs } from './input-blobs';
 import { argumentSizeProblem, jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTES, describeBytes, nestsDeeperThan } from './input-bounds';
 import type { PeerRegistry } from './peer-registry';
+import type { PeerAuthMode } from '../../src-shared/vocabulary/peers';
 import type { RateDecision, RateLimiter } from './rate-limiter';
 import { canonicalIp, mintSession, redactSession, verifySession, type SessionBook } from './session-token';
 import type { UploadStaging } from './upload-staging';
@@ -52,7 +53,7 @@ export interface PeerContext {
   name: string;
   version: string;
   secret: string;
-  auth: 'shared-secret' | 'identity' | 'both';
+  auth: PeerAuthMode;
   registry: PeerRegistry;
   sessions: SessionBook;
   sessionLimiter: RateLimiter;

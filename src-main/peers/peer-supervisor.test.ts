@@ -4,7 +4,6 @@
  */
 import { createServer, connect, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PeerSummary } from '../../src-shared/ipc/contract';
 import type { Plane } from '../plane/plane';
 import { call, failure, testPlane } from '../../tests/support/runtime-support';
 import { Mcpv2Client } from './peer-client';
@@ -35,25 +34,25 @@ describe('peers hosted by the plane', () => {
   it('creates, starts, reports, stops (port freed) and restarts a peer', { timeout: 60_000 }, async () => {
     const plane = await testPlane();
     planes.push(plane);
-    const created = await call<PeerSummary>(plane, 'peers.create', { id: 'gamma', port: 0, llmMode: true });
+    const created = await call(plane, 'peers.create', { id: 'gamma', port: 0, llmMode: true });
     expect(created).toMatchObject({ id: 'gamma', status: 'stopped', address: null, llmMode: true, auth: 'both' });
-    const started = await call<PeerSummary>(plane, 'peers.start', { id: 'gamma' });
+    const started = await call(plane, 'peers.start', { id: 'gamma' });
     expect(started).toMatchObject({ status: 'running', address: expect.stringMatching(/^mcpv2:\/\/127\.0\.0\.1:\d+\/mcpv2$/) });
     const client = Mcpv2Client.at(started.address!);
     const session = await client.freshSession();
     expect(await client.callTool('ping', {}, { auth: { sessionId: session } })).toMatchObject({ pong: true });
-    const { sessions } = await call<{ sessions: Array<{ label: string }> }>(plane, 'peers.sessions', { id: 'gamma' });
+    const { sessions } = await call(plane, 'peers.sessions', { id: 'gamma' });
     expect(sessions).toHaveLength(1);
     expect(await call(plane, 'peers.revokeSession', { id: 'gamma', label: sessions[0]!.label })).toEqual({ revoked: true });
     await expect(client.callTool('ping', {}, { auth: { sessionId: session } })).rejects.toMatchObject({ stage: 'session' });
 
     expect((await failure(plane, 'peers.start', { id: 'gamma' })).message).toContain('already running');
     const port = Number(/:(\d+)\//.exec(started.address!)![1]);
-    const stopped = await call<PeerSummary>(plane, 'peers.stop', { id: 'gamma' });
+    const stopped = await call(plane, 'peers.stop', { id: 'gamma' });
     expect(stopped.status).toBe('stopped');
     expect(await portFree(port)).toBe(true);
     expect((await failure(plane, 'peers.stop', { id: 'gamma' })).code).toBe('AP_CONFLICT');
-    const restarted = await call<PeerSummary>(plane, 'peers.restart', { id: 'gamma' });
+    const restarted = await call(plane, 'peers.restart', { id: 'gamma' });
     expect(restarted.status).toBe('running');
     const lifecycle = (await plane.journal.readRange(1, null, 100)).filter((r) => r.kind === 'PeerLifecycle').map((r) => (r.body as { event: string }).event);
     expect(lifecycle).toEqual(['started', 'stopped', 'started']);
@@ -66,7 +65,7 @@ describe('peers hosted by the plane', () => {
     await call(plane, 'peers.create', { id: 'busy', port });
     const busy = await failure(plane, 'peers.start', { id: 'busy' });
     expect(busy.message).toContain(`port ${port} on 127.0.0.1 is already in use`);
-    expect((await call<{ peers: PeerSummary[] }>(plane, 'peers.list', {})).peers.find((p) => p.id === 'busy')).toMatchObject({ status: 'failed', error: expect.stringContaining('already in use') });
+    expect((await call(plane, 'peers.list', {})).peers.find((p) => p.id === 'busy')).toMatchObject({ status: 'failed', error: expect.stringContaining('already in use') });
 
     await call(plane, 'peers.create', { id: 'faraway', port: 0, publicIp: '192.0.2.10' });
     const far = await failure(plane, 'peers.start', { id: 'faraway' });

@@ -7,28 +7,30 @@
  * peer tells us its real port through a port file and we confirm it with a health check before
  * calling it running; a peer that exits first is "failed", with the reason it printed.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { z } from 'zod';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { appRoot } from '../base/app-paths';
 import type { Logger } from '../base/logger';
 import { PlaneError } from '../base/plane-error';
-import { openPrivateFile } from '../base/private-files';
 import { Mcpv2Client, PeerClientError } from './peer-client';
 import { audienceOf, mintPeerCredential } from './peer-credentials';
 import { processAlive, readPeerLock } from './peer-lock';
+import { launchPeerProcess, PeerLaunchError } from './peer-process';
 import { PeerRegistry, RegistryError, type NewPeer, type PeerRecord } from './peer-registry';
+import { SessionRowSchema, type LivePeerStatus, type SessionRow } from '../../src-shared/vocabulary/peers';
 
 interface Running {
   /** Our child, or null for a peer adopted from an earlier plane or a terminal. */
   child: ChildProcess | null;
   pid: number;
-  status: 'starting' | 'running' | 'stopping';
+  status: LivePeerStatus;
   port: number | null;
   startedAt: number;
   /** The admin routes' token; null for an adopted peer (it was never told one of ours). */
@@ -69,13 +71,8 @@ function exitOf(pid: number): Promise<number | null> {
   });
 }
 
-export interface SessionRow {
-  label: string;
-  clientIp: string;
-  callerAddress: string;
-  issuedAt: number;
-  expiresAt: number;
-}
+/** A peer's admin answer to GET /mcpv2/admin/sessions. */
+const SessionsAnswerSchema = z.object({ sessions: z.array(SessionRowSchema) });
 
 const START_TIMEOUT_MS = 20_000;
 
@@ -138,23 +135,17 @@ export class PeerSupervisor {
     const holder = readPeerLock(peerDir);
     if (holder) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is already running as process ${holder.pid}, which this plane did not start and which does not answer as ${id}; stop that process first`);
     mkdirSync(peerDir, { recursive: true, mode: 0o700 });
-    const portFile = join(peerDir, 'port');
-    rmSync(portFile, { force: true });
-    const log = openPrivateFile(this.logFile(id), 'append');
     const adminToken = newAdminToken();
-    let child: ChildProcess;
-    try {
-      // fd 3 is the watchdog pipe (see parent-watchdog.ts): the peer stops when it closes.
-      child = spawn(process.execPath, [join(appRoot(), 'bin', 'agentplane.js'), 'peer', 'start', '--peer-id', id, '--data-dir', this.dataDir, '--port-file', portFile, '--no-demo-session', '--watch-fd', '3'], {
-        stdio: ['ignore', log, log, 'pipe'],
-        env: { ...supervisedPeerEnv(process.env), AGENTPLANE_PEER_ADMIN_TOKEN: adminToken, ...(process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {}) },
-        detached: false,
-      });
-    } finally {
-      closeSync(log);
-    }
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const entry: Running = { child, pid: child.pid ?? 0, status: 'starting', port: null, startedAt: Date.now(), adminToken, exited };
+    const launched = launchPeerProcess({
+      cliPath: join(appRoot(), 'bin', 'agentplane.js'),
+      args: ['--peer-id', id, '--data-dir', this.dataDir, '--no-demo-session'],
+      logFile: this.logFile(id),
+      logMode: 'append',
+      portFile: join(peerDir, 'port'),
+      env: { ...supervisedPeerEnv(process.env), AGENTPLANE_PEER_ADMIN_TOKEN: adminToken },
+    });
+    const exited = launched.exited.then((e) => e.code);
+    const entry: Running = { child: launched.child, pid: launched.pid, status: 'starting', port: null, startedAt: Date.now(), adminToken, exited };
     this.running.set(id, entry);
     this.onChange();
     void exited.then((code) => {
@@ -165,22 +156,17 @@ export class PeerSupervisor {
       }
     });
 
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      if (!this.running.has(id)) break;
-      const port = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8').trim()) : NaN;
-      if (Number.isInteger(port) && port > 0 && (await this.healthy(record, port))) {
-        entry.port = port;
-        entry.status = 'running';
-        this.onChange();
-        return this.summary(record);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    if (this.running.get(id) === entry) {
-      child.kill('SIGKILL');
+    try {
+      const { port } = await launched.announced(START_TIMEOUT_MS, ({ port }) => this.healthy(record, port));
+      entry.port = port;
+      entry.status = 'running';
+      this.onChange();
+      return this.summary(record);
+    } catch (error) {
+      if (!(error instanceof PeerLaunchError)) throw error;
+      // The exit handler above (registered first) has recorded why by the time this resumes.
       await exited;
-      this.failures.set(id, `did not become healthy within ${START_TIMEOUT_MS / 1000} s: ${this.lastLines(id)}`);
+      if (error.reason === 'timeout') this.failures.set(id, `did not become healthy within ${START_TIMEOUT_MS / 1000} s: ${this.lastLines(id)}`);
     }
     this.onChange();
     throw new PlaneError(ErrorCode.Conflict, `peer ${id} could not start: ${this.failures.get(id) ?? 'unknown reason'}`);
@@ -252,7 +238,9 @@ export class PeerSupervisor {
       headers: { 'x-agentplane-admin': adminTokenOf(id, entry) },
     });
     if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not list its sessions (HTTP ${response.statusCode})`);
-    return ((await response.body.json()) as { sessions: SessionRow[] }).sessions;
+    const listed = SessionsAnswerSchema.safeParse(await response.body.json());
+    if (!listed.success) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} listed its sessions in a form this plane does not read`);
+    return listed.data.sessions;
   }
 
   async revokeSession(id: string, label: string): Promise<boolean> {

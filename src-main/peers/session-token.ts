@@ -41,6 +41,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
+import type { SessionRow } from '../../src-shared/vocabulary/peers';
 import { loadRevocations, writeRevocations } from './revocation-file';
 
 /** `MCPV2_SESSION_TIMEOUT` default: one hour. */
@@ -315,16 +316,8 @@ export function redactSession(token: string): string {
   return `sess_${tokenDigest(token).slice(0, 12)}`;
 }
 
-export interface SessionEntry {
-  /** `redactSession(token)`: the id logs and the UI show. The book never holds the token. */
-  label: string;
-  clientIp: string;
-  /** Where the session request came from (socket address and port, or a note). */
-  callerAddress: string;
-  /** Milliseconds since the epoch. */
-  issuedAt: number;
-  expiresAt: number;
-}
+/** An issued session as the book lists it; its label is `redactSession(token)`: the book never holds the token. */
+export type SessionEntry = SessionRow;
 
 export interface SessionBookOptions {
   /** Issued sessions kept for listing; beyond it, expired then oldest entries are dropped. */

@@ -18,7 +18,7 @@ import { callModel } from '../runtime/model-effect';
 import type { RunContext } from '../runtime/run-context';
 import type { RunProgram } from '../runtime/run-program';
 import { EffectFailure } from '../runtime/run-signals';
-import { NO_SPEND } from '../runtime/spend';
+import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import { PAYMENT_NOTE } from '../runtime/step-runner';
 import type { CustomSkill, CustomSkillRunner } from './custom-skills';
 import { FileStoreError, type FileStore } from './file-store';

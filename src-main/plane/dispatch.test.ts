@@ -4,6 +4,7 @@ import { dispatchCommand, type CommandHandlers } from './dispatch';
 import { PlaneError } from '../base/plane-error';
 import { createPlane } from './plane';
 import { tempDataDir } from '../../tests/support/journal-support';
+import { call } from '../../tests/support/runtime-support';
 
 const status = {
   version: '1.0.0',
@@ -27,7 +28,7 @@ function handlers(overrides: Partial<CommandHandlers> = {}): CommandHandlers {
     ...notUnderTest,
     'plane.status': () => status,
     'peers.list': () => ({ peers: [] }),
-    'events.since': () => ({ epoch: 'e', reset: false, latestSeq: 0, events: [] }),
+    'journal.changes': () => ({ journalId: 'j', head: 0, runs: [], truncated: false }),
     'journal.runs': () => ({ runs: [] }),
     'journal.records': () => ({ records: [], nextSeq: null, headSeq: 0 }),
     'journal.verify': () => ({ ok: true, count: 0, root: '', checkpointSize: 0, unsigned: 0, unknownKinds: 0 }),
@@ -58,19 +59,19 @@ describe('dispatchCommand', () => {
   });
 
   it('names the failing field of a bad request and never calls the handler', async () => {
-    const since = vi.fn();
+    const records = vi.fn();
     const result = await dispatchCommand(
-      handlers({ 'events.since': since }),
-      'events.since',
-      { epoch: 3, afterSeq: 'a' },
+      handlers({ 'journal.records': records }),
+      'journal.records',
+      { runId: 3, fromSeq: 'a' },
       { transport: 'local' },
       () => undefined,
     );
-    expect(since).not.toHaveBeenCalled();
+    expect(records).not.toHaveBeenCalled();
     expect(result).toMatchObject({ ok: false, error: { code: 'AP_BAD_REQUEST' } });
     if (!result.ok) {
-      expect(result.error.message).toContain('epoch');
-      expect(result.error.message).toContain('afterSeq');
+      expect(result.error.message).toContain('runId');
+      expect(result.error.message).toContain('fromSeq');
     }
   });
 
@@ -118,7 +119,6 @@ describe('createPlane', () => {
     await plane.close();
     await plane.close();
     expect(seen).toEqual(['plane.statusChanged:stopping']);
-    const result = await plane.dispatch('plane.status', {}, { transport: 'local' });
-    expect(result).toMatchObject({ ok: true, value: { state: 'stopping' } });
+    expect(await call(plane, 'plane.status', {})).toMatchObject({ state: 'stopping' });
   });
 });

@@ -1,42 +1,19 @@
 /**
- * Seq-numbered plane events for live views. Each plane process has an `epoch` (random, per
- * start); `seq` increases by one per event within it. A client remembers `(epoch, seq)` and,
- * after a dropped connection, asks `events.since` for what it missed. A bounded window of
- * recent events is kept for exactly that; a client further behind (or from another epoch) is
- * told to reset and re-read state through commands, so nothing is silently lost.
- *
- * The journal is the durable account of what happened; this hub only carries notifications
- * ("something changed, here is its seq"), never a second history of runs.
+ * The plane's live notifications, fanned out to every connected client (Electron IPC, the web
+ * bridge's WebSocket, `serveContract` ports). The hub keeps no sequence and no history of its
+ * own: the journal is the one account of what happened and its seq the one cursor, so
+ * `journal.appended` carries journal seqs and a client that missed some asks
+ * `journal.changes`; the other events are whole snapshots that a reconnecting client re-reads.
  */
-import { randomBytes } from 'node:crypto';
-import type { EventEnvelope, EventName, EventPayload } from '../../src-shared/ipc/contract';
+import type { EventName, EventPayload, PlaneEvent } from '../../src-shared/ipc/contract';
 
-export type EventListener = (event: EventEnvelope) => void;
-
-export interface EventsSince {
-  epoch: string;
-  reset: boolean;
-  latestSeq: number;
-  events: EventEnvelope[];
-}
+export type EventListener = (event: PlaneEvent) => void;
 
 export class EventHub {
-  readonly epoch = randomBytes(8).toString('hex');
-  private seq = 0;
-  private readonly window: EventEnvelope[] = [];
   private readonly listeners = new Set<EventListener>();
 
-  constructor(private readonly windowSize = 1000) {}
-
-  get latestSeq(): number {
-    return this.seq;
-  }
-
-  publish<K extends EventName>(name: K, payload: EventPayload<K>): EventEnvelope {
-    this.seq += 1;
-    const event: EventEnvelope = { epoch: this.epoch, seq: this.seq, name, payload };
-    this.window.push(event);
-    if (this.window.length > this.windowSize) this.window.shift();
+  publish<K extends EventName>(name: K, payload: EventPayload<K>): void {
+    const event = { name, payload } as PlaneEvent;
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -44,23 +21,10 @@ export class EventHub {
         // A broken subscriber (a closed socket mid-send) must not stop delivery to the rest.
       }
     }
-    return event;
   }
 
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  since(epoch: string | null, afterSeq: number): EventsSince {
-    const oldest = this.window[0]?.seq ?? this.seq + 1;
-    const sameEpoch = epoch === this.epoch;
-    // Replayable iff the client is in this epoch and every event after afterSeq is still held.
-    const replayable = sameEpoch && afterSeq <= this.seq && afterSeq + 1 >= oldest;
-    if (!replayable) {
-      // A client from no epoch (first connect) has nothing to reset; it simply starts here.
-      return { epoch: this.epoch, reset: epoch !== null, latestSeq: this.seq, events: [] };
-    }
-    return { epoch: this.epoch, reset: false, latestSeq: this.seq, events: this.window.filter((e) => e.seq > afterSeq) };
   }
 }

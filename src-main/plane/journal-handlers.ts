@@ -6,7 +6,8 @@
 import { checkRecordBody } from '../../src-shared/journal/records';
 import type { CommandHandlers } from './dispatch';
 import type { Journal } from '../journal/journal';
-import { BundleError, exportBundle, verifyJournalStore } from '../journal/bundle';
+import { BundleError } from '../journal/bundle';
+import { exportBundleInWorker, verifyJournalStoreInWorker } from '../journal/journal-workers';
 import { peekCheckpoint } from '../journal/checkpoints';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,7 +55,8 @@ export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journa
      * contradicts that signature and fails here. Then the whole journal is verified from the
      * database against every checkpoint. `count` is what a signature covers; a record a
      * concurrent writer committed after the signature is reported in `unsigned`/`unsignedTail`
-     * and not counted as verified.
+     * and not counted as verified. The signing happens here (the key stays on this thread); the
+     * reading and checking in a journal worker, so every other request is answered meanwhile.
      */
     async 'journal.verify'() {
       if (!journal.readOnly) {
@@ -66,13 +68,13 @@ export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journa
         }
         if (head > signed) await journal.checkpoint();
       }
-      return verifyJournalStore(journal);
+      return verifyJournalStoreInWorker(journal);
     },
     async 'journal.exportRun'({ runId }) {
       const dir = mkdtempSync(join(tmpdir(), 'agentplane-export-'));
       try {
         const file = join(dir, `${runId}.jsonl`);
-        const result = await exportBundle(journal, { kind: 'run', runId }, file);
+        const result = await exportBundleInWorker(journal, { kind: 'run', runId }, file);
         return { fileName: `${runId}.jsonl`, content: readFileSync(file, 'utf8'), records: result.records, rootHash: result.rootHash };
       } catch (error) {
         if (error instanceof BundleError) throw new PlaneError(ErrorCode.NotFound, error.message);

@@ -18,6 +18,8 @@ import type { ModelProvider } from '../runtime/model-provider';
 import { loadAgents, loadPolicy, loadProviders } from './plane-config';
 import { runtimeHandlers } from './runtime-handlers';
 import { peerHandlers } from './peer-handlers';
+import { readJournalChanges } from './journal-changes';
+import { startJournalAnnouncer } from './journal-announcer';
 import { PeerSupervisor } from '../peers/peer-supervisor';
 import { createPeerCaller } from '../peers/peer-caller';
 
@@ -104,34 +106,16 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
 
   const handlers: CommandHandlers = {
     'plane.status': () => status(),
-    'events.since': ({ epoch, afterSeq }) => events.since(epoch, afterSeq),
+    'journal.changes': ({ afterSeq }) => readJournalChanges(journal, afterSeq),
     ...journalHandlers(journal),
     ...runtimeHandlers(runtime),
     ...peerHandlers(peers),
   };
 
-  // The stream is a view of the journal: the UI hears "the head is now N" and reads records
-  // by seq. Our own appends announce themselves at once; appends by other processes sharing
-  // the data dir (a peer started from the CLI) are found by a cheap poll of the head.
-  let announced = (await journal.head()).seq;
-  const announce = (seq: number) => {
-    if (seq <= announced) return;
-    announced = seq;
-    events.publish('journal.appended', { seq });
-  };
-  const unsubscribeJournal = journal.onAppend((records) => {
-    for (const record of records) {
-      if (record.runId) events.publish('runs.changed', { runId: record.runId, seq: record.seq, kind: record.kind });
-    }
-    announce(records[records.length - 1]!.seq);
-  });
-  const poll = setInterval(() => {
-    journal
-      .head()
-      .then((head) => announce(head.seq))
-      .catch(() => undefined);
-  }, config.journalPollMs ?? 500);
-  poll.unref();
+  // The stream is a view of the journal: one `journal.appended` per commit names the runs it
+  // touched, by journal seq. Our own commits announce themselves at once; appends by other
+  // processes sharing the data dir (a peer started from the CLI) are found by a cheap poll.
+  const announcer = await startJournalAnnouncer(journal, (payload) => events.publish('journal.appended', payload), config.journalPollMs ?? 500);
 
   events.publish('plane.statusChanged', status());
   logger.log('info', 'plane started', { dataDir: config.dataDir, host: config.host, version: config.version });
@@ -152,10 +136,9 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       closing ??= (async () => {
         state = 'stopping';
         events.publish('plane.statusChanged', status());
-        clearInterval(poll);
         await peers.stopAll();
         await runtime.close();
-        unsubscribeJournal();
+        announcer.stop();
         // The shutdown checkpoint: everything written is signed before the process goes.
         await journal.close();
         logger.log('info', 'plane stopped');

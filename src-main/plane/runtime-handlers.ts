@@ -3,7 +3,7 @@
  * the person at this machine, `user:local`; the transport is recorded as how the run arrived.
  */
 import type { RunView, SpendSummary } from '../../src-shared/ipc/contract';
-import { addSpend, NO_SPEND, tokensOf } from '../runtime/spend';
+import { addSpend, NO_SPEND, tokensOf } from '../../src-shared/vocabulary/spend';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { CommandHandlers, CallContext } from './dispatch';
 import { PlaneError } from '../base/plane-error';
@@ -96,7 +96,7 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
           by: LOCAL_USER,
           decision: resolution === 'fail' ? 'deny' : 'approve',
           ...(reason ? { reason } : {}),
-          ...(resolution === 'fail' ? {} : { value: { resolution, ...(result !== undefined ? { result } : {}) } }),
+          ...(resolution === 'fail' ? {} : { value: { kind: 'recovery', resolution, ...(result !== undefined ? { result } : {}) } }),
         }),
       );
     },

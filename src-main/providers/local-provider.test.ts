@@ -4,6 +4,7 @@
  * ladder with the right disposition and the right bill.
  */
 import { describe, expect, it } from 'vitest';
+import type { Disposition } from '../../src-shared/vocabulary/effects';
 import { type ModelErrorKind, type ModelRequest, ModelError, costOf } from '../runtime/model-provider';
 import { createLocalProvider, LOCAL_MODEL } from './local-provider';
 
@@ -123,7 +124,7 @@ describe('local provider', () => {
   });
 
   describe('directives', () => {
-    const cases: { directive: string; kind: ModelErrorKind; disposition: 'DidNotHappen' | 'Landed' }[] = [
+    const cases: { directive: string; kind: ModelErrorKind; disposition: Disposition }[] = [
       { directive: '!fail:refused', kind: 'refused', disposition: 'DidNotHappen' },
       { directive: '!fail:unavailable', kind: 'unavailable', disposition: 'DidNotHappen' },
       { directive: '!fail:interrupted', kind: 'interrupted', disposition: 'Landed' },

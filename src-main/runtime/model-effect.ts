@@ -7,12 +7,12 @@
  * large-values.ts): the key still covers it, through the digest, and the journal does not grow
  * by a document per call.
  */
-import type { Spend } from '../../src-shared/journal/records';
+import type { Spend } from '../../src-shared/vocabulary/spend';
 import { costOf, ModelError, type Completion, type ModelProvider, type ModelRequest, type ModelUsage } from './model-provider';
 import { journaledText } from './large-values';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
-import { NO_SPEND } from './spend';
+import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 
 /** Rough token estimate for a ceiling check before the call: words plus a margin. */
 export function estimateTokens(text: string): number {

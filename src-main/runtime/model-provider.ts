@@ -31,7 +31,7 @@
  * error payloads, and an unbounded message turns a failure into an exfiltration channel into
  * every log it reaches.
  */
-import type { Disposition } from '../../src-shared/journal/records';
+import type { Disposition } from '../../src-shared/vocabulary/effects';
 
 /**
  * Tokens a call consumed. `outputTokens` excludes reasoning: a driver whose wire counts

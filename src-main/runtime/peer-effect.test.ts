@@ -7,7 +7,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunView } from '../../src-shared/ipc/contract';
 import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from '../plane/plane';
 import { call, testPlane } from '../../tests/support/runtime-support';
@@ -29,11 +28,11 @@ describe('cx.callPeer', () => {
     const dataDir = tempDataDir('ap-peer-call-');
     const plane = await testPlane({ dataDir, demoPeers: true });
     planes.push(plane);
-    const stopped = await call<RunView>(plane, 'runs.start', { agent: 'ask-peer', input: { query: 'anyone home?' }, wait: true });
+    const stopped = await call(plane, 'runs.start', { agent: 'ask-peer', input: { query: 'anyone home?' }, wait: true });
     expect(stopped).toMatchObject({ outcome: 'failed', error: { code: 'PeerStopped' } });
 
     await call(plane, 'peers.start', { id: 'beta' });
-    const run = await call<RunView>(plane, 'runs.start', { agent: 'ask-peer', input: { query: 'What is the capital of Peru?' }, wait: true });
+    const run = await call(plane, 'runs.start', { agent: 'ask-peer', input: { query: 'What is the capital of Peru?' }, wait: true });
     expect(run.outcome).toBe('succeeded');
     expect(run.result).toMatchObject({ response: expect.stringContaining('What is the capital of Peru?') });
     const records = await plane.journal.readRun(run.runId, 1, 100);
@@ -42,7 +41,7 @@ describe('cx.callPeer', () => {
     expect(records.find((r) => r.kind === 'EffectDone')!.body).toMatchObject({ provenance: 'peer:beta' });
 
     await call(plane, 'peers.revoke', { id: 'beta' });
-    const revoked = await call<RunView>(plane, 'runs.start', { agent: 'ask-peer', input: { query: 'still there?' }, wait: true });
+    const revoked = await call(plane, 'runs.start', { agent: 'ask-peer', input: { query: 'still there?' }, wait: true });
     expect(revoked).toMatchObject({ outcome: 'failed', error: { code: 'PeerRevoked' } });
     await plane.close();
 

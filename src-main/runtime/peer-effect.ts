@@ -12,7 +12,7 @@
  * when the call is performed, never on replay. What comes back is labelled `peer:<id>`:
  * untrusted.
  */
-import { NO_SPEND } from './spend';
+import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { DelegationError, extendChain } from './policy';

@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunView } from '../../src-shared/ipc/contract';
 import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from '../plane/plane';
 import { call, callsIn, countingProvider, failure, testPlane } from '../../tests/support/runtime-support';
@@ -43,12 +42,12 @@ describe('across a killed process', () => {
 
     const plane = await testPlane({ dataDir, providers: new Map([['local', countingProvider(counter)]]) });
     planes.push(plane);
-    const waiting = await call<{ waiting: RunView[] }>(plane, 'approvals.list', {});
+    const waiting = await call(plane, 'approvals.list', {});
     const run = waiting.waiting.find((r) => r.runId === runId)!;
     expect(run.pending).toMatchObject({ reason: 'approval', subject: { name: 'file.write' } });
     await call(plane, 'approvals.decide', { runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
     await plane.runtime.settled(runId);
-    const done = await call<RunView>(plane, 'runs.get', { runId });
+    const done = await call(plane, 'runs.get', { runId });
     expect(done.outcome).toBe('succeeded');
 
     expect(callsIn(counter)).toBe(1); // the model call was replayed from the record, not made again
@@ -66,19 +65,20 @@ describe('across a killed process', () => {
     const plane = await testPlane({ dataDir, providers: new Map([['local', countingProvider(counter)]]) });
     planes.push(plane);
     await plane.runtime.settled(runId);
-    const { waiting } = await call<{ waiting: RunView[] }>(plane, 'recovery.list', {});
+    const { waiting } = await call(plane, 'recovery.list', {});
     expect(waiting.map((r) => r.runId)).toEqual([runId]);
     const run = waiting[0]!;
     expect(run.pending).toMatchObject({ reason: 'recovery', subject: { effect: 'model', name: 'local' } });
     const failed = (await plane.journal.readRun(runId, 1, 100)).find((r) => r.kind === 'EffectFailed')!;
     expect(failed.body).toMatchObject({ disposition: 'InDoubt', error: { code: 'InFlightAtStop' } });
-    expect((await call<{ waiting: RunView[] }>(plane, 'approvals.list', {})).waiting).toEqual([]);
+    expect((await call(plane, 'approvals.list', {})).waiting).toEqual([]);
 
-    const bad = await failure(plane, 'recovery.resolve', { runId, waitId: run.pending!.waitId, subjectHash: run.pending!.subjectHash, resolution: 'sideways' });
+    // Deliberately outside the contract: the plane must refuse it, whatever a caller's types said.
+    const bad = await failure(plane, 'recovery.resolve', { runId, waitId: run.pending!.waitId, subjectHash: run.pending!.subjectHash, resolution: 'sideways' as 'retry' });
     expect(bad.code).toBe('AP_BAD_REQUEST');
     await call(plane, 'recovery.resolve', { runId, waitId: run.pending!.waitId, subjectHash: run.pending!.subjectHash, resolution: 'retry' });
     await plane.runtime.settled(runId);
-    expect((await call<RunView>(plane, 'runs.get', { runId })).outcome).toBe('succeeded');
+    expect((await call(plane, 'runs.get', { runId })).outcome).toBe('succeeded');
     expect(callsIn(counter)).toBe(2); // the lost attempt and the retry
     const attempts = (await plane.journal.readRun(runId, 1, 100)).filter((r) => r.kind === 'EffectStarted');
     expect(attempts).toHaveLength(2);

@@ -20,15 +20,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
-import type { AnyRecordDraft, CredentialUseSchema, EffectKindSchema, JournalRecord, RecordBody, Spend } from '../../src-shared/journal/records';
+import type { AnyRecordDraft, CredentialUseSchema, JournalRecord } from '../../src-shared/journal/records';
+import type { EffectKind } from '../../src-shared/vocabulary/effects';
+import { waitIdOf } from '../../src-shared/vocabulary/ids';
+import { addSpend, ceilingCrossed, NO_SPEND, type Budget, type Spend } from '../../src-shared/vocabulary/spend';
+import type { WaitSubject } from '../../src-shared/vocabulary/waits';
 import type { z } from 'zod';
 import type { Journal } from '../journal/journal';
 import { sha256Hex } from '../journal/sqlite-store';
 import { decisionOn, type RunHistory } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
-import { addSpend, ceilingCrossed, NO_SPEND, type Budget } from './spend';
-
-export type EffectKind = z.infer<typeof EffectKindSchema>;
 
 export interface EffectOutcome {
   result: unknown;
@@ -146,12 +147,11 @@ export class RunContext {
   /** Waits for a person to supply input; returns what they supplied (journaled in the decision). */
   async waitFor(prompt: string): Promise<unknown> {
     const step = this.step++;
-    const waitId = `${this.runId}/${step}/input`;
-    const decision = decisionOn(this.history, waitId);
-    if (decision?.decision === 'approve') return decision.value ?? null;
+    const decision = decisionOn(this.history, waitIdOf(this.runId, step, 'input'));
+    if (decision?.decision === 'approve') return decision.value?.kind === 'input' ? decision.value.input : null;
     if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'input refused');
     await this.boundary(step);
-    return this.suspend(step, 'input', { kind: 'input', prompt, agent: this.history.agent, owner: this.owner });
+    return this.suspend(step, { kind: 'input', prompt, agent: this.history.agent, owner: this.owner });
   }
 
   private async perform(step: number, key: string, spec: EffectSpec): Promise<unknown> {
@@ -207,22 +207,22 @@ export class RunContext {
    * taken after this failure counts: a retry that is itself in doubt asks again.
    */
   private async recover(step: number, key: string, spec: EffectSpec, failedSeq: number): Promise<unknown> {
-    const waitId = `${this.runId}/${step}/recovery`;
-    const latest = decisionOn(this.history, waitId);
+    const latest = decisionOn(this.history, waitIdOf(this.runId, step, 'recovery'));
     const decision = latest && latest.seq > failedSeq ? latest : null;
     if (!decision) {
-      return this.suspend(step, 'recovery', { kind: 'recovery', effect: spec.effect, name: spec.name, request: spec.request, agent: this.history.agent, owner: this.owner });
+      return this.suspend(step, { kind: 'recovery', effect: spec.effect, name: spec.name, request: spec.request, agent: this.history.agent, owner: this.owner });
     }
-    const resolution = (decision.value as { resolution?: string; result?: unknown } | undefined) ?? {};
-    if (decision.decision === 'deny' || resolution.resolution === 'fail') {
+    if (decision.decision === 'deny') {
       throw new EffectFailure('RecoveryFailed', decision.reason ?? 'a person resolved the in-doubt effect as failed', 'InDoubt');
     }
-    if (resolution.resolution === 'landed') {
+    const resolution = decision.value?.kind === 'recovery' ? decision.value : null;
+    if (resolution?.resolution === 'landed') {
       const result = resolution.result ?? null;
       await this.write({ runId: this.runId, kind: 'EffectDone', body: { step, key, result, spend: NO_SPEND, provenance: `person:${decision.by}` } });
       return result;
     }
-    // retry: a new attempt at the same step, under the same key.
+    // retry (or an approval without a recovery value, which v1 decisions read as retry): a new
+    // attempt at the same step, under the same key.
     return this.perform(step, key, spec);
   }
 
@@ -230,24 +230,23 @@ export class RunContext {
   private async boundary(step: number): Promise<void> {
     if (this.history.cancelled || this.governance.cancelRequested(this.runId)) throw new RunCancelled('cancelled');
     const halted = this.governance.haltedBy(this.history);
-    if (halted) await this.suspend(step, 'halt', { kind: 'halt', scope: halted, agent: this.history.agent, owner: this.owner });
+    if (halted) await this.suspend(step, { kind: 'halt', scope: halted, agent: this.history.agent, owner: this.owner });
   }
 
   private async checkBudget(step: number, spec: EffectSpec): Promise<void> {
     const ceiling = ceilingCrossed(this.spend, spec.estimate, this.budget);
     if (!ceiling) return;
-    const waitId = `${this.runId}/${step}/budget`;
+    const waitId = waitIdOf(this.runId, step, 'budget');
     const decision = decisionOn(this.history, waitId);
     if (decision?.decision === 'approve') {
-      const raised = (decision.value as { budget?: Budget } | undefined)?.budget;
-      if (raised) this.budget = raised;
+      if (decision.value?.kind === 'budget') this.budget = decision.value.budget;
       if (!ceilingCrossed(this.spend, spec.estimate, this.budget)) return;
     }
     if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'stopped at its budget ceiling');
     if (this.history.pending?.waitId !== waitId) {
       await this.write({ runId: this.runId, kind: 'BudgetVerdict', body: { step, verdict: 'ceilingReached', ceiling, spent: this.spend, budget: this.budget } });
     }
-    await this.suspend(step, 'budget', {
+    await this.suspend(step, {
       kind: 'budget',
       ceiling,
       spent: this.spend,
@@ -261,10 +260,8 @@ export class RunContext {
   private async checkApproval(step: number, spec: EffectSpec): Promise<void> {
     const needs = spec.grant !== null && (this.governance.grants.get(spec.grant)?.approve || this.governance.approveEveryEffect);
     if (!needs) return;
-    const reason = spec.effect === 'payment' ? 'payment' : 'approval';
-    const waitId = `${this.runId}/${step}/${reason}`;
-    const subject = {
-      kind: reason,
+    const subject: WaitSubject = {
+      kind: spec.effect === 'payment' ? 'payment' : 'approval',
       effect: spec.effect,
       name: spec.name,
       request: spec.request,
@@ -274,16 +271,17 @@ export class RunContext {
       owner: this.owner,
       chain: this.history.chain,
     };
-    const decision = decisionOn(this.history, waitId);
+    const decision = decisionOn(this.history, waitIdOf(this.runId, step, subject.kind));
     if (decision?.decision === 'approve' && decision.subjectHash === subjectHash(subject)) return;
     if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'denied');
-    await this.suspend(step, reason, subject);
+    await this.suspend(step, subject);
   }
 
-  private async suspend(step: number, reason: RecordBody<'Suspended'>['reason'], subject: unknown): Promise<never> {
-    const waitId = `${this.runId}/${step}/${reason}`;
+  /** Waits for a person on `subject`; its kind is the wait's reason, and names the wait. */
+  private async suspend(step: number, subject: WaitSubject): Promise<never> {
+    const waitId = waitIdOf(this.runId, step, subject.kind);
     if (this.history.pending?.waitId !== waitId) {
-      await this.write({ runId: this.runId, kind: 'Suspended', body: { step, reason, waitId, subject, subjectHash: subjectHash(subject) } });
+      await this.write({ runId: this.runId, kind: 'Suspended', body: { step, reason: subject.kind, waitId, subject, subjectHash: subjectHash(subject) } });
     }
     throw new RunSuspended(waitId);
   }

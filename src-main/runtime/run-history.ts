@@ -8,11 +8,12 @@
  * only by snoozes: anything the run did afterwards (an effect, a seal) means the wait was
  * answered.
  */
-import type { JournalRecord, Spend } from '../../src-shared/journal/records';
-import type { RecordBody } from '../../src-shared/journal/records';
-import { addSpend, NO_SPEND, type Budget } from './spend';
-
-export type RunStatus = 'running' | 'suspended' | 'sealed';
+import type { DecisionV1Body, JournalRecord, RecordBody } from '../../src-shared/journal/records';
+import { decisionValueFromV1 } from '../../src-shared/vocabulary/decisions';
+import { waitIdParts } from '../../src-shared/vocabulary/ids';
+import type { RunStatus } from '../../src-shared/vocabulary/runs';
+import { addSpend, NO_SPEND, type Budget, type Spend } from '../../src-shared/vocabulary/spend';
+import { readWaitSubject, type RecordedWaitSubject, type WaitReason } from '../../src-shared/vocabulary/waits';
 
 export interface EffectAttempt {
   started: RecordBody<'EffectStarted'> & { seq: number };
@@ -22,9 +23,10 @@ export interface EffectAttempt {
 
 export interface PendingWait {
   waitId: string;
-  reason: RecordBody<'Suspended'>['reason'];
+  reason: WaitReason;
   step: number;
-  subject: unknown;
+  /** As written, typed; one this build does not recognise is kept raw (see readWaitSubject). */
+  subject: RecordedWaitSubject;
   subjectHash: string;
   since: string;
   seq: number;
@@ -119,13 +121,13 @@ export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
       }
       case 'Suspended': {
         const s = body as RecordBody<'Suspended'>;
-        const wait: PendingWait = { waitId: s.waitId, reason: s.reason, step: s.step, subject: s.subject, subjectHash: s.subjectHash, since: record.time, seq: record.seq };
+        const wait: PendingWait = { waitId: s.waitId, reason: s.reason, step: s.step, subject: readWaitSubject(s.reason, s.subject), subjectHash: s.subjectHash, since: record.time, seq: record.seq };
         history.waits.set(s.waitId, wait);
         history.pending = wait;
         break;
       }
       case 'Decision': {
-        const d = body as RecordBody<'Decision'>;
+        const d = record.v === 1 ? decisionFromV1(body as DecisionV1Body, history) : (body as RecordBody<'Decision'>);
         const list = history.decisions.get(d.waitId) ?? [];
         list.push({ ...d, seq: record.seq, time: record.time });
         history.decisions.set(d.waitId, list);
@@ -161,6 +163,17 @@ export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
   }
   if (history.status !== 'sealed') history.status = history.pending ? 'suspended' : 'running';
   return history;
+}
+
+/**
+ * A Decision v1 read as the current version: its untagged value is read by the reason of the
+ * wait it answered (the wait recorded before it, else the reason its waitId names).
+ */
+function decisionFromV1(body: DecisionV1Body, history: RunHistory): RecordBody<'Decision'> {
+  const { value, ...rest } = body;
+  const reason = history.waits.get(body.waitId)?.reason ?? waitIdParts(body.waitId)?.reason;
+  const read = reason === undefined ? undefined : decisionValueFromV1(reason, body.decision, value);
+  return { ...rest, ...(read !== undefined ? { value: read } : {}) };
 }
 
 /** The deciding (non-snooze) decision on a wait, if any: the latest one. */

@@ -7,7 +7,7 @@
  */
 import type { LoadedAgent } from './manifest';
 import type { RunContext } from './run-context';
-import type { Budget } from './spend';
+import type { Budget } from '../../src-shared/vocabulary/spend';
 import { runAgentSteps, type StepDeps } from './step-runner';
 
 export interface RunProgram {

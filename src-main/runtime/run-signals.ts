@@ -3,7 +3,7 @@
  * caught by the executor, which turns each into the right record: a suspension leaves the run
  * waiting (nothing sealed), a cancel or a denial seals it, a divergence seals it failed, loudly.
  */
-import type { Disposition } from '../../src-shared/journal/records';
+import type { Disposition } from '../../src-shared/vocabulary/effects';
 
 /** The run waits for a person (or a lifted halt); it is resumed by replay, not by this stack. */
 export class RunSuspended extends Error {

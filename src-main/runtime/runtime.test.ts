@@ -12,7 +12,7 @@ import { journalPath } from '../journal/sqlite-store';
 import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from '../plane/plane';
 import { PolicyEngine } from './policy';
-import { agent, call, callsIn, countingProvider, failure, testPlane } from '../../tests/support/runtime-support';
+import { agent, call, callsIn, clientOf, countingProvider, failure, testPlane } from '../../tests/support/runtime-support';
 import { loadAgents } from '../plane/plane-config';
 
 const planes: Plane[] = [];
@@ -88,7 +88,7 @@ describe('approvals', () => {
     const run = await suspendedNote(p);
     expect(run.pending).toMatchObject({ reason: 'approval', subject: { effect: 'tool', name: 'file.write', request: { path: 'notes/greeting.md' }, agent: 'write-note', owner: 'user:local' } });
     expect(existsSync(join(p.dataDir, 'workspace', 'notes', 'greeting.md'))).toBe(false);
-    const { waiting } = await call<{ waiting: RunView[] }>(p, 'approvals.list', {});
+    const { waiting } = await call(p, 'approvals.list', {});
     expect(waiting.map((w) => w.runId)).toEqual([run.runId]);
 
     await call(p, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
@@ -107,8 +107,8 @@ describe('approvals', () => {
     const wrongWait = await failure(p, 'approvals.decide', { runId: run.runId, waitId: `${run.runId}/9/approval`, decision: 'approve', subjectHash: run.pending!.subjectHash });
     expect(wrongWait.message).toContain(`is waiting on ${run.pending!.waitId}`);
 
-    const decide = { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash };
-    const [first, second] = await Promise.all([p.dispatch('approvals.decide', decide, { transport: 'local' }), p.dispatch('approvals.decide', decide, { transport: 'local' })]);
+    const decide = { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve' as const, subjectHash: run.pending!.subjectHash };
+    const [first, second] = await Promise.all([clientOf(p).tryCall('approvals.decide', decide), clientOf(p).tryCall('approvals.decide', decide)]);
     expect([first.ok, second.ok].sort()).toEqual([false, true]);
     await p.runtime.settled(run.runId);
     expect((await records(p, run.runId)).filter((r) => r.kind === 'Decision')).toHaveLength(1);
@@ -145,7 +145,9 @@ describe('approvals', () => {
     const run = await call(p, 'runs.start', { agent: 'ask-first', input: { question: 'Which colour?' }, wait: true });
     expect(run.pending).toMatchObject({ reason: 'input', subject: { prompt: 'Which colour?' } });
     expect((await failure(p, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash })).message).toContain('needs value');
-    await call(p, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash, value: 'blue' });
+    const answer = { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve' as const, subjectHash: run.pending!.subjectHash };
+    expect((await failure(p, 'approvals.decide', { ...answer, value: { kind: 'budget', budget: { maxTokens: 5 } } })).message).toContain('a budget value does not answer this input wait');
+    await call(p, 'approvals.decide', { ...answer, value: { kind: 'input', input: 'blue' } });
     expect((await settled(p, run.runId)).result).toMatchObject({ answer: 'blue' });
   });
 });
@@ -161,7 +163,8 @@ describe('budgets', () => {
     expect(spentTokens).toBeLessThanOrEqual(100);
     const base = { runId: run.runId, waitId: run.pending!.waitId, subjectHash: run.pending!.subjectHash };
     expect((await failure(p, 'approvals.decide', { ...base, decision: 'approve' })).message).toContain('raising it');
-    await call(p, 'approvals.decide', { ...base, decision: 'approve', value: { budget: { maxTokens: 1000 } } });
+    expect((await failure(p, 'approvals.decide', { ...base, decision: 'approve', value: { budget: { maxTokens: 1000 } } as never })).code).toBe('AP_BAD_REQUEST');
+    await call(p, 'approvals.decide', { ...base, decision: 'approve', value: { kind: 'budget', budget: { maxTokens: 1000 } } });
     const done = await settled(p, run.runId);
     expect(done).toMatchObject({ outcome: 'succeeded', budget: { maxTokens: 1000 } });
     expect((await records(p, run.runId)).map((r) => r.kind)).toContain('BudgetVerdict');

@@ -13,10 +13,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ErrorCode } from '../../src-shared/ipc/errors';
-import type { RecordBody, Spend } from '../../src-shared/journal/records';
+import type { RecordBody } from '../../src-shared/journal/records';
+import { approvalNeedsValue, type Decision, type DecisionValue } from '../../src-shared/vocabulary/decisions';
+import { isRunId } from '../../src-shared/vocabulary/ids';
+import type { WaitReason } from '../../src-shared/vocabulary/waits';
 import type { Journal } from '../journal/journal';
-import { verifyJournal, type VerifiableRecord } from '../journal/verify';
-import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
+import { scanWholeJournal } from '../journal/journal-workers';
 import { PlaneError } from '../base/plane-error';
 import type { Logger } from '../base/logger';
 import { errorFields } from '../base/logger';
@@ -27,7 +29,6 @@ import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
 import { RunContext, type RunGovernance } from './run-context';
 import { readRunHistory, type PendingWait, type RunHistory } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
-import type { Budget } from './spend';
 import { agentProgram, type RunProgram } from './run-program';
 import type { PeerCaller } from './peer-effect';
 import type { Tool, ToolContext } from './tools';
@@ -67,20 +68,34 @@ export interface StartRequest {
 export interface DecideRequest {
   runId: string;
   waitId: string;
-  decision: 'approve' | 'deny' | 'snooze';
+  decision: Decision;
   /** The hash of exactly what the person was shown. */
   subjectHash: string;
   by: string;
   reason?: string;
   until?: string;
-  value?: unknown;
+  /** With an approval of a budget, input or recovery wait only: what the person supplies. */
+  value?: DecisionValue;
+}
+
+/** Why approving a wait of this reason needs a value, and which. */
+const VALUE_NEEDED: { readonly [R in DecisionValue['kind']]: string } = {
+  budget: "approving a budget ceiling means raising it: give value {kind: 'budget', budget}",
+  input: "answering an input request needs value {kind: 'input', input}",
+  recovery: "resolve an in-doubt effect with value {kind: 'recovery', resolution: 'retry' or 'landed'} (deny fails the run)",
+};
+
+/** The value, if any, that may go with `decision` on a wait of `reason`; a refusal says why not. */
+function checkDecisionValue(decision: Decision, reason: WaitReason, value: DecisionValue | undefined): void {
+  if (value !== undefined && decision !== 'approve') throw new PlaneError(ErrorCode.BadRequest, `a ${decision} carries no value`);
+  if (value !== undefined && value.kind !== reason) throw new PlaneError(ErrorCode.BadRequest, `a ${value.kind} value does not answer this ${reason} wait`);
+  if (decision === 'approve' && value === undefined && approvalNeedsValue(reason)) throw new PlaneError(ErrorCode.BadRequest, VALUE_NEEDED[reason]);
 }
 
 export class PlaneBuildError extends Error {
   override readonly name = 'PlaneBuildError';
 }
 
-const RUN_ID = /^run-[0-9a-f]{20}$/;
 const HISTORY_CACHE = 2000;
 const HALT_SCOPE = /^(subject|agent):.+$/;
 
@@ -159,43 +174,30 @@ export class Runtime {
     if (problems.length > 0) throw new PlaneBuildError(`the plane's configuration is refused: ${problems.join('; ')}`);
   }
 
-  /** One pass over the journal: verify it, restore halts, find unsealed runs. */
+  /**
+   * One pass over the journal: verify it, restore halts, find unsealed runs. On a large journal
+   * the pass runs in a journal worker (scanWholeJournal, journal-workers.ts), off the event loop.
+   */
   private async scanJournal(): Promise<string[]> {
     const journal = this.options.journal;
-    const open = new Set<string>();
-    const halts = this.halts;
-    const host = this.host;
-    const own = this.ownRuns;
-    async function* records(): AsyncIterable<VerifiableRecord> {
-      const head = await journal.head();
-      for await (const row of journal.store.iterate(1, head.seq)) {
-        if (row.kind === 'RunAdmitted' && row.runId && ((row.body as { host?: string }).host ?? 'plane') === host) open.add(row.runId);
-        if (row.kind === 'RunAdmitted' && row.runId && open.has(row.runId)) own.add(row.runId);
-        if (row.kind === 'RunSealed' && row.runId) {
-          open.delete(row.runId);
-          own.delete(row.runId);
-        }
-        if (row.kind === 'HaltApplied') {
-          const body = row.body as RecordBody<'HaltApplied'>;
-          if (body.lifted) halts.delete(body.scope);
-          else halts.add(body.scope);
-        }
-        yield { seq: row.seq, prevHash: row.prevHash, hash: row.hash, kind: row.kind, runId: row.runId, preimage: recordPreimageFromBodyText(row, row.bodyText) };
-      }
-    }
-    const report = await verifyJournal({
-      scope: { kind: 'full' },
-      records: records(),
+    const { report, index } = await scanWholeJournal(journal, {
       checkpoints: journal.checkpoints.readAll(),
-      publicKey: journal.key.publicKey,
+      publicKey: journal.key.publicJwk as Record<string, unknown>,
       journalId: journal.journalId,
     });
+    // What the pass read before any failure counts, as it did when this fold ran in-thread.
+    for (const halt of index.halts) {
+      if (halt.lifted) this.halts.delete(halt.scope);
+      else this.halts.add(halt.scope);
+    }
+    const open = index.unsealed.filter((run) => (run.host ?? 'plane') === this.host).map((run) => run.runId);
+    for (const runId of open) this.ownRuns.add(runId);
     if (!report.ok) {
       this.brokenJournal = `the journal does not verify (seq ${report.seq ?? '?'}: ${report.reason})`;
       this.options.logger.log('error', 'runtime refuses to replay: journal does not verify', { seq: report.seq, reason: report.reason });
       return [];
     }
-    return [...open];
+    return open;
   }
 
   private assertUsable(): void {
@@ -344,7 +346,7 @@ export class Runtime {
    * records each otherwise re-reads every one of them on every list.)
    */
   async history(runId: string, knownLastSeq?: number): Promise<RunHistory> {
-    if (!RUN_ID.test(runId)) throw new PlaneError(ErrorCode.BadRequest, `"${runId.slice(0, 40)}" is not a run id`);
+    if (!isRunId(runId)) throw new PlaneError(ErrorCode.BadRequest, `"${runId.slice(0, 40)}" is not a run id`);
     const lastSeq = knownLastSeq ?? (await this.options.journal.store.runLastSeq(runId));
     if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
     const cached = this.histories.get(runId);
@@ -406,21 +408,11 @@ export class Runtime {
     if (request.subjectHash !== pending.subjectHash) {
       throw new PlaneError(ErrorCode.Conflict, 'what was decided is not what is waiting (its hash differs): refresh and decide again');
     }
-    let value = request.value;
-    if (request.decision === 'snooze') {
-      if (!request.until || Number.isNaN(Date.parse(request.until))) throw new PlaneError(ErrorCode.BadRequest, 'a snooze needs `until`, an ISO-8601 time');
-    } else if (request.decision === 'approve') {
-      if (pending.reason === 'budget') {
-        const budget = (value as { budget?: Budget } | undefined)?.budget;
-        if (!budget || typeof budget !== 'object') throw new PlaneError(ErrorCode.BadRequest, 'approving a budget ceiling means raising it: give value.budget');
-        value = { budget };
-      } else if (pending.reason === 'recovery') {
-        const resolution = (value as { resolution?: string } | undefined)?.resolution;
-        if (resolution !== 'retry' && resolution !== 'landed') throw new PlaneError(ErrorCode.BadRequest, 'resolve an in-doubt effect with value.resolution "retry" or "landed" (deny fails the run)');
-      } else if (pending.reason === 'input' && value === undefined) {
-        throw new PlaneError(ErrorCode.BadRequest, 'answering an input request needs value (the input)');
-      }
+    const value = request.value;
+    if (request.decision === 'snooze' && (!request.until || Number.isNaN(Date.parse(request.until)))) {
+      throw new PlaneError(ErrorCode.BadRequest, 'a snooze needs `until`, an ISO-8601 time');
     }
+    checkDecisionValue(request.decision, pending.reason, value);
     await this.options.journal.append({
       runId: request.runId,
       kind: 'Decision',
@@ -431,12 +423,11 @@ export class Runtime {
         subjectHash: request.subjectHash,
         ...(request.reason ? { reason: request.reason } : {}),
         ...(request.until ? { until: request.until } : {}),
-        ...(value !== undefined ? { value: value as never } : {}),
+        ...(value !== undefined ? { value } : {}),
       },
     });
-    if (request.decision === 'approve' && pending.reason === 'budget') {
-      const budget = (value as { budget: Budget }).budget;
-      await this.options.journal.append({ runId: request.runId, kind: 'BudgetVerdict', body: { step: pending.step, verdict: 'raised', spent: history.spend, budget } });
+    if (value?.kind === 'budget') {
+      await this.options.journal.append({ runId: request.runId, kind: 'BudgetVerdict', body: { step: pending.step, verdict: 'raised', spent: history.spend, budget: value.budget } });
     }
     if (request.decision !== 'snooze') this.schedule(request.runId);
     return this.history(request.runId);
@@ -524,4 +515,3 @@ export class Runtime {
   }
 }
 
-export type { Spend };

@@ -8,7 +8,7 @@ import type { ModelProvider } from './model-provider';
 import { callModel } from './model-effect';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
-import { NO_SPEND } from './spend';
+import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import { render, TemplateError } from './template';
 import type { Tool, ToolContext } from './tools';
 import { callPeer, type PeerCaller } from './peer-effect';

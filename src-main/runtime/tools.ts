@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { writePrivateFile } from '../base/private-files';
 import { EffectFailure } from './run-signals';
-import { NO_SPEND } from './spend';
+import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import type { EffectOutcome } from './run-context';
 
 export interface ToolContext {

@@ -1,37 +1,26 @@
 /**
  * The contract client, written once over a transport interface (the MCP SDK's pattern:
- * protocol core above, thin transports below). The Electron preload and the web bridge are
- * two `ContractTransport`s; everything above them (the renderer's store, tests) speaks
- * through `PlaneClient` and cannot tell which one it has.
+ * protocol core above, thin transports below). It is the one door to the plane (DESIGN.md):
+ * the renderer (Electron IPC, the web bridge), the CLI (HTTP to a running plane, or a plane of
+ * its own in-process), the REPL and tests (an in-memory linked pair, message-transport.ts) all
+ * call through `PlaneClient` and cannot tell which transport they have.
+ *
+ * Every answer is validated here against the contract's response schema for the command sent;
+ * an answer of any other shape is a failure naming the command, never a value handed on. A
+ * transport moves bytes and nothing else: it neither checks nor casts what it carries.
  */
-import { ErrorCode, type ErrorBody } from './errors';
-import {
-  commands,
-  type CommandName,
-  type CommandRequest,
-  type CommandResponse,
-  type EventEnvelope,
-} from './contract';
+import { describeZodError, ErrorCode, type ErrorBody } from './errors';
+import { commands, type CommandName, type CommandRequest, type CommandResponse } from './contract';
+import { openResumableEvents, type EventStreamHandlers, type RawChannelHandlers, type ReconnectTiming } from './event-stream';
 import { FailureSchema, resultSchemaOf, type Result } from './result';
 
-export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
-
-export interface EventStreamHandlers {
-  /** Called for every event in seq order, replayed ones included. */
-  onEvent(event: EventEnvelope): void;
-  /** The plane cannot replay what was missed (it restarted or the window passed): re-read state. */
-  onReset(epoch: string, latestSeq: number): void;
-  onState(state: ConnectionState): void;
-}
+export type { ConnectionState, EventStreamHandlers, RawChannelHandlers, SyncInfo } from './event-stream';
 
 export interface ContractTransport {
-  /** Sends one command; resolves with the raw (unvalidated) answer envelope. */
+  /** Sends one command; resolves with the raw (unvalidated) answer envelope; rejects when the plane cannot be reached. */
   invoke(command: CommandName, request: unknown): Promise<unknown>;
-  /**
-   * Opens the event stream and keeps it open (reconnecting as needed), resuming after the
-   * last seq it delivered. Returns a function that closes it for good.
-   */
-  openEvents(handlers: EventStreamHandlers): () => void;
+  /** Opens one connection of the event channel; the client validates what arrives and reconnects. */
+  connectEvents(handlers: RawChannelHandlers): { close(): void };
 }
 
 export class ContractError extends Error {
@@ -47,14 +36,12 @@ export class ContractError extends Error {
 export interface PlaneClient {
   call<K extends CommandName>(command: K, request: CommandRequest<K>): Promise<CommandResponse<K>>;
   tryCall<K extends CommandName>(command: K, request: CommandRequest<K>): Promise<Result<CommandResponse<K>>>;
-  events(handlers: EventStreamHandlers): () => void;
+  /** The live event stream, resumed by journal seq across reconnects; returns its close. */
+  events(handlers: EventStreamHandlers, timing?: ReconnectTiming): () => void;
 }
 
 export function createPlaneClient(transport: ContractTransport): PlaneClient {
-  async function tryCall<K extends CommandName>(
-    command: K,
-    request: CommandRequest<K>,
-  ): Promise<Result<CommandResponse<K>>> {
+  async function tryCall<K extends CommandName>(command: K, request: CommandRequest<K>): Promise<Result<CommandResponse<K>>> {
     let raw: unknown;
     try {
       raw = await transport.invoke(command, request);
@@ -64,11 +51,15 @@ export function createPlaneClient(transport: ContractTransport): PlaneClient {
     }
     const parsed = resultSchemaOf(commands[command].response).safeParse(raw);
     if (parsed.success) return parsed.data as Result<CommandResponse<K>>;
+    // A refusal in the contract's shape is the plane's refusal, with its code.
     const failure = FailureSchema.safeParse(raw);
     if (failure.success) return failure.data;
     return {
       ok: false,
-      error: { code: ErrorCode.Internal, message: `the plane's answer to ${command} did not match the contract` },
+      error: {
+        code: ErrorCode.Internal,
+        message: `the plane's answer to ${command} does not match the contract (${describeZodError(parsed.error).slice(0, 300)}); not using it`,
+      },
     };
   }
   return {
@@ -78,6 +69,10 @@ export function createPlaneClient(transport: ContractTransport): PlaneClient {
       if (result.ok) return result.value;
       throw new ContractError(result.error.code, result.error.message);
     },
-    events: (handlers) => transport.openEvents(handlers),
+    events: (handlers, timing = {}) =>
+      openResumableEvents({ connect: (raw) => transport.connectEvents(raw) }, handlers, {
+        ...timing,
+        changes: (afterSeq) => tryCall('journal.changes', { afterSeq }),
+      }),
   };
 }

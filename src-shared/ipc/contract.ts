@@ -10,7 +10,13 @@
  * ISO-8601 strings, durations milliseconds.
  */
 import { z } from 'zod';
-import { BudgetSchema, JournalRecordSchema, SpendSchema } from '../journal/records';
+import { HashHexSchema, JournalRecordSchema } from '../journal/records';
+import { DecisionSchema, DecisionValueSchema, RecoveryResolutionSchema } from '../vocabulary/decisions';
+import { PeerIdSchema, RunIdSchema, WaitIdSchema } from '../vocabulary/ids';
+import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema } from '../vocabulary/peers';
+import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
+import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
+import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
 
 const Empty = z.object({}).strict();
 
@@ -27,15 +33,15 @@ export const PlaneStatusSchema = z.object({
 export type PlaneStatus = z.infer<typeof PlaneStatusSchema>;
 
 export const PeerSummarySchema = z.object({
-  id: z.string(),
+  id: PeerIdSchema,
   name: z.string(),
-  status: z.enum(['stopped', 'starting', 'running', 'stopping', 'failed']),
+  status: PeerStatusSchema,
   /** `mcpv2://host:port/mcpv2` while running. */
   address: z.string().nullable(),
   port: z.number().int(),
   publicIp: z.string(),
   llmMode: z.boolean(),
-  auth: z.enum(['shared-secret', 'identity', 'both']),
+  auth: PeerAuthModeSchema,
   revoked: z.boolean(),
   pid: z.number().int().nullable(),
   startedAt: z.string().nullable(),
@@ -45,15 +51,6 @@ export const PeerSummarySchema = z.object({
   allow: z.record(z.string(), z.array(z.string())),
 });
 export type PeerSummary = z.infer<typeof PeerSummarySchema>;
-
-/** An event as it travels: `epoch` names the plane process, `seq` orders events within it. */
-export const EventEnvelopeSchema = z.object({
-  epoch: z.string(),
-  seq: z.number().int().positive(),
-  name: z.string(),
-  payload: z.unknown(),
-});
-export type EventEnvelope = z.infer<typeof EventEnvelopeSchema>;
 
 /** A run as the journal lists it (derived from its records, never stored beside them). */
 export const RunSummarySchema = z.object({
@@ -104,11 +101,15 @@ export const AgentSummarySchema = z.object({
 export type AgentSummary = z.infer<typeof AgentSummarySchema>;
 
 export const WaitSchema = z.object({
-  waitId: z.string(),
-  reason: z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt']),
+  waitId: WaitIdSchema,
+  reason: WaitReasonSchema,
   step: z.number().int(),
-  /** Exactly what is asked: the effect, its arguments, what it may cost, for whom. */
-  subject: z.unknown(),
+  /**
+   * Exactly what is asked: the effect, its arguments, what it may cost, for whom; its `kind` is
+   * `reason`. A subject this build does not recognise (another version's) comes as
+   * `{kind: 'unrecognized', raw}`, to be shown as it is.
+   */
+  subject: RecordedWaitSubjectSchema,
   subjectHash: z.string(),
   since: z.string(),
   seq: z.number().int(),
@@ -117,14 +118,14 @@ export const WaitSchema = z.object({
 export type Wait = z.infer<typeof WaitSchema>;
 
 export const RunViewSchema = z.object({
-  runId: z.string(),
+  runId: RunIdSchema,
   agent: z.string(),
   owner: z.string(),
   chain: z.array(z.string()),
   /** Which process executes it: `plane`, or `peer:<id>` for a peer's skill run. */
   host: z.string(),
-  status: z.enum(['running', 'suspended', 'sealed']),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'denied', 'halted', 'observed']).nullable(),
+  status: RunStatusSchema,
+  outcome: RunOutcomeSchema.nullable(),
   admittedAt: z.string(),
   lastAt: z.string(),
   records: z.number().int(),
@@ -137,7 +138,30 @@ export const RunViewSchema = z.object({
 });
 export type RunView = z.infer<typeof RunViewSchema>;
 
-const RunId = z.string().regex(/^run-[0-9a-f]{20}$/, 'a run id (run-…)');
+/**
+ * What one commit (or one catch-up) did to a run, as far as its records say without folding
+ * the run: the kind of its last record there, and the status that record leaves it in
+ * (RunSealed: sealed with its outcome; Suspended or a snooze: suspended; anything else:
+ * running). A client re-reads the run (`runs.get`) for everything else.
+ */
+export const RunChangeSchema = z.object({
+  runId: z.string(),
+  kind: z.string(),
+  status: RunStatusSchema,
+  outcome: RunOutcomeSchema.nullable(),
+});
+export type RunChange = z.infer<typeof RunChangeSchema>;
+
+/** What the journal gained after a seq (`journal.changes`): the resume answer of every client. */
+export const JournalChangesSchema = z.object({
+  /** Which journal this is: a client that followed another one re-reads everything. */
+  journalId: z.string(),
+  head: z.number().int().nonnegative(),
+  runs: z.array(RunChangeSchema),
+  /** Too much changed to list (or the client's seq is not this journal's): re-read every view. */
+  truncated: z.boolean(),
+});
+export type JournalChanges = z.infer<typeof JournalChangesSchema>;
 
 export const SpendRowSchema = z.object({
   /** The agent's name, `peer:<id>`, or the run id, by the table it is in. */
@@ -162,18 +186,13 @@ export const commands = {
   'plane.status': { request: Empty, response: PlaneStatusSchema },
   'peers.list': { request: Empty, response: z.object({ peers: z.array(PeerSummarySchema) }) },
   /**
-   * What a client that reconnects asks for: every event after `afterSeq` in `epoch`. When
-   * the plane restarted (another epoch) or the events were already dropped from the replay
-   * window, `reset` is true and the client re-reads state through commands instead.
+   * What a client asks on every (re)connect: which runs changed after the last journal seq it
+   * saw (null: it has seen none). Past a cap, or for a seq this journal never reached, the
+   * answer is `truncated` and the client re-reads its views instead.
    */
-  'events.since': {
-    request: z.object({ epoch: z.string().nullable(), afterSeq: z.number().int().nonnegative() }).strict(),
-    response: z.object({
-      epoch: z.string(),
-      reset: z.boolean(),
-      latestSeq: z.number().int().nonnegative(),
-      events: z.array(EventEnvelopeSchema),
-    }),
+  'journal.changes': {
+    request: z.object({ afterSeq: z.number().int().nonnegative().nullable() }).strict(),
+    response: JournalChangesSchema,
   },
   'journal.runs': {
     request: z.object({ limit: z.number().int().min(1).max(1000).default(200) }).strict(),
@@ -183,7 +202,7 @@ export const commands = {
   'journal.records': {
     request: z
       .object({
-        runId: z.string().min(1).nullable().default(null),
+        runId: RunIdSchema.nullable().default(null),
         fromSeq: z.number().int().min(1).default(1),
         limit: z.number().int().min(1).max(5000).default(500),
       })
@@ -204,31 +223,32 @@ export const commands = {
       .object({
         limit: z.number().int().min(1).max(1000).default(200),
         agent: z.string().optional(),
-        status: z.enum(['running', 'suspended', 'sealed']).optional(),
+        status: RunStatusSchema.optional(),
       })
       .strict(),
     response: z.object({ runs: z.array(RunViewSchema) }),
   },
-  'runs.get': { request: z.object({ runId: RunId }).strict(), response: RunViewSchema },
+  'runs.get': { request: z.object({ runId: RunIdSchema }).strict(), response: RunViewSchema },
   /** Admits a run (policy first) and returns at once; `runs.get` or the events follow it. */
   'runs.start': {
     request: z.object({ agent: z.string().min(1), input: z.unknown().default({}), wait: z.boolean().default(false) }).strict(),
     response: RunViewSchema,
   },
-  'runs.cancel': { request: z.object({ runId: RunId, reason: z.string().max(500).optional() }).strict(), response: RunViewSchema },
+  'runs.cancel': { request: z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict(), response: RunViewSchema },
   /** Every run waiting for a person, whatever suspended it. */
   'approvals.list': { request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) },
   'approvals.decide': {
     request: z
       .object({
-        runId: RunId,
-        waitId: z.string().min(1),
-        decision: z.enum(['approve', 'deny', 'snooze']),
+        runId: RunIdSchema,
+        waitId: WaitIdSchema,
+        decision: DecisionSchema,
         /** The hash of what was shown: approving anything else is refused. */
-        subjectHash: z.string().regex(/^[0-9a-f]{64}$/),
+        subjectHash: HashHexSchema,
         reason: z.string().max(2000).optional(),
         until: z.string().optional(),
-        value: z.unknown().optional(),
+        /** With an approval of a budget, input or recovery wait: what the person supplies, tagged with that reason. */
+        value: DecisionValueSchema.optional(),
       })
       .strict(),
     response: RunViewSchema,
@@ -238,59 +258,42 @@ export const commands = {
   'recovery.resolve': {
     request: z
       .object({
-        runId: RunId,
-        waitId: z.string().min(1),
-        subjectHash: z.string().regex(/^[0-9a-f]{64}$/),
-        resolution: z.enum(['retry', 'landed', 'fail']),
+        runId: RunIdSchema,
+        waitId: WaitIdSchema,
+        subjectHash: HashHexSchema,
+        resolution: RecoveryResolutionSchema,
         result: z.unknown().optional(),
         reason: z.string().max(2000).optional(),
       })
       .strict(),
     response: RunViewSchema,
   },
-  'peers.create': {
-    request: z
-      .object({
-        id: z.string().min(1).max(40),
-        name: z.string().min(1).max(80).optional(),
-        port: z.number().int().min(0).max(65535),
-        publicIp: z.string().min(1).default('127.0.0.1'),
-        bindHost: z.string().min(1).optional(),
-        portFallback: z.boolean().default(false),
-        llmMode: z.boolean().default(false),
-        auth: z.enum(['shared-secret', 'identity', 'both']).default('both'),
-        secret: z.string().min(8).max(512).optional(),
-      })
-      .strict(),
-    response: PeerSummarySchema,
-  },
-  'peers.start': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
-  'peers.stop': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
-  'peers.restart': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
+  'peers.create': { request: NewPeerSchema, response: PeerSummarySchema },
+  'peers.start': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
+  'peers.stop': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
+  'peers.restart': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
   'peers.sessions': {
-    request: z.object({ id: z.string() }).strict(),
-    response: z.object({
-      sessions: z.array(z.object({ label: z.string(), clientIp: z.string(), callerAddress: z.string(), issuedAt: z.number(), expiresAt: z.number() })),
-    }),
+    request: z.object({ id: PeerIdSchema }).strict(),
+    response: z.object({ sessions: z.array(SessionRowSchema) }),
   },
-  'peers.revokeSession': { request: z.object({ id: z.string(), label: z.string() }).strict(), response: z.object({ revoked: z.boolean() }) },
+  'peers.revokeSession': { request: z.object({ id: PeerIdSchema, label: z.string() }).strict(), response: z.object({ revoked: z.boolean() }) },
   /** Lets peer `caller` call `skills` of peer `callee` (identity mode). */
-  'peers.allow': { request: z.object({ callee: z.string(), caller: z.string(), skills: z.array(z.string().min(1)) }).strict(), response: PeerSummarySchema },
+  'peers.allow': { request: z.object({ callee: PeerIdSchema, caller: PeerIdSchema, skills: z.array(z.string().min(1)) }).strict(), response: PeerSummarySchema },
   /**
    * Peer `from` calls a skill of peer `to` with its own identity: a credential signed with
    * `from`'s key for `to` alone. What `to` may be asked is the registry's allow list.
    */
   'peers.call': {
-    request: z.object({ from: z.string(), to: z.string(), skill: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }).strict(),
+    request: z.object({ from: PeerIdSchema, to: PeerIdSchema, skill: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }).strict(),
     response: z.object({ result: z.unknown() }),
   },
   /** Revokes a peer's identity: it may call nothing and be called by nobody, and cannot start. */
-  'peers.revoke': { request: z.object({ id: z.string() }).strict(), response: PeerSummarySchema },
+  'peers.revoke': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
   /** Spend per agent, per peer and per run, against ceilings, and over time. */
   'spend.summary': { request: z.object({ limit: z.number().int().min(1).max(1000).default(500) }).strict(), response: SpendSummarySchema },
   /** A run as a self-contained, verifiable bundle (JSONL text), for the UI to save. */
   'journal.exportRun': {
-    request: z.object({ runId: RunId }).strict(),
+    request: z.object({ runId: RunIdSchema }).strict(),
     response: z.object({ fileName: z.string(), content: z.string(), records: z.number().int(), rootHash: z.string() }),
   },
   'halts.list': { request: Empty, response: z.object({ scopes: z.array(z.string()) }) },
@@ -303,10 +306,17 @@ export const events = {
   'plane.statusChanged': PlaneStatusSchema,
   /** The set of peers or one peer's state changed; the payload is the whole list. */
   'peers.changed': z.object({ peers: z.array(PeerSummarySchema) }),
-  /** The journal grew: its head is now `seq`. Readers fetch what they need by seq. */
-  'journal.appended': z.object({ seq: z.number().int().positive() }),
-  /** A run wrote a record (of `kind`, at `seq`): its view may have changed. */
-  'runs.changed': z.object({ runId: z.string(), seq: z.number().int(), kind: z.string() }),
+  /**
+   * The journal grew (one notification per commit, or per batch of other processes' appends):
+   * it now holds every seq up to `seq`, and `fromSeq` is the first it did not announce before
+   * (the previous notification's `seq` + 1). A client that has seen up to N applies one with
+   * `fromSeq` <= N + 1, drops one with `seq` <= N, and on a gap asks `journal.changes`.
+   */
+  'journal.appended': z.object({
+    fromSeq: z.number().int().positive(),
+    seq: z.number().int().positive(),
+    runs: z.array(RunChangeSchema),
+  }),
 } as const;
 
 export type Commands = typeof commands;
@@ -318,6 +328,18 @@ export type CommandResponse<K extends CommandName> = z.output<Commands[K]['respo
 export type Events = typeof events;
 export type EventName = keyof Events;
 export type EventPayload<K extends EventName> = z.output<Events[K]>;
+
+const eventOf = <K extends EventName>(name: K) => z.object({ name: z.literal(name), payload: events[name] });
+
+/**
+ * An event as it travels, on every transport: `{name, payload}`, plain JSON. Events carry no
+ * sequence of their own: the journal's seq orders what happened (`journal.appended`), and the
+ * other events are whole snapshots, re-read on every reconnect, so the latest one is the truth.
+ */
+export const PlaneEventSchema = z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('journal.appended')]);
+export type PlaneEvent = z.infer<typeof PlaneEventSchema>;
+/** Every event of `events` is in PlaneEventSchema (a missing one does not compile). */
+const _everyEventTravels: Exclude<EventName, PlaneEvent['name']> extends never ? true : never = true;
 
 export const commandNames = Object.keys(commands) as CommandName[];
 export const eventNames = Object.keys(events) as EventName[];

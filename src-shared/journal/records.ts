@@ -15,6 +15,12 @@
  * Costs are integers in micro-units of the currency (no floats in hashed records).
  */
 import { z } from 'zod';
+import { DecisionSchema, DecisionValueSchema } from '../vocabulary/decisions';
+import { DispositionSchema, EffectKindSchema } from '../vocabulary/effects';
+import { WaitIdSchema } from '../vocabulary/ids';
+import { RunOutcomeSchema } from '../vocabulary/runs';
+import { BudgetSchema, CeilingSchema, SpendSchema } from '../vocabulary/spend';
+import { WaitReasonSchema, WaitSubjectSchema } from '../vocabulary/waits';
 
 export const HASH_HEX = /^[0-9a-f]{64}$/;
 export const HashHexSchema = z.string().regex(HASH_HEX, 'a SHA-256 hash as 64 lowercase hex digits');
@@ -25,29 +31,6 @@ const Json = z.unknown();
 const Count = z.number().int().nonnegative();
 const Step = z.number().int().nonnegative();
 const IsoTime = z.string().min(1);
-
-export const SpendSchema = z.object({
-  effects: Count,
-  inputTokens: Count,
-  outputTokens: Count,
-  reasoningTokens: Count,
-  /** Cost in micro-units of `currency` (1 USD = 1,000,000). */
-  costMicros: Count,
-  /** True when a provider consumed tokens it never reported (a stream cut before usage). */
-  unaccounted: z.boolean().optional(),
-});
-export type Spend = z.infer<typeof SpendSchema>;
-
-export const BudgetSchema = z.object({
-  maxEffects: Count.optional(),
-  maxTokens: Count.optional(),
-  maxCostMicros: Count.optional(),
-});
-
-export const DispositionSchema = z.enum(['DidNotHappen', 'Landed', 'InDoubt']);
-export type Disposition = z.infer<typeof DispositionSchema>;
-
-export const EffectKindSchema = z.enum(['model', 'tool', 'peer', 'mcp', 'a2a', 'file', 'payment', 'clock', 'random', 'wait']);
 
 /** Which credential a hop presented: never the token, its digest or its expiry. */
 export const CredentialUseSchema = z.object({
@@ -122,33 +105,57 @@ export const recordBodies = {
     1: z.object({
       step: Step,
       verdict: z.enum(['within', 'ceilingReached', 'raised']),
-      ceiling: z.enum(['effects', 'tokens', 'cost']).optional(),
+      ceiling: CeilingSchema.optional(),
       spent: SpendSchema,
       budget: BudgetSchema,
     }),
   },
   Suspended: {
-    1: z.object({
-      step: Step,
-      reason: z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt']),
-      waitId: z.string(),
-      /** Exactly what a person is asked to decide (effect, arguments, estimated cost). */
-      subject: Json,
-      /** Canonical hash of `subject`: a decision names it, so approving anything else is impossible. */
-      subjectHash: HashHexSchema,
-    }),
+    /**
+     * The subject is one of WaitSubject's shapes, its kind the record's reason: a writer cannot
+     * journal anything else. Every runtime so far has written exactly these shapes, so records
+     * already in journals still check; one that does not (another version's) is still read and
+     * verified, its subject shown raw (readWaitSubject), never rejected.
+     */
+    1: z
+      .object({
+        step: Step,
+        reason: WaitReasonSchema,
+        waitId: WaitIdSchema,
+        /** Exactly what a person is asked to decide (effect, arguments, estimated cost). */
+        subject: WaitSubjectSchema,
+        /** Canonical hash of `subject`: a decision names it, so approving anything else is impossible. */
+        subjectHash: HashHexSchema,
+      })
+      .refine((body) => body.subject.kind === body.reason, { message: "the subject's kind must be the wait's reason", path: ['subject', 'kind'] }),
   },
   Decision: {
+    /**
+     * v1, written until values were tagged: `value` is whatever the person supplied, untagged
+     * (`{budget}`, the bare input, `{resolution, result}`). Kept as a tolerant reader for the
+     * records already in users' journals; decisionValueFromV1 reads their value by the reason
+     * of the wait they answer.
+     */
     1: z.object({
       waitId: z.string(),
-      decision: z.enum(['approve', 'deny', 'snooze']),
+      decision: DecisionSchema,
       by: z.string(),
       subjectHash: HashHexSchema,
       reason: z.string().optional(),
       /** For snooze: when to ask again. */
       until: IsoTime.optional(),
-      /** What the person supplied: the input asked for, a raised budget, a recovery resolution. */
       value: Json.optional(),
+    }),
+    2: z.object({
+      waitId: WaitIdSchema,
+      decision: DecisionSchema,
+      by: z.string(),
+      subjectHash: HashHexSchema,
+      reason: z.string().optional(),
+      /** For snooze: when to ask again. */
+      until: IsoTime.optional(),
+      /** What the person supplied, tagged with the reason of the wait it answers: a raised budget, the input asked for, a recovery resolution. */
+      value: DecisionValueSchema.optional(),
     }),
   },
   Cancelled: {
@@ -159,7 +166,7 @@ export const recordBodies = {
   },
   RunSealed: {
     1: z.object({
-      outcome: z.enum(['succeeded', 'failed', 'cancelled', 'denied', 'halted', 'observed']),
+      outcome: RunOutcomeSchema,
       result: Json.optional(),
       error: ErrorInfo.optional(),
       spend: SpendSchema,
@@ -198,7 +205,7 @@ export const CURRENT_VERSION = {
   EffectFailed: 1,
   BudgetVerdict: 1,
   Suspended: 1,
-  Decision: 1,
+  Decision: 2,
   Cancelled: 1,
   HaltApplied: 1,
   RunSealed: 1,
@@ -206,7 +213,13 @@ export const CURRENT_VERSION = {
   PeerLifecycle: 1,
 } as const satisfies { [K in RecordKind]: keyof (typeof recordBodies)[K] };
 
-export type RecordBody<K extends RecordKind> = z.infer<(typeof recordBodies)[K][(typeof CURRENT_VERSION)[K]]>;
+type Bodies = typeof recordBodies;
+/** The body a writer writes now, by kind: the kind's schema at its CURRENT_VERSION. */
+type CurrentBodies = { [K in RecordKind]: z.infer<Extract<Bodies[K][keyof Bodies[K] & (typeof CURRENT_VERSION)[K]], z.ZodType>> };
+export type RecordBody<K extends RecordKind> = CurrentBodies[K];
+
+/** A Decision as written before its value was tagged (read from older journals only). */
+export type DecisionV1Body = z.infer<(typeof recordBodies)['Decision'][1]>;
 
 /** The envelope every reader understands, whatever the kind. */
 export const JournalRecordSchema = z.object({

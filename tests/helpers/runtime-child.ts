@@ -6,17 +6,16 @@
  * Then it waits to be killed. Model calls are counted in <counter> (one line each).
  */
 import { testPlane, call, callsIn, countingProvider } from '../support/runtime-support';
-import type { RunView } from '../../src-shared/ipc/contract';
 
 const [mode, dataDir, counter] = process.argv.slice(2) as [string, string, string];
 const hang = mode === 'hang' ? () => new Promise<void>(() => undefined) : undefined;
 const plane = await testPlane({ dataDir, providers: new Map([['local', countingProvider(counter, hang)]]) });
 
 if (mode === 'suspend') {
-  const run = await call<RunView>(plane, 'runs.start', { agent: 'write-note', input: { title: 'survivor', topic: 'restarts' }, wait: true });
+  const run = await call(plane, 'runs.start', { agent: 'write-note', input: { title: 'survivor', topic: 'restarts' }, wait: true });
   process.stdout.write(`SUSPENDED ${run.runId}\n`);
 } else {
-  const run = await call<RunView>(plane, 'runs.start', { agent: 'summarize', input: { text: 'never answered' } });
+  const run = await call(plane, 'runs.start', { agent: 'summarize', input: { text: 'never answered' } });
   for (;;) {
     const records = await plane.journal.readRun(run.runId, 1, 10);
     // Journaled as started, and the provider really called: the far side has the request.

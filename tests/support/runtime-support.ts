@@ -7,7 +7,10 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import type { Completion, ModelProvider, ModelRequest } from '../../src-main/runtime/model-provider';
 import { createLocalProvider } from '../../src-main/providers/local-provider';
 import { createPlane, type Plane, type PlaneConfig } from '../../src-main/plane/plane';
-import type { RunView } from '../../src-shared/ipc/contract';
+import { createPlaneClient, type PlaneClient } from '../../src-shared/ipc/client';
+import type { CommandName, CommandRequest, CommandResponse } from '../../src-shared/ipc/contract';
+import type { ErrorBody } from '../../src-shared/ipc/errors';
+import { inProcessTransport } from '../../src-main/plane/serve-contract';
 import { tempDataDir } from './journal-support';
 import { compileAgent, type LoadedAgent } from '../../src-main/runtime/manifest';
 
@@ -15,14 +18,30 @@ export async function testPlane(overrides: Partial<PlaneConfig> = {}): Promise<P
   return createPlane({ dataDir: overrides.dataDir ?? tempDataDir('ap-runtime-'), version: 'test', host: 'headless', ...overrides });
 }
 
-export async function call<T = RunView>(plane: Plane, command: string, request: unknown): Promise<T> {
-  const result = await plane.dispatch(command, request, { transport: 'local' });
-  if (!result.ok) throw Object.assign(new Error(result.error.message), { code: result.error.code });
-  return result.value as T;
+const clients = new WeakMap<Plane, PlaneClient>();
+
+/**
+ * The contract client every test reaches a plane through: an in-memory linked pair served by
+ * `serveContract`, so requests and replies cross as JSON and every reply is checked against the
+ * contract, exactly as for the renderer and the CLI. One per plane, made on first use.
+ */
+export function clientOf(plane: Plane): PlaneClient {
+  let client = clients.get(plane);
+  if (!client) {
+    client = createPlaneClient(inProcessTransport(plane));
+    clients.set(plane, client);
+  }
+  return client;
 }
 
-export async function failure(plane: Plane, command: string, request: unknown): Promise<{ code: string; message: string }> {
-  const result = await plane.dispatch(command, request, { transport: 'local' });
+/** Runs a command; a refusal throws ContractError (with its `code`). */
+export function call<K extends CommandName>(plane: Plane, command: K, request: CommandRequest<K>): Promise<CommandResponse<K>> {
+  return clientOf(plane).call(command, request);
+}
+
+/** Runs a command that must be refused, and answers the refusal. */
+export async function failure<K extends CommandName>(plane: Plane, command: K, request: CommandRequest<K>): Promise<ErrorBody> {
+  const result = await clientOf(plane).tryCall(command, request);
   if (result.ok) throw new Error(`${command} was expected to fail but answered ${JSON.stringify(result.value).slice(0, 200)}`);
   return result.error;
 }

@@ -2,10 +2,7 @@
  * How values read on screen: times, durations, token counts, costs and hashes. One place, so
  * every view says "1.2k tokens" and "$0.0004" the same way.
  */
-import type { z } from 'zod';
-import type { BudgetSchema, Spend } from '../../../src-shared/journal/records';
-
-export type Budget = z.infer<typeof BudgetSchema>;
+import { tokensOf, type Budget, type Spend } from '../../../src-shared/vocabulary/spend';
 
 const timeFormat = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false, timeZone: 'UTC' });
 const dateTimeFormat = new Intl.DateTimeFormat('en-GB', {
@@ -56,10 +53,6 @@ export function relative(iso: string | number, now: number): string {
 
 export function count(n: number): string {
   return n.toLocaleString('en-US');
-}
-
-export function tokensOf(spend: Pick<Spend, 'inputTokens' | 'outputTokens' | 'reasoningTokens'>): number {
-  return spend.inputTokens + spend.outputTokens + spend.reasoningTokens;
 }
 
 /** Micro-units to a currency amount: 1,000,000 = $1. Small amounts keep their digits. */

@@ -4,8 +4,8 @@
  * and summarised as such, never hidden.
  */
 import type { RecordView } from '../../../src-shared/ipc/contract';
-import { oneLineJson, plural, spendLine, budgetLine, tokensOf, type Budget } from './display-format';
-import type { Spend } from '../../../src-shared/journal/records';
+import { oneLineJson, plural, spendLine, budgetLine } from './display-format';
+import { tokensOf, type Budget, type Spend } from '../../../src-shared/vocabulary/spend';
 
 type Body = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : oneLineJson(v, 80));

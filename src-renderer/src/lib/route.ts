@@ -2,6 +2,7 @@
  * Where the window is, as a hash route (`#/runs/run-…/42`), so a reload (or the back button)
  * returns to the same view. Only navigation lives here: everything shown comes from the plane.
  */
+import { isRunId, PeerIdSchema } from '../../../src-shared/vocabulary/ids';
 import { sections, type SectionId } from '../sections/sections';
 
 export interface Route {
@@ -27,11 +28,11 @@ export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const [section, a, b] = parts;
   if (!isSection(section)) return DEFAULT_ROUTE;
-  if (section === 'runs' && a && /^run-[0-9a-f]{20}$/.test(a)) {
+  if (section === 'runs' && a && isRunId(a)) {
     const seq = b !== undefined && /^\d+$/.test(b) ? Number(b) : null;
     return { section, runId: a, seq, peerId: null };
   }
-  if (section === 'peers' && a && /^[a-z][a-z0-9-]{0,39}$/.test(a)) return { section, runId: null, seq: null, peerId: a };
+  if (section === 'peers' && a && PeerIdSchema.safeParse(a).success) return { section, runId: null, seq: null, peerId: a };
   return { section, runId: null, seq: null, peerId: null };
 }
 

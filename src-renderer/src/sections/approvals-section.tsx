@@ -7,6 +7,7 @@ import { useEffect, useId, useState, type FormEvent } from 'react';
 import { EmptyState } from '../components/empty-state';
 import { useNow } from '../components/use-now';
 import { approvableDirectly } from '../lib/wait-description';
+import type { BatchDecision } from '../store/approvals-slice';
 import { useApp } from '../store/store-context';
 import { WaitItem } from './wait-item';
 
@@ -57,7 +58,7 @@ function BatchBar({ total }: { total: number }) {
   const approvable = chosen.filter((r) => approvableDirectly(r.pending!)).length;
   const all = chosen.length === total && total > 0;
 
-  const run = async (decision: 'approve' | 'deny') => {
+  const run = async (decision: BatchDecision) => {
     const outcome = await batchDecide(decision, decision === 'deny' ? reason.trim() : undefined);
     const verb = decision === 'approve' ? 'Approved' : 'Denied';
     setMessage(

@@ -7,17 +7,16 @@
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { commands, type CommandRequest } from '../../../src-shared/ipc/contract';
 import { describeZodError } from '../../../src-shared/ipc/errors';
+import { PeerIdSchema } from '../../../src-shared/vocabulary/ids';
+import type { PeerAuthMode } from '../../../src-shared/vocabulary/peers';
 import { useApp } from '../store/store-context';
 
-type Auth = 'both' | 'identity' | 'shared-secret';
 type Errors = Partial<Record<'id' | 'name' | 'port' | 'publicIp' | 'secret' | 'form', string>>;
 
-const PEER_ID = /^[a-z][a-z0-9-]{0,39}$/;
-
-export function validatePeerForm(values: { id: string; name: string; port: string; publicIp: string; auth: Auth; secret: string }): Errors {
+export function validatePeerForm(values: { id: string; name: string; port: string; publicIp: string; auth: PeerAuthMode; secret: string }): Errors {
   const errors: Errors = {};
   if (!values.id) errors.id = 'An id is required.';
-  else if (!PEER_ID.test(values.id)) errors.id = 'Lowercase letters, digits and dashes, starting with a letter (at most 40).';
+  else if (!PeerIdSchema.safeParse(values.id).success) errors.id = 'Lowercase letters, digits and dashes, starting with a letter (at most 40).';
   if (values.name.length > 80) errors.name = 'At most 80 characters.';
   if (!/^\d+$/.test(values.port) || Number(values.port) > 65535) errors.port = 'A port from 0 to 65535 (0 picks a free one at each start).';
   if (!values.publicIp.trim()) errors.publicIp = 'The address others are told to call, e.g. 127.0.0.1.';
@@ -32,7 +31,7 @@ export function PeerCreateForm({ onClose }: { onClose(created?: string): void })
   const createPeer = useApp((s) => s.createPeer);
   const peerAction = useApp((s) => s.peerAction);
   const formId = useId();
-  const [values, setValues] = useState({ id: '', name: '', port: '0', publicIp: '127.0.0.1', auth: 'both' as Auth, secret: '', llmMode: false, startNow: false });
+  const [values, setValues] = useState({ id: '', name: '', port: '0', publicIp: '127.0.0.1', auth: 'both' as PeerAuthMode, secret: '', llmMode: false, startNow: false });
   const [errors, setErrors] = useState<Errors>({});
   const [busy, setBusy] = useState(false);
   const refs = useRef<Record<string, HTMLInputElement | null>>({});

@@ -5,7 +5,8 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import { EmptyState } from '../components/empty-state';
 import { useNow } from '../components/use-now';
-import { count, relative, tokensOf } from '../lib/display-format';
+import { count, relative } from '../lib/display-format';
+import { tokensOf } from '../../../src-shared/vocabulary/spend';
 import { behalfOf } from '../lib/wait-description';
 import { matchesFilter, NO_FILTER, RUN_LIST_LIMIT, type RunFilter } from '../store/runs-slice';
 import { useApp } from '../store/store-context';

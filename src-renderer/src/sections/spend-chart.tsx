@@ -7,7 +7,8 @@ import { useEffect, useId, useRef, useState } from 'react';
 import type { SpendSummary } from '../../../src-shared/ipc/contract';
 import { clockTime, count, dateTime, money } from '../lib/display-format';
 
-export type SpendMetric = 'tokens' | 'effects' | 'costMicros';
+/** A column of the spend timeline (every field of a point but its time). */
+export type SpendMetric = Exclude<keyof SpendSummary['timeline'][number], 'at'>;
 
 export const METRIC_LABELS: Record<SpendMetric, string> = { tokens: 'Tokens', effects: 'Effects', costMicros: 'Cost' };
 

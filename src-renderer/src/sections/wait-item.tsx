@@ -10,7 +10,8 @@ import { JsonBlock } from '../components/json-block';
 import { MeterBar } from '../components/meter-bar';
 import { StatusPill } from '../components/status-pill';
 import { useNow } from '../components/use-now';
-import { budgetLine, dateTime, money, relative, shortHash, spendLine, tokensOf, type Budget } from '../lib/display-format';
+import { budgetLine, dateTime, money, relative, shortHash, spendLine } from '../lib/display-format';
+import { BUDGET_FIELD, tokensOf, type Budget, type Ceiling } from '../../../src-shared/vocabulary/spend';
 import { behalfOf, describeWait, suggestedCeiling, type WaitDescription } from '../lib/wait-description';
 import { useApp } from '../store/store-context';
 
@@ -95,21 +96,20 @@ function DenyWithReason({ runId, busy, label = 'Deny', confirmLabel = 'Deny' }: 
   );
 }
 
-const CEILING_FIELDS: Record<string, { key: keyof Budget; label: string }> = {
-  tokens: { key: 'maxTokens', label: 'New token ceiling' },
-  effects: { key: 'maxEffects', label: 'New effect ceiling' },
-  cost: { key: 'maxCostMicros', label: 'New cost ceiling (micro-units)' },
+const CEILING_LABELS: Record<Ceiling, string> = {
+  tokens: 'New token ceiling',
+  effects: 'New effect ceiling',
+  cost: 'New cost ceiling (micro-units)',
 };
 
-function RaiseCeiling({ run, description, busy }: { run: RunView; description: WaitDescription; busy: boolean }) {
+function RaiseCeiling({ run, info, description, busy }: { run: RunView; info: NonNullable<WaitDescription['budget']>; description: WaitDescription; busy: boolean }) {
   const id = useId();
   const decide = useApp((s) => s.decide);
-  const info = description.budget!;
-  const field = CEILING_FIELDS[info.ceiling] ?? CEILING_FIELDS.tokens!;
-  const suggested = suggestedCeiling(description)[field.key];
+  const key = BUDGET_FIELD[info.ceiling];
+  const suggested = suggestedCeiling(description)[key];
   const [value, setValue] = useState(String(suggested ?? ''));
   const [problem, setProblem] = useState<string | null>(null);
-  const current = info.budget[field.key];
+  const current = info.budget[key];
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const n = Number(value);
@@ -118,12 +118,12 @@ function RaiseCeiling({ run, description, busy }: { run: RunView; description: W
       return;
     }
     setProblem(null);
-    const budget: Budget = { ...info.budget, [field.key]: n };
-    void decide(run.runId, 'approve', { value: { budget } });
+    const budget: Budget = { ...info.budget, [key]: n };
+    void decide(run.runId, 'approve', { value: { kind: 'budget', budget } });
   };
   return (
     <form className="raise-form" onSubmit={submit} aria-label="Raise the ceiling">
-      <label htmlFor={`${id}-ceiling`}>{field.label}</label>
+      <label htmlFor={`${id}-ceiling`}>{CEILING_LABELS[info.ceiling]}</label>
       <input
         id={`${id}-ceiling`}
         inputMode="numeric"
@@ -153,7 +153,7 @@ function AnswerInput({ runId, busy }: { runId: string; busy: boolean }) {
     event.preventDefault();
     if (!answer.trim()) return setProblem(true);
     setProblem(false);
-    void decide(runId, 'approve', { value: answer });
+    void decide(runId, 'approve', { value: { kind: 'input', input: answer } });
   };
   return (
     <form className="answer-form" onSubmit={submit} aria-label="Answer the question">
@@ -194,7 +194,7 @@ function Actions({ run, description }: { run: RunView; description: WaitDescript
     case 'budget':
       return (
         <div className="wait-actions">
-          <RaiseCeiling run={run} description={description} busy={busy} />
+          {description.budget ? <RaiseCeiling run={run} info={description.budget} description={description} busy={busy} /> : null}
           <DenyWithReason runId={run.runId} busy={busy} label="Stop run" confirmLabel="Stop run" />
           <Snooze runId={run.runId} busy={busy} />
         </div>

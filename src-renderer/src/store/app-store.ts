@@ -1,19 +1,20 @@
 /**
  * The renderer's one store: a projection of main-owned state, never a second source of truth.
  * Slices hold what the plane last told us; actions call the contract (components never do);
- * events keyed by seq keep the projection current, and a reset (first connect, plane restart,
- * missed window) re-reads everything through commands so a reconnect loses nothing.
+ * notifications keyed by journal seq keep the projection current, and a reset (first connect,
+ * too much missed, another journal) re-reads everything through commands, so a reconnect
+ * loses nothing.
  *
- * The journal is followed by seq: `journal.appended` says the head moved, and the store reads
- * the records after the last seq it has seen (`journal.records`, runId null). Each record names
- * its run and kind, which says what to re-read: the run, the inbox, spend, the open timeline.
- * This covers appends made by other processes sharing the data dir (a peer hosting a skill
- * run), which the plane only announces as `journal.appended`.
+ * The journal is followed by seq, as a view of it: each `journal.appended` names the runs a
+ * commit touched (appends by other processes sharing the data dir included), and only those
+ * are re-read (`runs.get`, coalesced: a burst costs one read per run), plus the new records of
+ * the open timeline. No record is read to find out what changed. On every reconnect the client
+ * delivers what changed meanwhile (or asks for a full re-read), and the snapshots (plane
+ * status, peers) are read again, since a snapshot missed while away is not replayed.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { ConnectionState, PlaneClient } from '../../../src-shared/ipc/client';
-import type { EventEnvelope, PlaneStatus, RecordView } from '../../../src-shared/ipc/contract';
-import { events as eventSchemas } from '../../../src-shared/ipc/contract';
+import type { ConnectionState, PlaneClient, SyncInfo } from '../../../src-shared/ipc/client';
+import type { EventPayload, PlaneEvent, PlaneStatus } from '../../../src-shared/ipc/contract';
 import { DEFAULT_ROUTE, type Route } from '../lib/route';
 import { createApprovalsSlice, type ApprovalsSlice } from './approvals-slice';
 import { createPeersSlice, type PeersSlice } from './peers-slice';
@@ -25,9 +26,7 @@ import { createUiSlice, type UiSlice } from './ui-slice';
 
 export interface ConnectionSlice {
   connection: ConnectionState;
-  /** The last event seq applied (events, not journal records). */
-  lastSeq: number;
-  /** The last journal seq read by the follower. */
+  /** The journal seq this projection is current to (from `journal.appended` and each sync). */
   journalHead: number;
 }
 
@@ -50,11 +49,6 @@ export type AppState = ConnectionSlice &
 
 export type AppStore = StoreApi<AppState>;
 
-/** Past this many unread records, re-reading the lists is cheaper than reading the records. */
-const FOLLOW_MAX = 5000;
-const FOLLOW_PAGE = 1000;
-const SPEND_KINDS = new Set(['RunAdmitted', 'EffectDone', 'EffectFailed', 'BudgetVerdict', 'RunSealed']);
-
 export function createAppStore(client: PlaneClient, env: StoreEnv, initialRoute: Route = DEFAULT_ROUTE): AppStore {
   const store = createAppState(client, env, initialRoute);
   // The inbox is a view of the runs: recomputed whenever they change.
@@ -68,50 +62,14 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
   return createStore<AppState>()((set, get) => {
     const deps: SliceDeps = { set, get, client, env };
 
-    // ---- the journal follower ----
-    let ready = false;
-    let target = 0;
-    let following: Promise<void> | null = null;
+    // ---- the journal, followed by seq ----
 
-    const dispatchRecords = (records: RecordView[]) => {
-      let spend = false;
-      for (const record of records) {
-        if (record.runId) get().touchRun(record.runId);
-        if (record.runId && record.kind === 'RunAdmitted') get().noteRunHost(record.runId, typeof record.body.host === 'string' ? record.body.host : 'plane');
-        if (SPEND_KINDS.has(record.kind)) spend = true;
-      }
-      const open = get().timeline.runId;
-      if (open) get().appendLive(records.filter((r) => r.runId === open));
-      if (spend) get().touchSpend();
-    };
-
-    const follow = async (): Promise<void> => {
-      while (ready && get().journalHead < target) {
-        const head = get().journalHead;
-        if (target - head > FOLLOW_MAX) {
-          set({ journalHead: target });
-          void refreshLists();
-          return;
-        }
-        const result = await client.tryCall('journal.records', { runId: null, fromSeq: head + 1, limit: FOLLOW_PAGE });
-        if (!result.ok) return; // the next event (or a reset) tries again
-        const records = result.value.records;
-        if (records.length === 0) {
-          set({ journalHead: Math.max(head, Math.min(target, result.value.headSeq)) });
-          return;
-        }
-        set({ journalHead: records[records.length - 1]!.seq });
-        dispatchRecords(records);
-      }
-    };
-
-    const onJournalAppended = (seq: number) => {
-      target = Math.max(target, seq);
-      if (following || !ready) return;
-      following = follow().finally(() => {
-        following = null;
-        if (ready && get().journalHead < target) onJournalAppended(target);
-      });
+    const onAppended = ({ seq, runs }: EventPayload<'journal.appended'>) => {
+      set({ journalHead: seq });
+      if (runs.length === 0) return;
+      for (const change of runs) get().noteRunChange(change);
+      // A commit may move spend (an effect billed, a run sealed); read only while it is shown.
+      get().touchSpend();
     };
 
     const refreshLists = () => {
@@ -121,41 +79,27 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       return Promise.all([get().refreshRuns(), get().refreshPeers(), get().refreshAgents()]);
     };
 
-    const reset = async () => {
-      ready = false;
-      // Where the journal is now; everything after it arrives through the follower.
-      const head = await client.tryCall('journal.records', { runId: null, fromSeq: 1, limit: 1 });
-      const headSeq = head.ok ? head.value.headSeq : 0;
-      set({ journalHead: headSeq });
-      target = Math.max(target, headSeq);
-      ready = true;
+    const onSync = async ({ head, reset }: SyncInfo) => {
+      set({ journalHead: head });
+      if (!reset) {
+        // The journal's changes arrived as a notification; snapshots are re-read, not replayed.
+        await Promise.all([get().refreshStatus(), get().refreshPeers()]);
+        return;
+      }
       await Promise.all([get().refreshStatus(), refreshLists()]);
       if (get().section === 'sessions' || get().section === 'peers') void get().refreshSessions();
       const open = get().timeline.runId;
       if (open) get().touchRun(open);
-      onJournalAppended(target);
     };
 
-    const applyEvent = (event: EventEnvelope) => {
-      set({ lastSeq: event.seq });
-      if (event.name === 'plane.statusChanged') {
-        const parsed = eventSchemas['plane.statusChanged'].safeParse(event.payload);
-        if (parsed.success) set({ status: parsed.data });
-      } else if (event.name === 'peers.changed') {
-        const parsed = eventSchemas['peers.changed'].safeParse(event.payload);
-        if (parsed.success) set({ peers: parsed.data.peers, peersLoaded: true });
-      } else if (event.name === 'journal.appended') {
-        const parsed = eventSchemas['journal.appended'].safeParse(event.payload);
-        if (parsed.success) onJournalAppended(parsed.data.seq);
-      } else if (event.name === 'runs.changed') {
-        const parsed = eventSchemas['runs.changed'].safeParse(event.payload);
-        if (parsed.success) onJournalAppended(parsed.data.seq);
-      }
+    const applyEvent = (event: PlaneEvent) => {
+      if (event.name === 'plane.statusChanged') set({ status: event.payload });
+      else if (event.name === 'peers.changed') set({ peers: event.payload.peers, peersLoaded: true });
+      else onAppended(event.payload);
     };
 
     return {
       connection: 'connecting',
-      lastSeq: 0,
       journalHead: 0,
       status: null,
       error: null,
@@ -176,14 +120,16 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       start() {
         const route = get().route;
         if (route.section === 'runs' && route.runId) get().openTimeline(route.runId, route.seq);
-        return client.events({
-          onEvent: applyEvent,
-          onReset: (_epoch, latestSeq) => {
-            set({ lastSeq: latestSeq });
-            void reset();
+        // Reconnects wait on the window's timers, like everything else the store schedules.
+        const timing = { setTimer: env.setTimer, clearTimer: env.clearTimer };
+        return client.events(
+          {
+            onEvent: applyEvent,
+            onSync: (sync) => void onSync(sync),
+            onState: (connection) => set({ connection }),
           },
-          onState: (connection) => set({ connection }),
-        });
+          timing,
+        );
       },
     };
   });

@@ -15,16 +15,17 @@
  */
 import type { RunView } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
+import type { Decision, DecisionValue, RecoveryResolution } from '../../../src-shared/vocabulary/decisions';
 import { approvableDirectly, describeWait } from '../lib/wait-description';
 import type { SliceDeps } from './store-types';
 
-export type DecisionKind = 'approve' | 'deny' | 'snooze';
-export type RecoveryResolution = 'retry' | 'landed' | 'fail';
+/** What a batch may decide for many waits at once: never a snooze (each is snoozed on its own). */
+export type BatchDecision = Exclude<Decision, 'snooze'>;
 
 export interface DecisionExtras {
   reason?: string;
   until?: string;
-  value?: unknown;
+  value?: DecisionValue;
 }
 
 export interface ApprovalsSlice {
@@ -43,11 +44,11 @@ export interface ApprovalsSlice {
   refreshWaiting(): Promise<void>;
   /** Recomputes the queue from the runs projection; notifies new waits once the first list is in. */
   deriveWaiting(): void;
-  decide(runId: string, decision: DecisionKind, extras?: DecisionExtras): Promise<boolean>;
+  decide(runId: string, decision: Decision, extras?: DecisionExtras): Promise<boolean>;
   resolveRecovery(runId: string, resolution: RecoveryResolution, reason?: string): Promise<boolean>;
   toggleWaitSelected(runId: string, selected: boolean): void;
   selectAllWaits(selected: boolean): void;
-  batchDecide(decision: 'approve' | 'deny', reason?: string): Promise<{ done: number; skipped: number; failed: number }>;
+  batchDecide(decision: BatchDecision, reason?: string): Promise<{ done: number; skipped: number; failed: number }>;
   setFocusWait(runId: string | null): void;
   /** A halt withholds a run until it is lifted (halts.lift); the inbox offers it where it waits. */
   liftHalt(runId: string, scope: string): Promise<boolean>;

@@ -1,10 +1,13 @@
 /**
  * Runs and agents as the runtime reports them. The list is read once (`runs.list`) and then
- * kept current run by run: every journal record names its run, and a changed run is re-read
- * with `runs.get` (coalesced, so a burst of records costs one read per run).
+ * kept current run by run from the journal's notifications: each names the runs a commit
+ * touched and the status it left them in. That status shows at once; the run itself is re-read
+ * with `runs.get` once its burst of commits goes quiet (coalesced: a burst costs one read per
+ * run touched, a run busy for long one read a second), never once per record.
  */
-import type { AgentSummary, RunView } from '../../../src-shared/ipc/contract';
+import type { AgentSummary, RunChange, RunView } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
+import type { RunOutcome, RunStatus } from '../../../src-shared/vocabulary/runs';
 import { coalesce, type SliceDeps } from './store-types';
 
 /** The runtime's own window for the inbox (runtime.waiting) is the latest 1,000 runs too. */
@@ -14,7 +17,8 @@ export interface RunFilter {
   agent: string;
   /** A peer id: runs it hosts, or that it owns or acts in (owner/chain `peer:<id>`). */
   peer: string;
-  status: '' | 'running' | 'suspended' | 'succeeded' | 'failed' | 'ended-other';
+  /** Any (''), a live status, one outcome, or `ended-other`: sealed neither succeeded nor failed. */
+  status: '' | Exclude<RunStatus, 'sealed'> | RunOutcome | 'ended-other';
   /** Started within the last this-many milliseconds (0: any time). */
   sinceMs: number;
 }
@@ -38,8 +42,10 @@ export interface RunsSlice {
   requestStartForm(agent: string | null): void;
   refreshRuns(): Promise<void>;
   refreshAgents(): Promise<void>;
-  /** Re-reads one run soon (coalesced with others). */
+  /** Re-reads one run soon (coalesced with others); the open timeline's new records first. */
   touchRun(runId: string): void;
+  /** A commit touched a run: show the status it left, and re-read the run soon. */
+  noteRunChange(change: RunChange): void;
   noteRunHost(runId: string, host: string): void;
   startRun(agent: string, input: unknown): Promise<Result<RunView>>;
   cancelRun(runId: string, reason?: string): Promise<Result<RunView>>;
@@ -52,11 +58,11 @@ export function matchesFilter(run: RunView, filter: RunFilter, host: string | un
     if (host !== principal && run.owner !== principal && !run.chain.includes(principal)) return false;
   }
   if (filter.status) {
-    if (filter.status === 'running' || filter.status === 'suspended') {
+    if (filter.status === 'ended-other') {
+      if (!(run.status === 'sealed' && run.outcome !== 'succeeded' && run.outcome !== 'failed')) return false;
+    } else if (filter.status === 'running' || filter.status === 'suspended') {
       if (run.status !== filter.status) return false;
-    } else if (filter.status === 'succeeded' || filter.status === 'failed') {
-      if (run.outcome !== filter.status) return false;
-    } else if (!(run.status === 'sealed' && run.outcome !== 'succeeded' && run.outcome !== 'failed')) return false;
+    } else if (run.outcome !== filter.status) return false;
   }
   if (filter.sinceMs > 0 && now - Date.parse(run.admittedAt) > filter.sinceMs) return false;
   return true;
@@ -66,13 +72,20 @@ export function createRunsSlice({ set, get, client, env }: SliceDeps): RunsSlice
   const upsert = (run: RunView) => set((s) => ({ runs: { ...s.runs, [run.runId]: run }, runHosts: { ...s.runHosts, [run.runId]: run.host } }));
 
 
-  const touch = coalesce(env, 80, (runIds) => {
+  const read = async (runId: string) => {
+    const result = await client.tryCall('runs.get', { runId });
+    if (!result.ok) return;
+    upsert(result.value);
+    get().reconcileTimeline(result.value);
+  };
+
+  const touch = coalesce(env, (runIds) => {
+    const open = get().timeline.runId;
     for (const runId of runIds) {
-      void client.tryCall('runs.get', { runId }).then((result) => {
-        if (!result.ok) return;
-        upsert(result.value);
-        get().reconcileTimeline(result.value);
-      });
+      // The open run's new records are appended before its view is re-read, so the view's count
+      // finds them there instead of sending the timeline to re-read its last page.
+      if (runId === open) void get().followTimeline().then(() => read(runId));
+      else void read(runId);
     }
   });
 
@@ -118,6 +131,12 @@ export function createRunsSlice({ set, get, client, env }: SliceDeps): RunsSlice
     },
 
     touchRun: touch,
+
+    noteRunChange({ runId, status, outcome }) {
+      const run = get().runs[runId];
+      if (run && (run.status !== status || run.outcome !== outcome)) set((s) => ({ runs: { ...s.runs, [runId]: { ...run, status, outcome } } }));
+      touch(runId);
+    },
 
     noteRunHost(runId, host) {
       if (get().runHosts[runId] === host) return;

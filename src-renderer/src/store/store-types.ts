@@ -28,19 +28,36 @@ export interface SliceDeps {
   env: StoreEnv;
 }
 
-/** Collects keys for `delayMs` and hands them over once, so a burst of events costs one refresh. */
-export function coalesce(env: StoreEnv, delayMs: number, flush: (keys: Set<string>) => void): (key: string) => void {
+/** How long keys keep arriving unflushed: quiet for this long, or at most this long in all (ms). */
+export const COALESCE_QUIET_MS = 80;
+export const COALESCE_MAX_WAIT_MS = 1000;
+
+/**
+ * Collects keys and hands them over once they stop coming: `quietMs` after the last one, or
+ * `maxWaitMs` after the first when they keep coming. A burst of events then costs one refresh
+ * per key, and a key that is busy for long one refresh per `maxWaitMs`, never one per event.
+ */
+export function coalesce(
+  env: StoreEnv,
+  flush: (keys: Set<string>) => void,
+  quietMs = COALESCE_QUIET_MS,
+  maxWaitMs = COALESCE_MAX_WAIT_MS,
+): (key: string) => void {
   let pending = new Set<string>();
   let timer: unknown = null;
+  let firstAt = 0;
+  const fire = () => {
+    timer = null;
+    const keys = pending;
+    pending = new Set();
+    flush(keys);
+  };
   return (key) => {
     pending.add(key);
-    if (timer !== null) return;
-    timer = env.setTimer(() => {
-      timer = null;
-      const keys = pending;
-      pending = new Set();
-      flush(keys);
-    }, delayMs);
+    const now = env.now();
+    if (timer === null) firstAt = now;
+    else env.clearTimer(timer);
+    timer = env.setTimer(fire, Math.max(0, Math.min(quietMs, firstAt + maxWaitMs - now)));
   };
 }
 

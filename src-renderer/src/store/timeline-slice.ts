@@ -11,9 +11,10 @@
  * seq after the previous page's last record); the pages in between are read in chunks of up to
  * 5,000 records. The contract has no "record at position i of run r" (see the report).
  *
- * Live tail: records of the open run arrive with the journal tail the store already reads by
- * seq (app-store), and are appended here; `reconcileTimeline` re-checks the count whenever the
- * run's view is re-read, so a reset or a missed record only ever means a page is read again.
+ * Live tail: when a journal notification names the open run, its records after the last one
+ * shown are read (`followTimeline`: one `journal.records` from lastSeq + 1, for this run only)
+ * and appended here; `reconcileTimeline` re-checks the count whenever the run's view is re-read,
+ * so a reset or a missed record only ever means a page is read again.
  */
 import type { CommandResponse, RecordView, RunView, VerifyReportView } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
@@ -104,6 +105,8 @@ export interface TimelineSlice {
   selectRecordAt(index: number): void;
   selectSeq(seq: number): void;
   appendLive(records: RecordView[]): void;
+  /** Reads the open run's records after the last one shown and appends them. */
+  followTimeline(): Promise<void>;
   setSearch(search: Partial<Pick<SearchState, 'kind' | 'text'>>): void;
   scanRun(): Promise<void>;
   cancelScan(): void;
@@ -152,6 +155,14 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
   let verifyAfterFirstPage = false;
   let lastFirstPage = 0;
   let settleTimer: unknown = null;
+  /** The live-tail read in flight, and whether another was asked for meanwhile. */
+  let following: Promise<void> | null = null;
+  let followAgain = false;
+  /**
+   * Pages whose last read failed: not asked for again until the list asks anew (a scroll) or
+   * the timeline is reopened. Retrying at once would repeat the failing request in a loop.
+   */
+  let failed = new Set<number>();
 
   const patch = (fn: (t: TimelineState) => Partial<TimelineState>) => set((s) => ({ timeline: { ...s.timeline, ...fn(s.timeline) } }));
 
@@ -260,6 +271,7 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
     });
     if (get().timeline.generation !== generation) return;
     if (!result.ok) {
+      for (const p of marks) failed.add(p);
       patch(() => ({ error: result.error.message }));
       return;
     }
@@ -272,7 +284,7 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
     for (const page of wanted) {
       if (inFlight >= MAX_IN_FLIGHT) return;
       const have = t.pages[page];
-      if (t.loading[page]) continue;
+      if (t.loading[page] || failed.has(page)) continue;
       if (have && have.length >= expectedLength(t, page)) continue;
       inFlight++;
       void loadPage(page).finally(() => {
@@ -313,6 +325,7 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
         return;
       }
       wanted = [0];
+      failed = new Set();
       scanGeneration++;
       const run = get().runs[runId];
       const generation = current.generation + 1;
@@ -372,6 +385,7 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
     },
 
     wantRange(first, last) {
+      failed = new Set();
       const t = get().timeline;
       if (!t.runId || t.count === 0) {
         wanted = [0];
@@ -441,6 +455,31 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
         const more = fresh.filter(match);
         if (more.length > 0) set((s) => ({ search: { ...s.search, matches: [...s.search.matches, ...more].slice(0, MAX_MATCHES) } }));
       }
+    },
+
+    followTimeline() {
+      if (following) {
+        followAgain = true;
+        return following;
+      }
+      const run = async () => {
+        do {
+          followAgain = false;
+          const t = get().timeline;
+          // Before the run's place in the journal is known, the pages read it; nothing to follow.
+          if (!t.runId || t.lastSeq === 0) return;
+          const { runId, generation } = t;
+          let fromSeq: number | null = t.lastSeq + 1;
+          while (fromSeq !== null) {
+            const result: Result<CommandResponse<'journal.records'>> = await client.tryCall('journal.records', { runId, fromSeq, limit: CHUNK });
+            if (!result.ok || get().timeline.generation !== generation) return;
+            get().appendLive(result.value.records);
+            fromSeq = result.value.nextSeq;
+          }
+        } while (followAgain);
+      };
+      following = run().finally(() => (following = null));
+      return following;
     },
 
     setSearch(partial) {

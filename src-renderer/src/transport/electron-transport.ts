@@ -5,6 +5,6 @@ import type { PreloadApi } from '../../../src-shared/ipc/preload-api';
 export function createElectronTransport(api: PreloadApi): ContractTransport {
   return {
     invoke: (command, request) => (api.commands[command] as (r: unknown) => Promise<unknown>)(request),
-    openEvents: (handlers) => api.events.open(handlers),
+    connectEvents: (handlers) => api.events.connect(handlers),
   };
 }

@@ -5,8 +5,7 @@
  * removed from the address bar so it is not copied, bookmarked or shown on screen.
  */
 import type { ContractTransport } from '../../../src-shared/ipc/client';
-import { EventEnvelopeSchema, type CommandName } from '../../../src-shared/ipc/contract';
-import { openResumableEvents, type SinceAnswer } from '../../../src-shared/ipc/event-stream';
+import type { CommandName } from '../../../src-shared/ipc/contract';
 
 const TOKEN_KEY = 'agentplane.token';
 
@@ -23,46 +22,31 @@ export function takeTokenFromLocation(): string | null {
 }
 
 export function createWebTransport(token: string): ContractTransport {
-  const invoke = async (command: CommandName, request: unknown): Promise<unknown> => {
-    const response = await fetch(`/api/commands/${encodeURIComponent(command)}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify(request ?? {}),
-    });
-    return response.json();
-  };
-
-  const since = async (epoch: string | null, afterSeq: number): Promise<SinceAnswer> => {
-    const answer = (await invoke('events.since', { epoch, afterSeq })) as { ok: boolean; value?: SinceAnswer };
-    if (!answer.ok || !answer.value) throw new Error('events.since failed');
-    return answer.value;
-  };
-
   return {
-    invoke,
-    openEvents(handlers) {
-      return openResumableEvents(
-        {
-          connect(raw) {
-            const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
-            const socket = new WebSocket(`${scheme}://${window.location.host}/api/events?token=${encodeURIComponent(token)}`);
-            socket.addEventListener('open', () => raw.onOpen());
-            socket.addEventListener('message', (message) => {
-              try {
-                const parsed = EventEnvelopeSchema.safeParse(JSON.parse(String(message.data)));
-                if (parsed.success) raw.onEvent(parsed.data);
-              } catch {
-                // A frame that is not an event is ignored; the seq check catches anything lost.
-              }
-            });
-            socket.addEventListener('close', () => raw.onClose());
-            socket.addEventListener('error', () => socket.close());
-            return { close: () => socket.close() };
-          },
-        },
-        handlers,
-        { since },
-      );
+    async invoke(command: CommandName, request: unknown): Promise<unknown> {
+      const response = await fetch(`/api/commands/${encodeURIComponent(command)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(request ?? {}),
+      });
+      return response.json();
+    },
+    connectEvents(handlers) {
+      const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
+      const socket = new WebSocket(`${scheme}://${window.location.host}/api/events?token=${encodeURIComponent(token)}`);
+      socket.addEventListener('open', () => handlers.onOpen());
+      socket.addEventListener('message', (message) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(String(message.data));
+        } catch {
+          return; // A frame that is not JSON is ignored; the seq check catches anything lost.
+        }
+        handlers.onMessage(parsed);
+      });
+      socket.addEventListener('close', () => handlers.onClose());
+      socket.addEventListener('error', () => socket.close());
+      return { close: () => socket.close() };
     },
   };
 }

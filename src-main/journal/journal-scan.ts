@@ -1,0 +1,56 @@
+/**
+ * The scan a runtime makes when it starts: one pass over the whole journal that verifies it (as
+ * `verifyJournalStore` does) and, from the same records, notes which runs were admitted and not
+ * yet sealed and every halt applied or lifted. On a large journal that pass is the heaviest
+ * thing a plane does at start, so it can run in a journal worker (journal-workers.ts); the
+ * answer is the same plain JSON either way.
+ */
+import type { KeyObject } from 'node:crypto';
+import type { RecordBody } from '../../src-shared/journal/records';
+import { verifyStoreRecords, type StoreVerifyPlan } from './bundle';
+import type { JournalReads, StoredRecord } from './journal-store';
+import type { VerifyReport } from './verify';
+
+export interface JournalIndex {
+  /**
+   * Runs with a RunAdmitted and no RunSealed after it, in admission order, with the host their
+   * admission named (null: it named none).
+   */
+  unsealed: Array<{ runId: string; host: string | null }>;
+  /** Every HaltApplied, in seq order. */
+  halts: Array<{ seq: number; scope: string; lifted: boolean }>;
+}
+
+export interface JournalScan {
+  report: VerifyReport;
+  index: JournalIndex;
+}
+
+/** Folds records, in seq order, into a JournalIndex. */
+export class JournalIndexer {
+  private readonly unsealed = new Map<string, string | null>();
+  private readonly halts: JournalIndex['halts'] = [];
+
+  observe(row: StoredRecord): void {
+    if (row.kind === 'RunAdmitted' && row.runId) {
+      const host = (row.body as { host?: unknown }).host;
+      this.unsealed.set(row.runId, typeof host === 'string' ? host : null);
+    } else if (row.kind === 'RunSealed' && row.runId) {
+      this.unsealed.delete(row.runId);
+    } else if (row.kind === 'HaltApplied') {
+      const body = row.body as RecordBody<'HaltApplied'>;
+      this.halts.push({ seq: row.seq, scope: body.scope, lifted: Boolean(body.lifted) });
+    }
+  }
+
+  index(): JournalIndex {
+    return { unsealed: [...this.unsealed].map(([runId, host]) => ({ runId, host })), halts: this.halts.slice() };
+  }
+}
+
+/** Verifies and indexes the journal `reads` sees, in one pass over its records. */
+export async function scanStoreRecords(reads: Pick<JournalReads, 'head' | 'iterate'>, plan: StoreVerifyPlan, options: { publicKey?: KeyObject } = {}): Promise<JournalScan> {
+  const indexer = new JournalIndexer();
+  const report = await verifyStoreRecords(reads, plan, { ...options, observe: (row) => indexer.observe(row) });
+  return { report, index: indexer.index() };
+}

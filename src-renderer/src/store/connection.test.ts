@@ -1,0 +1,123 @@
+/**
+ * The store across reconnects and misbehaving channels: a dropped connection resumes from the
+ * last journal seq (re-reading only the runs touched meanwhile and the snapshots), a plane that
+ * cannot list what changed makes it re-read its views, and notifications that arrive out of
+ * order or twice cost at most one catch-up and never a lost or doubled update.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { runDrafts } from '../../../tests/support/journal-support';
+import { call, testPlane } from '../../../tests/support/runtime-support';
+import { storeHarness, type StoreHarness } from './testing/store-harness';
+
+const harnesses: StoreHarness[] = [];
+afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.close();
+});
+
+async function harness(options: { scriptedEvents?: boolean } = {}): Promise<StoreHarness> {
+  const h = await storeHarness({ plane: await testPlane({ agents: [] }), ...options });
+  harnesses.push(h);
+  await h.until(() => h.store.getState().runsLoaded && h.store.getState().connection === 'connected', 'the first sync');
+  await h.settle();
+  return h;
+}
+
+const runId = (n: number) => `run-${n.toString(16).padStart(20, '0')}`;
+const head = async (h: StoreHarness) => (await h.plane.journal.head()).seq;
+
+describe('the store across reconnects', () => {
+  it('the first connect reads every view once', async () => {
+    const h = await harness();
+    expect([...h.wire.requests].sort()).toEqual(['agents.list', 'journal.changes', 'peers.list', 'plane.status', 'runs.list']);
+    expect(h.store.getState().status).toMatchObject({ state: 'running' });
+  });
+
+  it('after a drop, asks what changed since its seq, re-reads only those runs and the snapshots', async () => {
+    const h = await harness();
+    const a = runDrafts(runId(1), 2);
+    await h.plane.journal.appendBatch(a.slice(0, 2));
+    const first = await head(h);
+    await h.until(() => h.store.getState().journalHead === first, 'the notification');
+    h.env.clock.advance(100);
+    await h.settle();
+    expect(h.store.getState().runs[runId(1)]).toMatchObject({ status: 'running', records: 2 });
+
+    h.wire.drop();
+    await h.until(() => h.store.getState().connection === 'reconnecting', 'the drop to be noticed');
+    // While it is away: run 1 ends, run 2 starts, a peer is created (a snapshot, not replayed).
+    await h.plane.journal.appendBatch(a.slice(2));
+    await h.plane.journal.appendBatch(runDrafts(runId(2), 1).slice(0, 1));
+    await call(h.plane, 'peers.create', { id: 'gamma', port: 0 });
+    const before = h.wire.requests.length;
+    h.env.clock.advance(250); // the reconnect delay
+    await h.until(() => h.store.getState().connection === 'connected', 'the reconnect');
+    await h.settle();
+    expect(h.wire.requests.slice(before)).toEqual(['journal.changes', 'plane.status', 'peers.list']);
+    expect(h.store.getState().journalHead).toBe(await head(h));
+    expect(h.store.getState().peers.map((p) => p.id)).toContain('gamma');
+    // The status of what changed shows at once; the runs themselves are read once things are quiet.
+    expect(h.store.getState().runs[runId(1)]).toMatchObject({ status: 'sealed', outcome: 'succeeded' });
+    h.env.clock.advance(100);
+    await h.settle();
+    expect(h.wire.requests.slice(before + 3).sort()).toEqual(['runs.get', 'runs.get']);
+    expect(h.store.getState().runs[runId(1)]).toMatchObject({ records: 6 });
+    expect(h.store.getState().runs[runId(2)]).toMatchObject({ status: 'running', records: 1 });
+  });
+
+  it('when too much changed while away, re-reads every view instead', async () => {
+    const h = await harness();
+    h.wire.drop();
+    await h.until(() => h.store.getState().connection === 'reconnecting', 'the drop to be noticed');
+    await h.plane.journal.appendBatch(runDrafts(runId(3), 2600)); // 5,202 records: more than journal.changes lists
+    const before = h.wire.requests.length;
+    h.env.clock.advance(250);
+    await h.until(() => h.store.getState().connection === 'connected', 'the reconnect');
+    await h.settle();
+    expect([...h.wire.requests.slice(before)].sort()).toEqual(['agents.list', 'journal.changes', 'peers.list', 'plane.status', 'runs.list']);
+    expect(h.store.getState().runs[runId(3)]).toMatchObject({ status: 'sealed', records: 5202 });
+  });
+});
+
+describe('notifications out of order or twice', () => {
+  it('a notification that skips seqs triggers one catch-up; the late and repeated ones are dropped', async () => {
+    const h = await harness({ scriptedEvents: true });
+    const start = await head(h);
+    // Two commits; the plane's own notifications are not forwarded: the test sends them.
+    await h.plane.journal.appendBatch(runDrafts(runId(1), 0).slice(0, 1));
+    await h.plane.journal.appendBatch(runDrafts(runId(2), 0).slice(0, 1));
+    const first = { fromSeq: start + 1, seq: start + 1, runs: [{ runId: runId(1), kind: 'RunAdmitted', status: 'running' as const, outcome: null }] };
+    const second = { fromSeq: start + 2, seq: start + 2, runs: [{ runId: runId(2), kind: 'RunAdmitted', status: 'running' as const, outcome: null }] };
+    const before = h.wire.requests.length;
+    h.wire.events.publish('journal.appended', second); // overtook `first`
+    await h.settle();
+    h.wire.events.publish('journal.appended', first);
+    h.wire.events.publish('journal.appended', second);
+    h.wire.events.publish('journal.appended', first);
+    await h.settle();
+    expect(h.wire.requests.slice(before)).toEqual(['journal.changes']);
+    expect(h.store.getState().journalHead).toBe(start + 2);
+    h.env.clock.advance(100);
+    await h.settle();
+    expect(h.wire.requests.slice(before + 1).sort()).toEqual(['runs.get', 'runs.get']);
+    expect(Object.keys(h.store.getState().runs).sort()).toEqual([runId(1), runId(2)]);
+  });
+
+  it('duplicates in order cost nothing, and snapshots replace what they describe', async () => {
+    const h = await harness({ scriptedEvents: true });
+    const start = await head(h);
+    await h.plane.journal.appendBatch(runDrafts(runId(4), 0).slice(0, 1));
+    const note = { fromSeq: start + 1, seq: start + 1, runs: [{ runId: runId(4), kind: 'RunAdmitted', status: 'running' as const, outcome: null }] };
+    const before = h.wire.requests.length;
+    for (let i = 0; i < 3; i++) h.wire.events.publish('journal.appended', note);
+    const status = { ...h.store.getState().status!, state: 'stopping' as const };
+    h.wire.events.publish('plane.statusChanged', status);
+    await call(h.plane, 'peers.create', { id: 'delta', port: 0 }); // not forwarded: scripted events only
+    h.wire.events.publish('peers.changed', await call(h.plane, 'peers.list', {}));
+    await h.settle();
+    h.env.clock.advance(100);
+    await h.settle();
+    expect(h.wire.requests.slice(before)).toEqual(['runs.get']);
+    expect(h.store.getState().status).toEqual(status);
+    expect(h.store.getState().peers.map((p) => p.id)).toEqual(['delta']);
+  });
+});

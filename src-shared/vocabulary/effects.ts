@@ -1,0 +1,16 @@
+/**
+ * Effects: what a run does to the outside world, and what is known of one that failed.
+ */
+import { z } from 'zod';
+
+/** Every kind of effect a run may perform (the journal's EffectStarted names one). */
+export const EffectKindSchema = z.enum(['model', 'tool', 'peer', 'mcp', 'a2a', 'file', 'payment', 'clock', 'random', 'wait']);
+export type EffectKind = z.infer<typeof EffectKindSchema>;
+
+/**
+ * What a failed effect did on the far side: `DidNotHappen` (safe to retry, costs nothing),
+ * `Landed` (it happened; don't repeat it), `InDoubt` (unknown; a person decides in recovery).
+ * A model stream that died mid-generation is Landed and billed for what it burned.
+ */
+export const DispositionSchema = z.enum(['DidNotHappen', 'Landed', 'InDoubt']);
+export type Disposition = z.infer<typeof DispositionSchema>;

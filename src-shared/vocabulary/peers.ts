@@ -1,0 +1,54 @@
+/**
+ * Local peers as every front end names them: how a peer admits callers, what state its process
+ * is in, what creating one takes, and the sessions it has issued.
+ */
+import { z } from 'zod';
+import { PeerIdSchema } from './ids';
+
+/**
+ * Which callers a peer admits: `shared-secret` sessions (the seed's HMAC tokens), `identity`
+ * (peer credentials signed with the caller's own key for this peer alone), or `both`.
+ */
+export const PeerAuthModeSchema = z.enum(['shared-secret', 'identity', 'both']);
+export type PeerAuthMode = z.infer<typeof PeerAuthModeSchema>;
+
+/** A peer as its supervisor sees it; `failed` carries why it failed to start or stopped unexpectedly. */
+export const PeerStatusSchema = z.enum(['stopped', 'starting', 'running', 'stopping', 'failed']);
+export type PeerStatus = z.infer<typeof PeerStatusSchema>;
+
+/** The statuses of a peer whose process is alive (the supervisor holds it). */
+export const LivePeerStatusSchema = PeerStatusSchema.extract(['starting', 'running', 'stopping']);
+export type LivePeerStatus = z.infer<typeof LivePeerStatusSchema>;
+
+/** What creating a peer takes; defaults are what `peers.create` fills in. */
+export const NewPeerSchema = z
+  .object({
+    id: PeerIdSchema,
+    name: z.string().min(1).max(80).optional(),
+    /** 0: any free port, chosen at each start. */
+    port: z.number().int().min(0).max(65535),
+    /** The address others are told to call (the seed's --public-ip). */
+    publicIp: z.string().min(1).default('127.0.0.1'),
+    /** The address the socket binds (the seed's --bind-host); the public IP when absent. */
+    bindHost: z.string().min(1).optional(),
+    portFallback: z.boolean().default(false),
+    llmMode: z.boolean().default(false),
+    auth: PeerAuthModeSchema.default('both'),
+    /** A given shared secret (the seed's --secret); generated when absent. */
+    secret: z.string().min(8).max(512).optional(),
+  })
+  .strict();
+export type NewPeer = z.input<typeof NewPeerSchema>;
+
+/** A session a peer issued, as its admin route lists it: never the token, only its label. */
+export const SessionRowSchema = z.object({
+  /** `sess_` and 12 hex digits of the token's SHA-256: what logs and the UI show. */
+  label: z.string(),
+  clientIp: z.string(),
+  /** Where the session request came from (socket address and port, or a note). */
+  callerAddress: z.string(),
+  /** Milliseconds since the epoch. */
+  issuedAt: z.number(),
+  expiresAt: z.number(),
+});
+export type SessionRow = z.infer<typeof SessionRowSchema>;

@@ -1,0 +1,87 @@
+/**
+ * Why a run waits for a person, and exactly what it asks: the wait's subject. The runtime
+ * writes the subject into the Suspended record and hashes it (canonical JSON); a decision names
+ * that hash, so approving means approving exactly this subject and nothing else.
+ *
+ * Each reason has one subject shape, discriminated by `kind` (always equal to the reason).
+ * The shapes are strict: they are what the runtime writes, field for field.
+ */
+import { z } from 'zod';
+import { EffectKindSchema } from './effects';
+import { BudgetSchema, CeilingSchema, SpendSchema } from './spend';
+
+/**
+ * `approval`: a grant marked approve (or the agent's `approveEveryEffect`) before an effect;
+ * `payment`: the same for a payment effect; `oversight`: an oversight rule's review (no path
+ * of the runtime suspends with it yet: approveEveryEffect asks as `approval`); `budget`: the
+ * next effect would pass a ceiling; `input`: the run asks a question; `recovery`: an effect is
+ * in doubt; `halt`: a halt withholds the run (lifted, not decided).
+ */
+export const WaitReasonSchema = z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt']);
+export type WaitReason = z.infer<typeof WaitReasonSchema>;
+
+/** A `kind` that must be a wait reason (checked by the compiler, so a subject cannot invent one). */
+export const reasonLiteral = <R extends WaitReason>(reason: R) => z.literal(reason);
+
+/** Whose run waits: the agent, the principal it runs for, and (for effects) the chain acting. */
+const Party = { agent: z.string(), owner: z.string() };
+
+/** An effect held before it runs: what, with which arguments, where to, what it may cost, for whom. */
+const EffectHeld = {
+  effect: EffectKindSchema,
+  name: z.string(),
+  request: z.unknown(),
+  destination: z.string().nullable(),
+  estimate: SpendSchema,
+  ...Party,
+  chain: z.array(z.string()),
+};
+
+export const ApprovalSubjectSchema = z.strictObject({ kind: reasonLiteral('approval'), ...EffectHeld });
+export const PaymentSubjectSchema = z.strictObject({ kind: reasonLiteral('payment'), ...EffectHeld });
+export const OversightSubjectSchema = z.strictObject({ kind: reasonLiteral('oversight'), ...EffectHeld });
+export const BudgetSubjectSchema = z.strictObject({
+  kind: reasonLiteral('budget'),
+  /** The ceiling the next effect would pass. */
+  ceiling: CeilingSchema,
+  spent: SpendSchema,
+  budget: BudgetSchema,
+  next: z.strictObject({ effect: EffectKindSchema, name: z.string(), estimate: SpendSchema }),
+  ...Party,
+});
+export const InputSubjectSchema = z.strictObject({ kind: reasonLiteral('input'), prompt: z.string(), ...Party });
+/** The in-doubt effect; a person says retry, landed (with its result) or fail. */
+export const RecoverySubjectSchema = z.strictObject({ kind: reasonLiteral('recovery'), effect: EffectKindSchema, name: z.string(), request: z.unknown(), ...Party });
+/** The halted scope (`subject:<principal>` or `agent:<name>`) that withholds the run. */
+export const HaltSubjectSchema = z.strictObject({ kind: reasonLiteral('halt'), scope: z.string(), ...Party });
+
+/** What the runtime writes: one shape per wait reason. */
+export const WaitSubjectSchema = z.discriminatedUnion('kind', [
+  ApprovalSubjectSchema,
+  PaymentSubjectSchema,
+  OversightSubjectSchema,
+  BudgetSubjectSchema,
+  InputSubjectSchema,
+  RecoverySubjectSchema,
+  HaltSubjectSchema,
+]);
+export type WaitSubject = z.infer<typeof WaitSubjectSchema>;
+export type WaitSubjectOf<R extends WaitReason> = Extract<WaitSubject, { kind: R }>;
+
+/**
+ * A subject read back that this build does not recognise, carried as written in `raw`. Records
+ * already in a journal are never rewritten (they are hashed), so a subject written by another
+ * version of AgentPlane, or one whose kind disagrees with its record's reason, must still be
+ * listed and shown, raw, rather than fail the whole list.
+ */
+export const UnrecognizedSubjectSchema = z.strictObject({ kind: z.literal('unrecognized'), raw: z.unknown() });
+
+/** A subject as read from the journal: one of the shapes above, or an unrecognised one kept raw. */
+export const RecordedWaitSubjectSchema = z.discriminatedUnion('kind', [...WaitSubjectSchema.options, UnrecognizedSubjectSchema]);
+export type RecordedWaitSubject = z.infer<typeof RecordedWaitSubjectSchema>;
+
+/** Reads a Suspended record's subject: typed when it is the shape its reason writes, else kept raw. */
+export function readWaitSubject(reason: string, raw: unknown): RecordedWaitSubject {
+  const parsed = WaitSubjectSchema.safeParse(raw);
+  return parsed.success && parsed.data.kind === reason ? parsed.data : { kind: 'unrecognized', raw };
+}
