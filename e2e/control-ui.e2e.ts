@@ -6,7 +6,8 @@
  * to beta, a payment approved, a run stopped at its ceiling and raised, a session revoked, a
  * peer stopped, and the window reloaded.
  *
- * Along the way every view is screenshotted (e2e/screenshots/ui-*.png, light and two dark) and
+ * Along the way every view is screenshotted (ui-*.png, light and two dark, under test-results/ or,
+ * with `npm run screenshots`, e2e/screenshots/) and
  * scanned with axe-core; the last test fails on any serious or critical violation found.
  *
  * The plane is also asked directly (through the bridge, as a script would) for what the UI
@@ -221,6 +222,9 @@ describe('the control UI in Chromium, with the demo peers', () => {
     await expect.poll(() => textOf(reply), POLL).toMatch(/^Waiting for a person: run run-[0-9a-f]{20}\./);
     const runId = /run-[0-9a-f]{20}/.exec(await textOf(reply))![0];
     await expect.poll(async () => (await notificationsShown(page)).map((n) => n.body).join('\n'), POLL).toContain('Payment request: skill:pay for peer:alpha');
+    // The notification (the toast's same line) leads with the human question: amount, currency, payee, for whom, which run.
+    const notified = (await notificationsShown(page)).map((n) => n.body).join('\n');
+    expect(notified).toContain(`Pay 12.50 USD to ACME Supplies — for peer:alpha, run ${runId} (skill:pay)`);
 
     await reply.getByRole('button', { name: 'Open it in Approvals', exact: true }).click();
     await sectionHeading(page, 'Approvals').waitFor();
@@ -228,11 +232,13 @@ describe('the control UI in Chromium, with the demo peers', () => {
     await item.waitFor();
     const itemText = await textOf(item);
     expect(itemText).toContain(runId);
+    // The one-line question comes first, above the details.
+    expect(itemText).toMatch(/^Payment request: skill:pay.*?Pay 12\.50 USD to ACME Supplies\s*Run/);
     expect(itemText).toMatch(/On behalf of\s*peer:alpha/);
     expect(itemText).toMatch(/Effect\s*payment request → payee:ACME Supplies/);
     expect(itemText).toMatch(/Would cost\s*0 tokens, 1 effect, \$0 \(estimate\)/);
     expect(itemText).toContain('"payee": "ACME Supplies"');
-    await page.getByRole('article', { name: 'Input requested: ask-first' }).waitFor();
+    expect(await textOf(page.getByRole('article', { name: 'Input requested: ask-first' }))).toContain('Answer: Which vendor should be paid first?');
     await page.getByRole('article', { name: 'Approval needed: write-note' }).waitFor();
     // The link scrolled the payment into view; the picture starts at the top of the inbox.
     await main().evaluate((element) => element.scrollTo(0, 0));
@@ -243,6 +249,9 @@ describe('the control UI in Chromium, with the demo peers', () => {
     await expect.poll(async () => (await runs()).find((r) => r.runId === runId)?.outcome, POLL).toBe('succeeded');
     const sealed = (await runs()).find((r) => r.runId === runId)!;
     expect(sealed.result).toMatchObject({ moved: false, status: 'approved-intent', payee: 'ACME Supplies' });
+    // Spend totals the approved intent on its own line, never mixed with model cost.
+    await go('Spend');
+    await expect.poll(() => textOf(page.getByRole('region', { name: 'Payment intents' })), POLL).toContain('intents approved: 12.50 USD, moved: 0');
 
     await openRunFromList('skill:pay');
     const decision = timeline().getByRole('option').filter({ hasText: 'approve by user:local' });
@@ -304,6 +313,8 @@ describe('the control UI in Chromium, with the demo peers', () => {
     const form = page.getByRole('form', { name: 'Start a run' });
     await form.getByLabel('Agent').selectOption('thrifty');
     // The plane validates the input against the agent's schema; its answer shows at the field.
+    // Raw JSON, since the generated form cannot send a field the schema does not have.
+    await form.getByRole('checkbox', { name: 'Raw JSON', exact: true }).check();
     await form.getByLabel('Input (JSON)').fill('{"subject": "boats"}');
     await form.getByRole('button', { name: 'Start run', exact: true }).click();
     await form.getByRole('alert').filter({ hasText: 'does not match its schema' }).waitFor();
@@ -324,6 +335,8 @@ describe('the control UI in Chromium, with the demo peers', () => {
     await sectionHeading(page, 'Approvals').waitFor();
     const item = page.getByRole('article', { name: 'Budget ceiling reached: thrifty' });
     expect(await textOf(item)).toContain('it would pass the tokens ceiling (100 tokens)');
+    // The number explained in one line: the next call's estimate and how much of the ceiling is used.
+    expect(await textOf(item)).toMatch(new RegExp(`next call estimated at \\d+ tokens; ${before} of 100 used`));
     await item.getByLabel('New token ceiling').fill('1000');
     await item.getByRole('button', { name: 'Raise ceiling', exact: true }).click();
     await item.waitFor({ state: 'detached' });
@@ -392,6 +405,26 @@ describe('the control UI in Chromium, with the demo peers', () => {
     await captureView('ui-sessions');
     await revoke.click();
     await main().getByText('No live sessions on beta. A caller gets one with GET /mcpv2/session on its address.').waitFor();
+  });
+
+  it('opens a session on alpha from its detail with a quick ping; Sessions lists it with its calls, and beta lists alpha\'s identity', async () => {
+    await go('Peers');
+    const ping = main().getByRole('button', { name: 'Open a session and ping', exact: true });
+    if (!(await ping.isVisible())) await page.getByRole('button', { name: 'Alpha (demo) (alpha) details', exact: true }).click();
+    await ping.click();
+    const answered = main().getByRole('status').filter({ hasText: 'alpha answered in' });
+    await expect.poll(() => textOf(answered), POLL).toMatch(/^alpha answered in [\d.]+ ms on session sess_[0-9a-f]{12}\./);
+    const label = /sess_[0-9a-f]{12}/.exec(await textOf(answered))![0];
+    await answered.getByRole('button', { name: 'See it in Sessions', exact: true }).click();
+    await sectionHeading(page, 'Sessions').waitFor();
+    const table = page.getByRole('table', { name: 'Sessions of alpha' });
+    const row = table.getByRole('row').filter({ hasText: label });
+    // Who, since when, last used, calls made: the ping's one call.
+    await expect.poll(() => textOf(row), POLL).toMatch(/127\.0\.0\.1.*(?:just now|ago)1in /);
+    // Beta was called by alpha with its identity (the prompt and the payment): one row for the caller.
+    const identities = page.getByRole('table', { name: 'Identity credentials in use on beta' });
+    await expect.poll(() => textOf(identities.getByRole('row').filter({ hasText: 'peer:alpha' })), POLL).toMatch(/^peer:alpha127\.0\.0\.1.*(?:just now|ago)(?:[2-9]|\d\d)$/);
+    await captureView('ui-sessions-ping');
   });
 
   it('stops beta by click and its port is freed', async () => {

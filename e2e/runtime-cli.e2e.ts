@@ -30,6 +30,8 @@ async function cliJson(args: string[]): Promise<{ code: number | null; json: Rec
   let json: Record<string, unknown> = {};
   try {
     json = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
+    // Success is `{ok: true, result}`: the tests read the result; a failure stays `{ok: false, error}`.
+    if (json.ok === true) json = json.result as Record<string, unknown>;
   } catch {
     throw new Error(`not JSON: ${run.stdout}\n${run.stderr}`);
   }

@@ -13,7 +13,6 @@ import {
   makeTempDir,
   PACKAGE_VERSION,
   portAcceptsConnections,
-  REPO_ROOT,
   requireBuild,
   stableDataDir,
   startServe,
@@ -33,8 +32,9 @@ import {
   type SectionLabel,
 } from './support/shell-checks';
 import { setRefuse, socketCounts, SOCKET_CONTROL_INIT_SCRIPT } from './support/socket-control';
+import { SCREENSHOTS_DIR } from './support/screenshots-dir';
 
-const SCREENSHOTS = join(REPO_ROOT, 'e2e', 'screenshots');
+const SCREENSHOTS = SCREENSHOTS_DIR;
 
 type PageGlobals = { sessionStorage: { getItem(key: string): string | null } };
 
@@ -147,12 +147,18 @@ describe('the shell in Chromium, served by `agentplane serve`', () => {
 
     await setRefuse(page, true, true);
     await expectConnection(page, 'Reconnecting…');
+    // A lost plane is obvious: a banner, the view marked stale, its controls disabled.
+    const banner = page.getByRole('alert').filter({ hasText: 'The plane is not answering' });
+    await expect.poll(() => banner.count(), POLL).toBe(1);
+    expect(await page.locator('main fieldset.section-frame').getAttribute('disabled')).not.toBeNull();
     // At least two refused attempts: the retry loop is running and failing, not merely waiting.
     await expect.poll(async () => (await socketCounts(page)).refused, POLL).toBeGreaterThanOrEqual(2);
     expect((await connectionIndicator(page).textContent())?.trim()).toBe('Reconnecting…');
 
     await setRefuse(page, false);
     await expectConnection(page, 'Connected');
+    await expect.poll(() => banner.count(), POLL).toBe(0);
+    expect(await page.locator('main fieldset.section-frame').getAttribute('disabled')).toBeNull();
     const after = await socketCounts(page);
     expect(after.opened).toBeGreaterThan(before.opened);
     expect(after.open).toBe(1);

@@ -32,6 +32,12 @@ function countReport(file) {
     const report = JSON.parse(readFileSync(file, 'utf8'));
     passed += report.numPassedTests ?? 0;
     failed += report.numFailedTests ?? 0;
+    // A test file that failed as a whole (it did not import, a hook threw) has no failed test
+    // in it, yet it failed: it counts as one failure, so the closing line never reads 0 failed.
+    for (const file of report.testResults ?? []) {
+      const failedInFile = (file.assertionResults ?? []).filter((t) => t.status === 'failed').length;
+      if (file.status === 'failed' && failedInFile === 0) failed += 1;
+    }
     skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
   } catch {
     // A runner that crashed before writing its report has already failed its step.

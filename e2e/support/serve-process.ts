@@ -73,7 +73,7 @@ export interface ServeProcess {
 export interface ServeOptions {
   /** Passed as --data-dir when given; leave out to test AGENTPLANE_DATA_DIR or the default. */
   dataDir?: string;
-  uiPort?: number;
+  uiPort?: number | null;
   env?: Record<string, string>;
   /** Where stderr is written; a temp file when absent. */
   stderrFile?: string;
@@ -82,7 +82,8 @@ export interface ServeOptions {
 
 /** Starts `agentplane serve … --no-open` and resolves once it printed its URL. */
 export async function startServe(options: ServeOptions = {}): Promise<ServeProcess> {
-  const args = [CLI, 'serve', '--ui-port', String(options.uiPort ?? 0), '--no-open'];
+  // `uiPort: null` leaves the flag out: the plane then reuses its data dir's last address.
+  const args = [CLI, 'serve', ...(options.uiPort === null ? [] : ['--ui-port', String(options.uiPort ?? 0)]), '--no-open'];
   if (options.dataDir !== undefined) args.push('--data-dir', options.dataDir);
   const ownStderrDir = options.stderrFile === undefined ? makeTempDir('stderr') : null;
   const stderrFile = options.stderrFile ?? join(ownStderrDir!, 'stderr.log');

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { VIEWPORT } from './chromium';
-import { REPO_ROOT } from './serve-process';
+import { SCREENSHOTS_DIR } from './screenshots-dir';
 
-export const UI_SCREENSHOTS = join(REPO_ROOT, 'e2e', 'screenshots');
+export const UI_SCREENSHOTS = SCREENSHOTS_DIR;
 
 export interface AxeFinding {
   view: string;

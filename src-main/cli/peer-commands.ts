@@ -3,7 +3,9 @@
  * flags and environment variables (MCPV2_PORT, MCPV2_SECRET, MCPV2_LLM_MODE, …), journaling into
  * the data dir; it prints the seed's lines (MCPV2_BOUND_PORT, MCPV2_PEER_ADDRESS,
  * MCPV2_DEMO_SESSION_ADDRESS). The other subcommands act on the plane's peers through the running
- * plane (or the data dir), exactly as the UI does.
+ * plane (or the data dir), exactly as the UI does; up, stop, restart, sessions and
+ * revoke-session act only through a running plane, since a peer lives only as long as the plane
+ * that started it.
  */
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -44,9 +46,15 @@ interface StartFlags {
   dataDir?: string;
   demoSession?: boolean;
   watchFd?: number;
+  keep?: boolean;
 }
 
-/** The registry entry this start uses: the named peer, or one made from the seed-style flags. */
+/**
+ * The registry entry this start uses: the named peer, or one made from the mcpv2.py-style flags.
+ * A peer made here is ad hoc, so it is ephemeral (it leaves the registry when this process
+ * stops) unless --keep is given; one already registered keeps its standing, and --keep makes
+ * an ephemeral one permanent.
+ */
 function peerFor(registry: PeerRegistry, flags: StartFlags, env: ReturnType<typeof settingsFromEnv>): PeerRecord {
   const port = flags.port ?? env.port;
   // Without a name or id the port names the peer; port 0 ("any free port") names nothing, so
@@ -68,6 +76,7 @@ function peerFor(registry: PeerRegistry, flags: StartFlags, env: ReturnType<type
         auth: flags.auth ?? 'both',
         ...(flags.customSkills ? { customSkills: flags.customSkills } : {}),
         ...((flags.secret ?? env.secret) ? { secret: flags.secret ?? env.secret } : {}),
+        ephemeral: !flags.keep,
       });
     }
     // Flags given explicitly update the peer for this and later starts.
@@ -80,6 +89,7 @@ function peerFor(registry: PeerRegistry, flags: StartFlags, env: ReturnType<type
       ...(flags.llmMode ? { llmMode: true } : {}),
       ...(flags.auth ? { auth: flags.auth } : {}),
       ...(flags.customSkills ? { customSkills: flags.customSkills } : {}),
+      ...(flags.keep ? { ephemeral: false } : {}),
     }));
     const secret = flags.secret ?? env.secret;
     if (secret && secret !== registry.secretOf(id)) writePrivateFileAtomically(join(registry.dir, id, 'secret'), secret);
@@ -133,6 +143,15 @@ async function runPeer(flags: StartFlags, out: Out): Promise<void> {
   }
   const registry = new PeerRegistry(dataDir);
   const record = peerFor(registry, withSecret, env);
+  // What is about to happen, before it does: which peer, which port, which data dir, and
+  // whether the peer stays registered after this process stops.
+  out(
+    `starting peer ${record.id} on ${record.port === 0 ? 'any free port' : `port ${record.port}`} for data dir ${dataDir}${record.ephemeral ? '; it leaves the registry when it stops (--keep keeps it)' : ''}`,
+  );
+  // An ephemeral peer leaves the registry once this process is done with it, started or not.
+  const forget = () => {
+    if (registry.get(record.id)?.ephemeral) registry.remove(record.id);
+  };
   const logger = createLogger(join(registry.dir, record.id, 'peer.jsonl'));
   // An open pipe keeps the event loop alive: it is let go on a failed start and once the peer has stopped.
   const unwatch = flags.watchFd !== undefined ? watchParent(flags.watchFd, () => requestStop('SIGHUP')) : () => undefined;
@@ -141,6 +160,7 @@ async function runPeer(flags: StartFlags, out: Out): Promise<void> {
     peer = await startPeer({ dataDir, record, settings: env, logger, ...(flags.portFile ? { portFile: flags.portFile } : {}), adminToken: process.env.AGENTPLANE_PEER_ADMIN_TOKEN ?? null });
   } catch (error) {
     unwatch();
+    forget();
     if (error instanceof PeerStartError || error instanceof CustomSkillError) throw new CliError(error.message);
     throw error;
   }
@@ -153,6 +173,7 @@ async function runPeer(flags: StartFlags, out: Out): Promise<void> {
   const signal = await stopRequested;
   logger.log('info', signal === 'SIGHUP' ? 'the plane that started this peer is gone, stopping' : `received ${signal}, stopping`);
   await peer.close();
+  forget();
   unwatch();
 }
 
@@ -165,7 +186,7 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
 
   peer
     .command('start')
-    .description('run one MCPv2 peer in the foreground (the seed\'s mcpv2.py flags)')
+    .description('run one MCPv2 peer in this terminal until Ctrl-C (flags and $MCPV2_* variables as in mcpv2.py)')
     .option('--peer-id <id>', 'a peer of the plane\'s registry (created if missing)')
     .option('--name <name>', 'display name (also the id when --peer-id is absent)')
     .option('--port <port>', 'TCP port (default $MCPV2_PORT or 8000); strict unless --port-fallback', parsePort)
@@ -180,6 +201,7 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
     .option('--custom-skills <file>', 'a JSON file of custom skills')
     .option('--data-dir <dir>', 'data folder')
     .option('--no-demo-session', 'do not print MCPV2_DEMO_SESSION_ADDRESS (a live token)')
+    .option('--keep', 'keep a peer made by this start in the registry after it stops (by default it is removed)')
     .addOption(new Option('--watch-fd <fd>', 'stop when this inherited pipe closes (the plane passes it)').argParser((v) => Number(v)).hideHelp())
     .action(async (flags: StartFlags) => {
       if (flags.auth && !PeerAuthModeSchema.safeParse(flags.auth).success) throw new CliError(`--auth is one of ${PeerAuthModeSchema.options.join(', ')}`);
@@ -188,6 +210,10 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
 
   const common = (command: Command) => command.option('--data-dir <dir>', 'data folder').option('--json', 'print JSON for scripts');
   const act = <T>(options: OutputOptions, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void) => runAndPrint(options, out, work, print);
+  // A peer started, restarted or asked about by a plane this command opened would live only as
+  // long as the command: these act only through a running plane, and refuse without one.
+  const live = <T>(options: OutputOptions, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void) =>
+    runAndPrint(options, out, work, print, { needsRunningPlane: true });
 
   common(peer.command('list').description("the plane's peers")).action((o: { dataDir?: string; json?: boolean }) =>
     act(o, (p) => p.call('peers.list', {}), ({ peers }) => (peers.length === 0 ? out('no peers') : peers.forEach((x) => out(describePeer(x))))),
@@ -195,8 +221,9 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
   common(
     peer
       .command('create')
-      .argument('<id>')
-      .requiredOption('--port <port>', 'TCP port', parsePort)
+      .description('add a peer to the plane (start it with `peer up`)')
+      .argument('<id>', 'the new peer\'s id')
+      .option('--port <port>', 'TCP port; 0 picks a free one at each start', parsePort, 0)
       .option('--public-ip <ip>', 'address to advertise and bind', '127.0.0.1')
       .option('--llm-mode', 'stateful ask')
       .option('--auth <mode>', 'shared-secret | identity | both', 'both'),
@@ -205,19 +232,19 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
   );
   for (const verb of ['start', 'stop', 'restart'] as const) {
     common(peer.command(verb === 'start' ? 'up' : verb).argument('<id>').description(`${verb} one of the plane's peers`)).action((id: string, o: { dataDir?: string; json?: boolean }) =>
-      act(o, (p) => p.call(`peers.${verb}`, { id }), (x) => out(describePeer(x))),
+      live(o, (p) => p.call(`peers.${verb}`, { id }), (x) => out(describePeer(x))),
     );
   }
   common(peer.command('sessions').argument('<id>').description("a running peer's live sessions")).action((id: string, o: { dataDir?: string; json?: boolean }) =>
-    act(o, (p) => p.call('peers.sessions', { id }), ({ sessions }) => {
+    live(o, (p) => p.call('peers.sessions', { id }), ({ sessions }) => {
       if (sessions.length === 0) out('no live sessions');
       for (const s of sessions) out(`${s.label}  ${s.clientIp.padEnd(16)} issued ${new Date(s.issuedAt).toISOString()}  expires ${new Date(s.expiresAt).toISOString()}`);
     }),
   );
-  common(peer.command('revoke-session').argument('<id>').argument('<label>')).action((id: string, label: string, o: { dataDir?: string; json?: boolean }) =>
-    act(o, (p) => p.call('peers.revokeSession', { id, label }), ({ revoked }) => out(revoked ? `revoked ${label}` : `${label} was not live`)),
+  common(peer.command('revoke-session').argument('<id>', 'peer id').argument('<label>', 'the session, as `peer sessions` lists it').description("end one of a running peer's live sessions")).action((id: string, label: string, o: { dataDir?: string; json?: boolean }) =>
+    live(o, (p) => p.call('peers.revokeSession', { id, label }), ({ revoked }) => out(revoked ? `revoked ${label}` : `${label} was not live`)),
   );
-  common(peer.command('allow').argument('<callee>').argument('<caller>').requiredOption('--skills <list>', 'comma-separated skill names')).action(
+  common(peer.command('allow').description('let one peer call skills of another').argument('<callee>', 'the peer being called').argument('<caller>', 'the peer allowed to call it').requiredOption('--skills <list>', 'comma-separated skill names')).action(
     (callee: string, caller: string, o: { dataDir?: string; json?: boolean; skills: string }) =>
       act(o, (p) => p.call('peers.allow', { callee, caller, skills: o.skills.split(',').map((s) => s.trim()).filter(Boolean) }), (x) => out(describePeer(x))),
   );

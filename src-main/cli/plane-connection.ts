@@ -21,11 +21,13 @@
 import { join } from 'node:path';
 import { createPlaneClient, type PlaneClient } from '../../src-shared/ipc/client';
 import type { CommandName, CommandRequest, CommandResponse } from '../../src-shared/ipc/contract';
+import { ErrorCode } from '../../src-shared/ipc/errors';
 import { appVersion, resolveDataDir } from '../base/app-paths';
 import { UnsafeDataDirError } from '../base/data-dir-guard';
 import { createLogger } from '../base/logger';
 import { createPlane, type Plane } from '../plane/plane';
 import { readTrustedPlaneFile, UntrustedPlaneFileError, type PlaneFile } from '../plane/plane-file';
+import { PlaneRunningError } from '../plane/plane-lock';
 import { inProcessTransport } from '../plane/serve-contract';
 import { CliError } from './cli-error';
 import { createHttpTransport } from './http-transport';
@@ -68,7 +70,21 @@ function connection(via: PlaneConnection['via'], client: PlaneClient, close: () 
   };
 }
 
-export async function connect(dataDirFlag: string | undefined): Promise<PlaneConnection> {
+export interface ConnectOptions {
+  /**
+   * The command means nothing without a plane that outlives it (a peer started by this process
+   * would die when the command exits): with no plane running, refuse rather than open the data
+   * dir in-process.
+   */
+  needsRunningPlane?: boolean;
+}
+
+/** The refusal of a command that needs a live plane when none is running for the data dir. */
+export function noPlaneRunning(dataDir: string): CommandFailed {
+  return new CommandFailed(ErrorCode.Unavailable, `no plane is running for ${dataDir}: start one with \`agentplane serve\``);
+}
+
+export async function connect(dataDirFlag: string | undefined, options: ConnectOptions = {}): Promise<PlaneConnection> {
   let dataDir: string;
   let running: PlaneFile | null;
   try {
@@ -81,17 +97,27 @@ export async function connect(dataDirFlag: string | undefined): Promise<PlaneCon
     const transport = createHttpTransport({ url: running.url, token: running.token, name: `the plane for ${dataDir} (pid ${running.pid})` });
     return connection('running plane', createPlaneClient(transport), async () => undefined);
   }
+  if (options.needsRunningPlane) throw noPlaneRunning(dataDir);
   let plane: Plane;
   try {
-    plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger: createLogger(join(dataDir, 'plane.log'), () => undefined) });
+    plane = await createPlane({
+      dataDir,
+      version: appVersion(),
+      host: 'headless',
+      logger: createLogger(join(dataDir, 'plane.log'), () => undefined),
+      // A new data dir gets the demo peers whichever command opens it first, as `serve` does.
+      demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0',
+    });
   } catch (error) {
+    // A plane started between reading plane.json and opening the data dir holds its lock.
+    if (error instanceof PlaneRunningError) throw new CommandFailed(error.code, error.message);
     throw new CliError(`cannot open the plane in ${dataDir}: ${(error as Error).message}`);
   }
   return connection('data dir', createPlaneClient(inProcessTransport(plane)), () => plane.close());
 }
 
-export async function withPlane<T>(dataDirFlag: string | undefined, use: (plane: PlaneConnection) => Promise<T>): Promise<T> {
-  const plane = await connect(dataDirFlag);
+export async function withPlane<T>(dataDirFlag: string | undefined, use: (plane: PlaneConnection) => Promise<T>, options: ConnectOptions = {}): Promise<T> {
+  const plane = await connect(dataDirFlag, options);
   try {
     return await use(plane);
   } finally {
@@ -104,21 +130,38 @@ export interface OutputOptions {
   json?: boolean;
 }
 
+/** How a result the plane returned can still be a failure for the person (a run that ended failed). */
+export interface PrintOptions<T> extends ConnectOptions {
+  failureOf?: (value: T) => { code: string; message: string } | null;
+}
+
+/** The one JSON document of a failure, for `--json` (commander's usage errors use it too). */
+export function jsonFailure(code: string, message: string): string {
+  return JSON.stringify({ ok: false, error: { code, message } });
+}
+
 /**
  * Runs one command against the plane and prints its result: for a person through `print`, or
- * with `--json` as one JSON document. With `--json`, a failure is one JSON document too
- * (`{"ok":false,"error":{code,message}}`, exit code 1): the plane's refusal carries its code, a
- * usage mistake caught in the CLI is a bad request.
+ * with `--json` as one JSON document, `{"ok":true,"result":…}`. A failure is exit code 1 and,
+ * with `--json`, `{"ok":false,"error":{code,message}}`: the plane's refusal carries its code, a
+ * usage mistake caught in the CLI is a bad request, and a result `failureOf` judges a failure
+ * (a run that ended failed, denied or cancelled) carries the code it names. Without `--json`
+ * such a result is still printed in full, then the failure is one line on stderr.
  */
-export async function runAndPrint<T>(options: OutputOptions, out: (line: string) => void, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void): Promise<void> {
+export async function runAndPrint<T>(options: OutputOptions, out: (line: string) => void, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void, printOptions: PrintOptions<T> = {}): Promise<void> {
   try {
-    const value = await withPlane(options.dataDir, work);
-    if (options.json) out(JSON.stringify(value));
-    else print(value);
+    const value = await withPlane(options.dataDir, work, printOptions);
+    const failure = printOptions.failureOf?.(value) ?? null;
+    if (options.json) out(failure ? jsonFailure(failure.code, failure.message) : JSON.stringify({ ok: true, result: value }));
+    else {
+      print(value);
+      if (failure) process.stderr.write(`agentplane: ${failure.message}\n`);
+    }
+    if (failure) process.exitCode = 1;
   } catch (error) {
     if (options.json && error instanceof CliError) {
-      const code = error instanceof CommandFailed ? error.code : 'AP_BAD_REQUEST';
-      out(JSON.stringify({ ok: false, error: { code, message: error.message } }));
+      const code = error instanceof CommandFailed ? error.code : ErrorCode.BadRequest;
+      out(jsonFailure(code, error.message));
       process.exitCode = 1;
       return;
     }

@@ -4,10 +4,12 @@
  * on stderr and a non-zero exit, never a stack trace.
  */
 import { spawn } from 'node:child_process';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { appRoot, appVersion } from '../base/app-paths';
 import { UnsafeDataDirError } from '../base/data-dir-guard';
+import { ErrorCode } from '../../src-shared/ipc/errors';
 import { CliError } from './cli-error';
+import { CommandFailed, jsonFailure } from './plane-connection';
 import { electronBinaryPath } from './electron-binary';
 import { serve } from './serve';
 import { addJournalCommands } from './journal-commands';
@@ -21,18 +23,23 @@ function parsePort(value: string): number {
   return port;
 }
 
-export function buildProgram(): Command {
+/**
+ * The program. With `json`, commander's own usage errors (an unknown option, a missing
+ * argument) are thrown rather than printed, so runCli can answer them as the one JSON shape
+ * every `--json` failure has; subcommands inherit both settings from the program.
+ */
+export function buildProgram(options: { json?: boolean } = {}): Command {
   const program = new Command('agentplane')
     .description('AgentPlane: run AI-agent peers on your own machine and see exactly what they did.')
-    .version(appVersion(), '-V, --version', 'print the version')
-    .showHelpAfterError()
-    .configureOutput({ outputError: (text, write) => write(text) });
+    .version(appVersion(), '-V, --version', 'print the version');
+  if (options.json) program.exitOverride().configureOutput({ outputError: () => undefined });
+  else program.showHelpAfterError().configureOutput({ outputError: (text, write) => write(text) });
 
   program
     .command('serve')
     .description('start the headless plane and serve the UI to a browser on loopback')
     .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
-    .option('--ui-port <port>', 'port for the UI and local API; 0 picks a free one', parsePort, 0)
+    .option('--ui-port <port>', 'port for the UI and local API (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
     .option('--no-open', 'do not try to open a browser')
     .action(async (options: { dataDir?: string; uiPort: number; open: boolean }) => {
       await serve(options);
@@ -42,7 +49,7 @@ export function buildProgram(): Command {
     .command('start')
     .description('open the desktop app where the Electron binary is installed; otherwise `serve` with a browser')
     .option('--data-dir <dir>', 'data folder')
-    .option('--ui-port <port>', 'port for the UI when headless', parsePort, 0)
+    .option('--ui-port <port>', 'port for the UI when headless (default: the last one, when free)', parsePort)
     .option('--no-open', 'do not try to open a browser when headless')
     .action(async (options: { dataDir?: string; uiPort: number; open: boolean }) => {
       const electron = electronBinaryPath();
@@ -64,9 +71,25 @@ export function buildProgram(): Command {
 }
 
 export async function runCli(argv: string[]): Promise<void> {
+  const json = argv.slice(2).includes('--json');
   try {
-    await buildProgram().parseAsync(argv);
+    await buildProgram({ json }).parseAsync(argv);
   } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and the version are answers, not failures; the rest are usage errors.
+      if (error.exitCode === 0) return;
+      const message = error.code === 'commander.help' ? 'a subcommand is needed (see --help)' : error.message.replace(/^error: /, '');
+      process.stdout.write(`${jsonFailure(ErrorCode.BadRequest, message)}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    if (json && error instanceof CliError) {
+      // A refusal thrown before a command reached the plane (a flag out of range, two flags
+      // that exclude each other) has the same JSON shape as the plane's own refusals.
+      process.stdout.write(`${jsonFailure(error instanceof CommandFailed ? error.code : ErrorCode.BadRequest, error.message)}\n`);
+      process.exitCode = error.exitCode;
+      return;
+    }
     if (error instanceof CliError) {
       process.stderr.write(`agentplane: ${error.message}\n`);
       process.exitCode = error.exitCode;

@@ -607,7 +607,7 @@ export async function runRepl(options: ReplOptions = {}): Promise<void> {
 export function addReplCommand(program: Command): void {
   program
     .command('repl')
-    .description("the seed's interactive MCPv2 client (prompt mcpv2>): ReadyTo, StopTo, ConnectTo, SentTo, PayTo, PingTo; reads stdin, a TTY or a pipe")
+    .description("an interactive MCPv2 client (prompt mcpv2>): ReadyTo, StopTo, ConnectTo, SentTo, PayTo, PingTo; reads stdin, a TTY or a pipe")
     .option('--data-dir <dir>', 'data folder for the peers ReadyTo starts (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
     .action(async (options: { dataDir?: string }) => {
       await runRepl(options.dataDir !== undefined ? { dataDir: options.dataDir } : {});

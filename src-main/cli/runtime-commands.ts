@@ -7,6 +7,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { RunView } from '../../src-shared/ipc/contract';
 import { RecoveryResolutionSchema, type DecisionValue } from '../../src-shared/vocabulary/decisions';
 import { RunStatusSchema, type RunStatus } from '../../src-shared/vocabulary/runs';
+import { ErrorCode } from '../../src-shared/ipc/errors';
+import { isRunId } from '../../src-shared/vocabulary/ids';
 import { tokensOf } from '../../src-shared/vocabulary/spend';
 import { CliError } from './cli-error';
 import { CommandFailed, runAndPrint, type PlaneConnection } from './plane-connection';
@@ -46,9 +48,28 @@ function describeWait(run: RunView): string[] {
 
 const act = runAndPrint;
 
+/**
+ * The run id as the plane knows it. An id of the wrong shape names no run, so it is told the
+ * same "no run <id>" as an unknown one rather than the contract's schema message.
+ */
+function knownRunId(id: string): string {
+  if (!isRunId(id)) throw new CommandFailed(ErrorCode.NotFound, `no run ${id}`);
+  return id;
+}
+
+/**
+ * A run that `run --wait` saw end without succeeding is a failure of the command (exit 1, and
+ * `{ok: false}` under --json); one still running or waiting for a person is not.
+ */
+function unsuccessful(run: RunView): { code: string; message: string } | null {
+  if (run.status !== 'sealed' || run.outcome === 'succeeded' || run.outcome === 'observed') return null;
+  const code = run.error && /^AP_[A-Z_]+$/.test(run.error.code) ? run.error.code : ErrorCode.Conflict;
+  return { code, message: `run ${run.runId} ${run.outcome}${run.error ? `: ${run.error.code}: ${run.error.message}` : ''}` };
+}
+
 /** The run's pending wait, found by run id or by wait id. */
 async function pendingOf(plane: PlaneConnection, id: string): Promise<RunView> {
-  const runId = id.split('/')[0]!;
+  const runId = knownRunId(id.split('/')[0]!);
   const run = await plane.call('runs.get', { runId });
   if (!run.pending) throw new CommandFailed('AP_CONFLICT', `run ${runId} is not waiting for a decision (${run.status}${run.outcome ? `, ${run.outcome}` : ''})`);
   if (id.includes('/') && run.pending.waitId !== id) throw new CommandFailed('AP_CONFLICT', `run ${runId} is waiting on ${run.pending.waitId}, not ${id}`);
@@ -82,7 +103,7 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       for (const line of describeWait(run)) out(line);
       if (run.status === 'sealed' && run.result !== undefined) out(`  result: ${JSON.stringify(run.result)}`);
       if (run.error) out(`  error: ${run.error.code}: ${run.error.message}`);
-    }),
+    }, { failureOf: (run) => (options.wait ? unsuccessful(run) : null) }),
   );
 
   const runs = program.command('runs').description('runs and their state');
@@ -94,7 +115,7 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       }),
   );
   common(runs.command('show').argument('<runId>').description('one run, with what it waits on')).action(async (runId: string, options: Common) =>
-    act(options, out, (p) => p.call('runs.get', { runId }), (run) => {
+    act(options, out, (p) => p.call('runs.get', { runId: knownRunId(runId) }), (run) => {
       out(describeRun(run));
       for (const line of describeWait(run)) out(line);
       if (run.result !== undefined) out(`  result: ${JSON.stringify(run.result)}`);
@@ -103,7 +124,7 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
   );
   common(runs.command('cancel').argument('<runId>').option('--reason <text>', 'why').description('cancel a run at its next step')).action(
     async (runId: string, options: Common & { reason?: string }) =>
-      act(options, out, (p) => p.call('runs.cancel', { runId, ...(options.reason ? { reason: options.reason } : {}) }), (run) => out(describeRun(run))),
+      act(options, out, (p) => p.call('runs.cancel', { runId: knownRunId(runId), ...(options.reason ? { reason: options.reason } : {}) }), (run) => out(describeRun(run))),
   );
 
   const approvals = program.command('approvals').description('runs waiting for a person');
@@ -182,7 +203,7 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
   );
 
   const recovery = program.command('recovery').description('effects in doubt (the plane stopped while they were in flight)');
-  common(recovery.command('list')).action(async (options: Common) =>
+  common(recovery.command('list').description('list runs with an effect in doubt')).action(async (options: Common) =>
     act(options, out, (p) => p.call('recovery.list', {}), ({ waiting }) => {
       if (waiting.length === 0) out('nothing is in doubt');
       for (const run of waiting) {
@@ -194,6 +215,7 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
   common(
     recovery
       .command('resolve')
+      .description('say whether the effect in doubt happened: retry it, record it as landed, or end the run')
       .argument('<id>', 'run id')
       .requiredOption('--as <resolution>', 'retry (it did not happen) | landed (it happened) | fail (end the run)')
       .option('--result <json>', 'for landed: what it returned', parseJson)

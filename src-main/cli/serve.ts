@@ -1,7 +1,8 @@
 /**
  * `agentplane serve`: the headless plane. The same runtime as the desktop app, with the UI
  * served to a browser on loopback. Prints `AGENTPLANE_UI_URL=<url>` on its own line (scripts
- * and tests read it), writes plane.json for other CLI commands, and shuts down cleanly on
+ * and tests read it), writes plane.json for other CLI commands, refuses (AP_PLANE_RUNNING) when
+ * another live plane holds the data dir's lock (plane/plane-lock.ts), and shuts down cleanly on
  * SIGINT/SIGTERM: every server closed, exit code 0.
  */
 import { join } from 'node:path';
@@ -9,13 +10,16 @@ import { appVersion, rendererDir, resolveDataDir } from '../base/app-paths';
 import { createLogger } from '../base/logger';
 import { createPlane } from '../plane/plane';
 import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
+import { readUiAddress, rememberUiAddress } from '../plane/ui-address';
+import { PlaneRunningError } from '../plane/plane-lock';
 import { startWebBridge } from '../bridge/web-bridge';
 import { openBrowser } from './open-browser';
 import { CliError } from './cli-error';
 
 export interface ServeOptions {
   dataDir?: string;
-  uiPort: number;
+  /** Undefined: the port (and token) this data dir's UI had last time, when free; else any. */
+  uiPort?: number;
   open: boolean;
 }
 
@@ -29,16 +33,28 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   process.once('SIGTERM', () => requestStop('SIGTERM'));
   const dataDir = resolveDataDir(options.dataDir);
   const logger = createLogger(join(dataDir, 'plane.log'));
-  const plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' });
+  let plane;
+  try {
+    plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' });
+  } catch (error) {
+    // Another live plane holds this data dir: one line naming its URL and pid, exit code 1.
+    if (error instanceof PlaneRunningError) throw new CliError(error.message);
+    throw error;
+  }
   let bridge;
   try {
-    bridge = await startWebBridge({ plane, port: options.uiPort, rendererDir: rendererDir() });
+    // A restarted plane comes back at its last address when it can, so an open tab finds it
+    // again by itself (ui-address.ts); an explicit --ui-port always wins.
+    const last = options.uiPort === undefined ? readUiAddress(dataDir) : null;
+    if (last) bridge = await startWebBridge({ plane, port: last.port, token: last.token, rendererDir: rendererDir() }).catch(() => undefined);
+    bridge ??= await startWebBridge({ plane, port: options.uiPort ?? 0, rendererDir: rendererDir() });
   } catch (error) {
     await plane.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new CliError(`port ${options.uiPort} is already in use; pass --ui-port 0 to pick a free one`);
     throw error;
   }
+  rememberUiAddress(dataDir, { port: bridge.port, token: bridge.token });
   writePlaneFile(dataDir, { pid: process.pid, url: `http://127.0.0.1:${bridge.port}`, port: bridge.port, token: bridge.token, startedAt: plane.status().startedAt });
   out(`AgentPlane ${plane.status().version} (headless) — data in ${dataDir}`);
   out(`AGENTPLANE_UI_URL=${bridge.url}`);

@@ -44,6 +44,12 @@ export const PeerRecordSchema = z
     revoked: z.boolean().default(false),
     /** callerPeerId → the skills of this peer it may call. */
     allow: z.record(z.string(), z.array(z.string().min(1))).default({}),
+    /**
+     * Made ad hoc by `agentplane peer start` (or the REPL's ReadyTo, which runs it) rather than
+     * created on purpose: it leaves the registry when that process stops. Defaults to false so
+     * registry files written before the field existed still parse.
+     */
+    ephemeral: z.boolean().default(false),
   })
   .strict();
 export type PeerRecord = z.infer<typeof PeerRecordSchema>;
@@ -58,7 +64,7 @@ export class RegistryError extends Error {
  * What creating a peer takes: the contract's `peers.create` request, and (from `agentplane peer
  * start` on this machine only, never over the contract) a custom skills file.
  */
-export type NewPeer = NewPeerRequest & Pick<PeerRecord, 'customSkills'>;
+export type NewPeer = NewPeerRequest & Pick<PeerRecord, 'customSkills'> & { ephemeral?: boolean };
 
 export class PeerRegistry {
   private cached: { mtimeMs: number; peers: PeerRecord[] } | null = null;
@@ -114,6 +120,7 @@ export class PeerRegistry {
       llmMode: spec.llmMode ?? false,
       auth: spec.auth ?? 'both',
       ...(spec.customSkills ? { customSkills: spec.customSkills } : {}),
+      ephemeral: spec.ephemeral ?? false,
       publicKey: publicKey.export({ format: 'jwk' }),
       createdAt: new Date().toISOString(),
     });
@@ -128,6 +135,24 @@ export class PeerRegistry {
     const next = PeerRecordSchema.parse(change(peers[index]!));
     this.write(peers.map((p, i) => (i === index ? next : p)));
     return next;
+  }
+
+  /**
+   * Takes a peer out of the registry, and out of every other peer's allow list. Its folder (its
+   * log, keys and files) stays: a peer made again under the same id gets new keys.
+   */
+  remove(id: string): void {
+    const peers = this.list();
+    if (!peers.some((p) => p.id === id)) return;
+    this.write(
+      peers
+        .filter((p) => p.id !== id)
+        .map((p) => {
+          if (!(id in p.allow)) return p;
+          const { [id]: _removed, ...allow } = p.allow;
+          return { ...p, allow };
+        }),
+    );
   }
 
   /** Lets `caller` call `skills` of `callee` (replacing what it had). */

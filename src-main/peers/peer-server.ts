@@ -92,6 +92,8 @@ interface Caller {
   conversation: string;
   /** The client address (canonical), whose budget every request of any of its sessions spends. */
   ip: string;
+  /** The calling peer's id, when it presented an identity credential. */
+  identity?: string;
 }
 
 function rpcError(id: JsonRpcId, code: number, message: string): SlotResponse {
@@ -214,7 +216,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
       if (ctx.auth === 'shared-secret') return refuse('this peer accepts shared-secret sessions only');
       const check = await verifyPeerCredential(ctx.registry, ctx.peerId, token);
       if (!check.ok) return refuse(check.reason === 'wrong-audience' ? 'the credential was minted for another peer' : check.reason);
-      caller = { principal: `peer:${check.caller}`, conversation: `peer:${check.caller}`, ip: clientIpOf(request) };
+      caller = { principal: `peer:${check.caller}`, conversation: `peer:${check.caller}`, ip: clientIpOf(request), identity: check.caller };
     } else {
       if (ctx.auth === 'identity') return refuse('this peer accepts peer credentials only');
       const verdict = verifySession({ secret: ctx.secret, token, observedIp: clientIpOf(request), clockSkewSeconds: ctx.clockSkewSeconds, book: ctx.sessions });
@@ -228,6 +230,9 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
       void reply.code(429).send(rpcError(null, Mcpv2Error.RateLimited, limited.message));
       return null;
     }
+    // Authenticated and admitted: one call on this session or credential (what Sessions lists).
+    if (caller.identity !== undefined) ctx.sessions.identityUsed(caller.identity, caller.ip);
+    else ctx.sessions.used(token);
     return caller;
   }
 
@@ -285,7 +290,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
       const loopback = ['127.0.0.1', '::1'].includes(clientIpOf(request));
       return loopback && timingSafeEqual(presented, expected);
     };
-    app.get('/mcpv2/admin/sessions', async (request, reply) => (admin(request) ? { sessions: ctx.sessions.live() } : reply.code(404).send()));
+    app.get('/mcpv2/admin/sessions', async (request, reply) => (admin(request) ? { sessions: ctx.sessions.live(), identities: ctx.sessions.identities() } : reply.code(404).send()));
     app.post('/mcpv2/admin/sessions/revoke', async (request, reply) => {
       if (!admin(request)) return reply.code(404).send();
       const parsed = z.object({ label: z.string() }).safeParse(request.body);

@@ -72,6 +72,25 @@ describe('peers hosted by the plane', () => {
     expect(far.message).toContain('not on a local interface');
   });
 
+  it('speaks UI, not CLI: a busy port is AP_PORT_IN_USE without flags, and a running peer\'s port is refused at create', { timeout: 60_000 }, async () => {
+    const plane = await testPlane();
+    planes.push(plane);
+    const port = await busyPort();
+    await call(plane, 'peers.create', { id: 'busy', port });
+    const busy = await failure(plane, 'peers.start', { id: 'busy' });
+    expect(busy).toMatchObject({ code: 'AP_PORT_IN_USE', message: `peer busy could not start: port ${port} on 127.0.0.1 is already in use` });
+    const listed = (await call(plane, 'peers.list', {})).peers.find((p) => p.id === 'busy');
+    expect(listed?.error).toContain('already in use');
+    expect(listed?.error).not.toContain('--');
+
+    await call(plane, 'peers.create', { id: 'holder', port: 0 });
+    const held = await call(plane, 'peers.start', { id: 'holder' });
+    const heldPort = Number(/:(\d+)\//.exec(held.address!)![1]);
+    const refused = await failure(plane, 'peers.create', { id: 'squatter', port: heldPort });
+    expect(refused).toMatchObject({ code: 'AP_PORT_IN_USE', message: `port ${heldPort} is in use by the running peer holder` });
+    expect((await call(plane, 'peers.list', {})).peers.some((p) => p.id === 'squatter')).toBe(false);
+  });
+
   it('refuses bad requests clearly', async () => {
     const plane = await testPlane();
     planes.push(plane);

@@ -24,7 +24,8 @@ import { audienceOf, mintPeerCredential } from './peer-credentials';
 import { processAlive, readPeerLock } from './peer-lock';
 import { launchPeerProcess, PeerLaunchError } from './peer-process';
 import { PeerRegistry, RegistryError, type NewPeer, type PeerRecord } from './peer-registry';
-import { SessionRowSchema, type LivePeerStatus, type SessionRow } from '../../src-shared/vocabulary/peers';
+import { IdentityRowSchema, SessionRowSchema, type LivePeerStatus } from '../../src-shared/vocabulary/peers';
+import { redactSession } from './session-token';
 
 interface Running {
   /** Our child, or null for a peer adopted from an earlier plane or a terminal. */
@@ -72,9 +73,21 @@ function exitOf(pid: number): Promise<number | null> {
 }
 
 /** A peer's admin answer to GET /mcpv2/admin/sessions. */
-const SessionsAnswerSchema = z.object({ sessions: z.array(SessionRowSchema) });
+const SessionsAnswerSchema = z.object({ sessions: z.array(SessionRowSchema), identities: z.array(IdentityRowSchema) });
+export type PeerSessions = z.infer<typeof SessionsAnswerSchema>;
 
 const START_TIMEOUT_MS = 20_000;
+/**
+ * How a peer process reports a busy port (peer-host's listenStrict). Its own text names CLI
+ * flags (--port-fallback, --port), which mean nothing in the UI: the plane answers with
+ * AP_PORT_IN_USE and a message free of flags, and each surface phrases its own remedy.
+ */
+const PORT_IN_USE = /port (\d+) on (\S+) is already in use/;
+
+/** A peer's failure as the plane reports it: without the CLI flags the peer process suggests. */
+export function neutralFailure(text: string): string {
+  return text.replace(/ \(pass --port-fallback[^)]*\)/g, '');
+}
 
 function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
@@ -103,6 +116,12 @@ export class PeerSupervisor {
   }
 
   create(spec: NewPeer): PeerRecord {
+    // A fixed port a running peer of this plane holds would only fail at start: refuse now.
+    if (spec.port !== 0) {
+      for (const [other, entry] of this.running) {
+        if (entry.port === spec.port) throw new PlaneError(ErrorCode.PortInUse, `port ${spec.port} is in use by the running peer ${other}`);
+      }
+    }
     try {
       const record = this.registry.create(spec);
       this.onChange();
@@ -169,7 +188,10 @@ export class PeerSupervisor {
       if (error.reason === 'timeout') this.failures.set(id, `did not become healthy within ${START_TIMEOUT_MS / 1000} s: ${this.lastLines(id)}`);
     }
     this.onChange();
-    throw new PlaneError(ErrorCode.Conflict, `peer ${id} could not start: ${this.failures.get(id) ?? 'unknown reason'}`);
+    const failure = this.failures.get(id) ?? 'unknown reason';
+    const portInUse = PORT_IN_USE.exec(failure);
+    if (portInUse) throw new PlaneError(ErrorCode.PortInUse, `peer ${id} could not start: port ${portInUse[1]} on ${portInUse[2]} is already in use`);
+    throw new PlaneError(ErrorCode.Conflict, `peer ${id} could not start: ${failure}`);
   }
 
   async stop(id: string): Promise<PeerSummary> {
@@ -227,12 +249,13 @@ export class PeerSupervisor {
       revoked: record.revoked,
       pid: entry?.pid ?? null,
       startedAt: entry ? new Date(entry.startedAt).toISOString() : null,
-      error: failure ?? null,
+      error: failure ? neutralFailure(failure) : null,
       allow: record.allow,
     };
   }
 
-  async sessions(id: string): Promise<SessionRow[]> {
+  /** The peer's sessions and the identity credentials in use on it, with their use. */
+  async sessions(id: string): Promise<PeerSessions> {
     const { entry, record } = this.live(id);
     const response = await request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions`, {
       headers: { 'x-agentplane-admin': adminTokenOf(id, entry) },
@@ -240,7 +263,30 @@ export class PeerSupervisor {
     if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not list its sessions (HTTP ${response.statusCode})`);
     const listed = SessionsAnswerSchema.safeParse(await response.body.json());
     if (!listed.success) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} listed its sessions in a form this plane does not read`);
-    return listed.data.sessions;
+    return listed.data;
+  }
+
+  /**
+   * Opens a shared-secret session on a running peer (GET /mcpv2/session, as any caller does) and
+   * calls its `ping` skill with it: the peer then lists that session, used once. Answers the session's label
+   * (never the token) and the ping's round trip. A peer that accepts peer credentials only
+   * issues no sessions, so it is refused with why.
+   */
+  async ping(id: string): Promise<{ label: string; latencyMs: number }> {
+    const { entry, record } = this.live(id);
+    if (record.auth === 'identity') throw new PlaneError(ErrorCode.Conflict, `peer ${id} accepts peer credentials only, so it issues no sessions to ping with`);
+    const client = new Mcpv2Client({ host: record.publicIp, port: entry.port, sessionId: null }, 10_000);
+    try {
+      const sessionId = await client.freshSession();
+      const started = performance.now();
+      // The peer's `ping` skill: an authenticated call like any other (admitted as a skill run).
+      await client.callTool('ping', {}, { auth: { sessionId } });
+      const latencyMs = Math.round((performance.now() - started) * 10) / 10;
+      return { label: redactSession(sessionId), latencyMs };
+    } catch (error) {
+      if (error instanceof PeerClientError) throw new PlaneError(ErrorCode.Unavailable, `peer ${id}: ${error.message}`);
+      throw error;
+    }
   }
 
   async revokeSession(id: string, label: string): Promise<boolean> {

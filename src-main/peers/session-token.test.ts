@@ -338,7 +338,7 @@ describe('SessionBook', () => {
     book.record(long, 'b:2', T0);
     expect(book.liveCount(T0)).toBe(2);
     expect(book.live(T0 + 11_000)).toEqual([
-      { label: redactSession(long.sessionId), clientIp: IP, callerAddress: 'b:2', issuedAt: T0, expiresAt: T0 + 1_000_000 },
+      { label: redactSession(long.sessionId), clientIp: IP, callerAddress: 'b:2', issuedAt: T0, expiresAt: T0 + 1_000_000, lastUsedAt: null, calls: 0 },
     ]);
     // Present in the book, but the token's own TTL has passed: expired.
     expect(verify(short.sessionId, { book, now: T0 + 11_000 })).toEqual({ ok: false, reason: 'expired' });

@@ -41,7 +41,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import type { SessionRow } from '../../src-shared/vocabulary/peers';
+import type { IdentityRow, SessionRow } from '../../src-shared/vocabulary/peers';
 import { loadRevocations, writeRevocations } from './revocation-file';
 
 /** `MCPV2_SESSION_TIMEOUT` default: one hour. */
@@ -347,6 +347,8 @@ export interface SessionBookOptions {
  */
 export class SessionBook {
   readonly #entries = new Map<string, SessionEntry>();
+  /** caller peer id -> its identity credentials' use; bounded like the entries. */
+  readonly #identities = new Map<string, IdentityRow>();
   /** token digest -> expiresAt (ms); pruned once the token would be refused as expired anyway. */
   readonly #revoked = new Map<string, number>();
   readonly #maxEntries: number;
@@ -383,9 +385,45 @@ export class SessionBook {
       callerAddress,
       issuedAt: session.issuedAt,
       expiresAt: session.expiresAt,
+      lastUsedAt: null,
+      calls: 0,
     };
     this.#entries.set(tokenDigest(session.sessionId), entry);
     return { ...entry };
+  }
+
+  /**
+   * Count one admitted request on a session (called where the request is authenticated). A
+   * valid token this book did not issue (client-minted with the shared secret) is not listed,
+   * so it is not counted either.
+   */
+  used(token: string, now: number = Date.now()): void {
+    const entry = this.#entries.get(tokenDigest(token));
+    if (!entry) return;
+    entry.lastUsedAt = now;
+    entry.calls += 1;
+  }
+
+  /** Count one admitted request made with a peer identity credential, by the calling peer. */
+  identityUsed(caller: string, clientIp: string, now: number = Date.now()): void {
+    const known = this.#identities.get(caller);
+    if (known) {
+      // Re-inserted, so the map stays in last-use order.
+      this.#identities.delete(caller);
+      this.#identities.set(caller, { ...known, clientIp, lastUsedAt: now, calls: known.calls + 1 });
+      return;
+    }
+    if (this.#identities.size >= this.#maxEntries) {
+      // Forget the caller seen least recently: the map is kept in last-use order (below).
+      const oldest = this.#identities.keys().next().value;
+      if (oldest !== undefined) this.#identities.delete(oldest);
+    }
+    this.#identities.set(caller, { caller, clientIp, firstSeenAt: now, lastUsedAt: now, calls: 1 });
+  }
+
+  /** Identity credentials in use, one row per calling peer, most recently used last. Plain JSON. */
+  identities(): IdentityRow[] {
+    return [...this.#identities.values()].map((row) => ({ ...row }));
   }
 
   /**

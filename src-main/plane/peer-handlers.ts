@@ -9,6 +9,7 @@ type PeerCommands =
   | 'peers.stop'
   | 'peers.restart'
   | 'peers.sessions'
+  | 'peers.ping'
   | 'peers.revokeSession'
   | 'peers.allow'
   | 'peers.call'
@@ -21,7 +22,8 @@ export function peerHandlers(peers: PeerSupervisor): Pick<CommandHandlers, PeerC
     'peers.start': ({ id }) => peers.start(id),
     'peers.stop': ({ id }) => peers.stop(id),
     'peers.restart': ({ id }) => peers.restart(id),
-    'peers.sessions': async ({ id }) => ({ sessions: await peers.sessions(id) }),
+    'peers.sessions': ({ id }) => peers.sessions(id),
+    'peers.ping': ({ id }) => peers.ping(id),
     'peers.revokeSession': async ({ id, label }) => ({ revoked: await peers.revokeSession(id, label) }),
     'peers.allow': ({ callee, caller, skills }) => peers.allow(callee, caller, skills),
     'peers.call': async ({ from, to, skill, arguments: args }) => ({ result: await peers.call(from, to, skill, args) }),

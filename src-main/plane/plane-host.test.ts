@@ -69,4 +69,19 @@ describe('the plane in a child process', () => {
     await expect(startPlaneHost(child, { dataDir: notAFolder, version: 'test', host: 'headless', demoPeers: false })).rejects.toThrow(/a-file/);
     expect(await exitOf(child)).toBe(1);
   });
+
+  it('refuses a data dir whose plane is alive, naming its URL and pid, and leaves its plane.json alone', { timeout: 60_000 }, async () => {
+    const dataDir = tempDataDir('ap-host-second-');
+    const first = host();
+    const handle = await startPlaneHost(first, { dataDir, version: 'test', host: 'electron', demoPeers: false });
+    const running = readPlaneFile(dataDir)!;
+    const second = host();
+    const refusal = startPlaneHost(second, { dataDir, version: 'test', host: 'electron', demoPeers: false });
+    await expect(refusal).rejects.toThrow(`AP_PLANE_RUNNING: a plane is already running for ${dataDir} at ${running.url} (pid ${first.pid})`);
+    expect(await exitOf(second)).toBe(1);
+    expect(readPlaneFile(dataDir)).toEqual(running);
+    expect(await handle.client.call('plane.status', {})).toMatchObject({ state: 'running' });
+    await handle.stop();
+    expect(await exitOf(first)).toBe(0);
+  });
 });

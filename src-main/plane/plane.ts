@@ -22,6 +22,8 @@ import { readJournalChanges } from './journal-changes';
 import { startJournalAnnouncer } from './journal-announcer';
 import { PeerSupervisor } from '../peers/peer-supervisor';
 import { createPeerCaller } from '../peers/peer-caller';
+import { ensurePrivateDataDir } from '../base/data-dir-guard';
+import { acquirePlaneLock } from './plane-lock';
 
 export interface PlaneConfig {
   dataDir: string;
@@ -65,7 +67,17 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   const now = config.now ?? Date.now;
   const logger = config.logger ?? silentLogger;
   const events = new EventHub();
-  const journal = await Journal.open({ dataDir: config.dataDir, now, checkpointEvery: config.checkpointEvery });
+  // One plane per data dir: the lock is taken before anything in the data dir is opened and
+  // released after everything is closed. A live holder makes this throw PlaneRunningError.
+  ensurePrivateDataDir(config.dataDir);
+  const lock = acquirePlaneLock(config.dataDir);
+  let journal: Journal;
+  try {
+    journal = await Journal.open({ dataDir: config.dataDir, now, checkpointEvery: config.checkpointEvery });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }));
   if (config.demoPeers && peers.registry.list().length === 0) {
     peers.registry.create({ id: 'alpha', name: 'Alpha (demo)', port: 0, publicIp: '127.0.0.1' });
@@ -89,6 +101,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     });
   } catch (error) {
     await journal.close();
+    lock.release();
     throw error;
   }
   const startedAtMs = now();
@@ -141,6 +154,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         announcer.stop();
         // The shutdown checkpoint: everything written is signed before the process goes.
         await journal.close();
+        lock.release();
         logger.log('info', 'plane stopped');
       })();
       return closing;

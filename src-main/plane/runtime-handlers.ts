@@ -4,6 +4,7 @@
  */
 import type { RunView, SpendSummary } from '../../src-shared/ipc/contract';
 import { addSpend, NO_SPEND, tokensOf } from '../../src-shared/vocabulary/spend';
+import { readPaymentRequest } from '../../src-shared/vocabulary/payments';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { CommandHandlers, CallContext } from './dispatch';
 import { PlaneError } from '../base/plane-error';
@@ -133,12 +134,44 @@ export async function spendSummary(runtime: Runtime, limit: number): Promise<Spe
     }
   }
   const chronological = [...runs].sort((a, b) => a.lastSeq - b.lastSeq);
+  const intents = new Map<string, SpendSummary['paymentIntents'][number]>();
+  const intentRow = (currency: string) => {
+    const row = intents.get(currency) ?? { currency, pending: 0, pendingCount: 0, approved: 0, approvedCount: 0, moved: 0 };
+    intents.set(currency, row);
+    return row;
+  };
+  for (const run of runs) {
+    // Pending: a payment wait not yet answered (it suspends before its EffectStarted).
+    const waiting = run.pending?.subject;
+    if (waiting && (waiting.kind === 'payment' || waiting.kind === 'approval' || waiting.kind === 'oversight') && waiting.effect === 'payment') {
+      const request = readPaymentRequest(waiting.request);
+      if (request) {
+        const row = intentRow(request.currency);
+        row.pending += request.amount;
+        row.pendingCount += 1;
+      }
+    }
+    // Approved: a payment effect that completed; its result says whether money moved.
+    for (const attempts of run.steps.values()) {
+      for (const attempt of attempts) {
+        if (attempt.started.effect !== 'payment' || !attempt.done) continue;
+        const request = readPaymentRequest(attempt.started.request);
+        if (!request) continue;
+        const row = intentRow(request.currency);
+        row.approved += request.amount;
+        row.approvedCount += 1;
+        const result = attempt.done.result;
+        if (typeof result === 'object' && result !== null && (result as { moved?: unknown }).moved === true) row.moved += request.amount;
+      }
+    }
+  }
   let running = NO_SPEND;
   const timeline = chronological.map((run) => {
     running = addSpend(running, run.spend);
     return { at: run.lastTime, tokens: tokensOf(running), costMicros: running.costMicros, effects: running.effects };
   });
   return {
+    paymentIntents: [...intents.values()].sort((a, b) => a.currency.localeCompare(b.currency)),
     byAgent: [...byAgent.values()].sort((a, b) => tokensOf(b.spend) - tokensOf(a.spend)),
     byPeer: [...byPeer.values()].sort((a, b) => tokensOf(b.spend) - tokensOf(a.spend)),
     byRun: runs.map((run) => ({ key: run.runId, runs: 1, spend: run.spend, budget: run.budget })),

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { HashHexSchema, JournalRecordSchema } from '../journal/records';
 import { DecisionSchema, DecisionValueSchema, RecoveryResolutionSchema } from '../vocabulary/decisions';
 import { PeerIdSchema, RunIdSchema, WaitIdSchema } from '../vocabulary/ids';
-import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema } from '../vocabulary/peers';
+import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema, IdentityRowSchema } from '../vocabulary/peers';
 import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
 import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
@@ -172,7 +172,24 @@ export const SpendRowSchema = z.object({
   budget: BudgetSchema.optional(),
 });
 
+/**
+ * Payment intents in one currency, folded from the journal: requests still waiting for a person
+ * (`pending`), approved intents (`approved`, an EffectDone of a payment effect) and what actually
+ * moved (`moved`: results that say so; AgentPlane moves no money, so 0 today). Never model cost.
+ */
+export const PaymentIntentsRowSchema = z.object({
+  currency: z.string(),
+  pending: z.number(),
+  pendingCount: z.number().int(),
+  approved: z.number(),
+  approvedCount: z.number().int(),
+  moved: z.number(),
+});
+export type PaymentIntentsRow = z.infer<typeof PaymentIntentsRowSchema>;
+
 export const SpendSummarySchema = z.object({
+  /** Payment intents by currency, kept apart from model and effect spend. */
+  paymentIntents: z.array(PaymentIntentsRowSchema),
   byAgent: z.array(SpendRowSchema),
   byPeer: z.array(SpendRowSchema),
   byRun: z.array(SpendRowSchema),
@@ -272,10 +289,13 @@ export const commands = {
   'peers.start': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
   'peers.stop': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
   'peers.restart': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
+  /** A running peer's shared-secret sessions and the identity credentials in use, with their use. */
   'peers.sessions': {
     request: z.object({ id: PeerIdSchema }).strict(),
-    response: z.object({ sessions: z.array(SessionRowSchema) }),
+    response: z.object({ sessions: z.array(SessionRowSchema), identities: z.array(IdentityRowSchema) }),
   },
+  /** Opens a session on a running peer and pings with it: the round trip and the session's label. */
+  'peers.ping': { request: z.object({ id: PeerIdSchema }).strict(), response: z.object({ label: z.string(), latencyMs: z.number().nonnegative() }) },
   'peers.revokeSession': { request: z.object({ id: PeerIdSchema, label: z.string() }).strict(), response: z.object({ revoked: z.boolean() }) },
   /** Lets peer `caller` call `skills` of peer `callee` (identity mode). */
   'peers.allow': { request: z.object({ callee: PeerIdSchema, caller: PeerIdSchema, skills: z.array(z.string().min(1)) }).strict(), response: PeerSummarySchema },

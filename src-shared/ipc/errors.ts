@@ -27,6 +27,10 @@ export const ErrorCode = {
   Internal: 'AP_INTERNAL',
   /** The plane is shutting down or not ready. */
   Unavailable: 'AP_UNAVAILABLE',
+  /** Another live plane holds this data dir's lock; the message names its URL and pid. */
+  PlaneRunning: 'AP_PLANE_RUNNING',
+  /** A peer's port is taken (by a running peer of this plane or another process); the message names the port. */
+  PortInUse: 'AP_PORT_IN_USE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -52,6 +56,8 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   AP_CONFLICT: 409,
   AP_INTERNAL: 500,
   AP_UNAVAILABLE: 503,
+  AP_PLANE_RUNNING: 409,
+  AP_PORT_IN_USE: 409,
 };
 
 /**

@@ -50,5 +50,25 @@ export const SessionRowSchema = z.object({
   /** Milliseconds since the epoch. */
   issuedAt: z.number(),
   expiresAt: z.number(),
+  /** When a request last authenticated with it (ms since the epoch); null: never used yet. */
+  lastUsedAt: z.number().nullable(),
+  /** Requests that authenticated with it and were admitted past the rate limits. */
+  calls: z.number().int().nonnegative(),
 });
 export type SessionRow = z.infer<typeof SessionRowSchema>;
+
+/**
+ * A peer identity credential in use: keyed by the calling peer, never by the credential (each
+ * call may present a fresh one, and a credential is a secret the listing must not carry).
+ */
+export const IdentityRowSchema = z.object({
+  /** The calling peer's id (its principal is `peer:<caller>`). */
+  caller: z.string(),
+  /** The address its last call came from. */
+  clientIp: z.string(),
+  /** Milliseconds since the epoch. */
+  firstSeenAt: z.number(),
+  lastUsedAt: z.number(),
+  calls: z.number().int().nonnegative(),
+});
+export type IdentityRow = z.infer<typeof IdentityRowSchema>;

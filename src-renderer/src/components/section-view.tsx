@@ -17,15 +17,36 @@ function AcpSection({ empty }: { empty: string }) {
   );
 }
 
+/**
+ * While the plane cannot be reached, what is on screen is the last state heard, not the
+ * present: a banner says so, the view is marked stale, and every control in it is disabled (a
+ * disabled fieldset), so nobody approves or stops something on the strength of old data. The
+ * text stays readable and selectable. The client keeps reconnecting and, once back, catches
+ * up from the journal seq it last saw; the view then lives again.
+ */
+function LostPlaneBanner() {
+  return (
+    <div className="lost-plane" role="alert">
+      <strong>The plane is not answering.</strong> What you see is how things stood when it was last heard from; actions are disabled until it is back. If it was restarted on the same data dir,
+      this page reconnects by itself.
+    </div>
+  );
+}
+
 export function SectionView() {
   const sectionId = useApp((s) => s.section);
+  const connection = useApp((s) => s.connection);
   const section = sections.find((s) => s.id === sectionId) ?? sections[0];
+  // 'connecting' is the first connection of this page, with nothing yet to call stale.
+  const lost = connection === 'reconnecting' || connection === 'closed';
   return (
     <main className="content" id="content" aria-labelledby="section-heading">
       {/* Focus stays where the person put it (the sidebar's roving tab stop); "Skip to content" reaches this. */}
       <h1 id="section-heading" tabIndex={-1}>
         {section.label}
       </h1>
+      {lost ? <LostPlaneBanner /> : null}
+      <fieldset className={`section-frame${lost ? ' stale' : ''}`} disabled={lost} aria-label={lost ? `${section.label} (out of date)` : section.label}>
       {section.id === 'peers' ? (
         <PeersSection empty={section.empty} />
       ) : section.id === 'runs' ? (
@@ -39,6 +60,7 @@ export function SectionView() {
       ) : (
         <AcpSection empty={section.empty} />
       )}
+      </fieldset>
     </main>
   );
 }

@@ -8,6 +8,7 @@ import type { RunView, Wait } from '../../../src-shared/ipc/contract';
 import { approvalNeedsValue } from '../../../src-shared/vocabulary/decisions';
 import { addSpend, BUDGET_FIELD, usedAgainst, type Budget, type Ceiling, type Spend } from '../../../src-shared/vocabulary/spend';
 import type { WaitReason } from '../../../src-shared/vocabulary/waits';
+import { paymentAmount, readPaymentRequest } from '../../../src-shared/vocabulary/payments';
 
 export const REASON_LABELS: Record<WaitReason, string> = {
   approval: 'Approval needed',
@@ -21,6 +22,8 @@ export const REASON_LABELS: Record<WaitReason, string> = {
 
 export interface WaitDescription {
   title: string;
+  /** The human question in one line, shown above the details: `Pay 12.50 USD to ACME Corp`. */
+  summary: string;
   /** The effect in words: `payment request → payee:ACME`. */
   effect: string | null;
   /** The effect's arguments; for a subject this build does not recognise, the whole subject as written. */
@@ -34,32 +37,62 @@ export interface WaitDescription {
   scope: string | null;
 }
 
+/** What a ceiling counts, in words, and how much of it a spend uses. */
+const CEILING_UNITS: Record<Ceiling, string> = { tokens: 'tokens', effects: 'effects', cost: 'micro-units' };
+
+/**
+ * The budget wait's number explained: `next call estimated at 73 tokens; 35 of 100 used`, in the
+ * unit of the ceiling that was reached.
+ */
+export function budgetSummary(info: NonNullable<WaitDescription['budget']>): string {
+  const unit = CEILING_UNITS[info.ceiling];
+  const limit = info.budget[BUDGET_FIELD[info.ceiling]];
+  const next = usedAgainst(info.next, info.ceiling);
+  const used = usedAgainst(info.spent, info.ceiling);
+  return `next call estimated at ${next} ${unit}; ${used} of ${limit ?? 'no limit'} used`;
+}
+
 export function describeWait(wait: Wait): WaitDescription {
-  const base: WaitDescription = { title: REASON_LABELS[wait.reason], effect: null, args: undefined, estimate: null, budget: null, prompt: null, scope: null };
+  const base: WaitDescription = { title: REASON_LABELS[wait.reason], summary: REASON_LABELS[wait.reason], effect: null, args: undefined, estimate: null, budget: null, prompt: null, scope: null };
   const subject = wait.subject;
   switch (subject.kind) {
     case 'approval':
     case 'payment':
     case 'oversight': {
       const destination = subject.destination !== null ? ` → ${subject.destination}` : '';
-      return { ...base, effect: `${subject.effect} ${subject.name}${destination}`, args: subject.request, estimate: subject.estimate };
+      const effect = `${subject.effect} ${subject.name}${destination}`;
+      const payment = subject.effect === 'payment' ? readPaymentRequest(subject.request) : null;
+      const summary = payment
+        ? `Pay ${paymentAmount(payment.amount, payment.currency)} to ${payment.payee}`
+        : subject.kind === 'oversight'
+          ? `Review ${subject.effect} ${subject.name}${destination} before it runs`
+          : `Allow ${subject.effect} ${subject.name}${destination}?`;
+      return { ...base, summary, effect, args: subject.request, estimate: subject.estimate };
     }
     case 'recovery':
-      return { ...base, effect: `${subject.effect} ${subject.name}`, args: subject.request };
-    case 'budget':
+      return { ...base, summary: `Did ${subject.effect} ${subject.name} happen? Retry it, mark it landed, or fail the run`, effect: `${subject.effect} ${subject.name}`, args: subject.request };
+    case 'budget': {
+      const budget = { spent: subject.spent, budget: subject.budget, ceiling: subject.ceiling, next: subject.next.estimate };
       return {
         ...base,
+        summary: budgetSummary(budget),
         effect: `next: ${subject.next.effect} ${subject.next.name}`,
         estimate: subject.next.estimate,
-        budget: { spent: subject.spent, budget: subject.budget, ceiling: subject.ceiling, next: subject.next.estimate },
+        budget,
       };
+    }
     case 'input':
-      return { ...base, prompt: subject.prompt };
+      return { ...base, summary: `Answer: ${subject.prompt}`, prompt: subject.prompt };
     case 'halt':
-      return { ...base, scope: subject.scope };
+      return { ...base, summary: `Withheld by a halt on ${subject.scope}: lift it to let the run go on`, scope: subject.scope };
     case 'unrecognized':
-      return { ...base, title: `${base.title} (as written by another version)`, args: subject.raw };
+      return { ...base, title: `${base.title} (as written by another version)`, summary: 'A wait written by another version of AgentPlane: read its subject below', args: subject.raw };
   }
+}
+
+/** The one-line question with whom it is for and which run: what the toast and notification say. */
+export function waitHeadline(run: Pick<RunView, 'runId' | 'owner' | 'chain' | 'agent'>, description: WaitDescription): string {
+  return `${description.summary} — for ${behalfOf(run)}, run ${run.runId} (${run.agent})`;
 }
 
 /** Who acts for whom: `user:local` or `peer:alpha → …`. */

@@ -9,6 +9,7 @@ import { commands, type CommandRequest } from '../../../src-shared/ipc/contract'
 import { describeZodError } from '../../../src-shared/ipc/errors';
 import { PeerIdSchema } from '../../../src-shared/vocabulary/ids';
 import type { PeerAuthMode } from '../../../src-shared/vocabulary/peers';
+import { NEXT_FREE_PORT, peerErrorText } from '../lib/peer-errors';
 import { useApp } from '../store/store-context';
 
 type Errors = Partial<Record<'id' | 'name' | 'port' | 'publicIp' | 'secret' | 'form', string>>;
@@ -31,7 +32,7 @@ export function PeerCreateForm({ onClose }: { onClose(created?: string): void })
   const createPeer = useApp((s) => s.createPeer);
   const peerAction = useApp((s) => s.peerAction);
   const formId = useId();
-  const [values, setValues] = useState({ id: '', name: '', port: '0', publicIp: '127.0.0.1', auth: 'both' as PeerAuthMode, secret: '', llmMode: false, startNow: false });
+  const [values, setValues] = useState({ id: '', name: '', port: '0', publicIp: '127.0.0.1', auth: 'both' as PeerAuthMode, secret: '', llmMode: false, portFallback: false, startNow: false });
   const [errors, setErrors] = useState<Errors>({});
   const [busy, setBusy] = useState(false);
   const refs = useRef<Record<string, HTMLInputElement | null>>({});
@@ -61,6 +62,7 @@ export function PeerCreateForm({ onClose }: { onClose(created?: string): void })
       publicIp: values.publicIp.trim(),
       auth: values.auth,
       llmMode: values.llmMode,
+      ...(values.portFallback ? { portFallback: true } : {}),
       ...(values.auth !== 'identity' && values.secret ? { secret: values.secret } : {}),
     };
     if (Object.keys(found).length === 0) {
@@ -80,7 +82,10 @@ export function PeerCreateForm({ onClose }: { onClose(created?: string): void })
     if (!result.ok) {
       // The plane names the field when it can ("id: …"); put it there, else on the form.
       const message = result.error.message;
-      if (/^id\b|already exists/.test(message)) setErrors({ id: message });
+      if (result.error.code === 'AP_PORT_IN_USE') {
+        setErrors({ port: peerErrorText(result.error) });
+        refs.current.port?.focus();
+      } else if (/^id\b|already exists/.test(message)) setErrors({ id: message });
       else setErrors({ form: message });
       return;
     }
@@ -156,6 +161,10 @@ export function PeerCreateForm({ onClose }: { onClose(created?: string): void })
         <label className="choice">
           <input type="checkbox" checked={values.llmMode} onChange={(e) => set({ llmMode: e.target.checked })} />
           LLM mode (conversations keep context)
+        </label>
+        <label className="choice">
+          <input type="checkbox" checked={values.portFallback} onChange={(e) => set({ portFallback: e.target.checked })} />
+          {NEXT_FREE_PORT[0]!.toUpperCase() + NEXT_FREE_PORT.slice(1)} when this one is busy
         </label>
         <label className="choice">
           <input type="checkbox" checked={values.startNow} onChange={(e) => set({ startNow: e.target.checked })} />

@@ -13,6 +13,7 @@ import { StatusPill } from '../components/status-pill';
 import { dateTime } from '../lib/display-format';
 import { useApp } from '../store/store-context';
 import { PEER_STATUS } from './peers-section';
+import { PeerPing } from './peer-ping';
 
 const AUTH_LABELS: Record<PeerSummary['auth'], string> = {
   both: 'Peer identity or shared secret',
@@ -33,6 +34,26 @@ function OtherPeerSelect({ id, value, onChange, peers }: { id: string; value: st
   );
 }
 
+/**
+ * Why a peer cannot call another right now, or null when it can: the calls go out through the
+ * peer's own process, so a stopped or failed peer has nobody to send them.
+ */
+export function callUnavailable(peer: PeerSummary, what: string): string | null {
+  if (peer.revoked) return `${peer.id} is revoked, so it cannot ${what}.`;
+  if (peer.status === 'running') return null;
+  if (peer.status === 'failed') return `${peer.id} failed to start${peer.error ? ` (${peer.error})` : ''}: start it again to ${what}.`;
+  if (peer.status === 'starting') return `${peer.id} is still starting: wait until it is running to ${what}.`;
+  return `${peer.id} is ${peer.status}: start it to ${what}.`;
+}
+
+function UnavailableReason({ id, reason }: { id: string; reason: string | null }) {
+  return reason ? (
+    <p className="muted" id={id}>
+      {reason}
+    </p>
+  ) : null;
+}
+
 function SendPrompt({ peer, others }: { peer: PeerSummary; others: PeerSummary[] }) {
   const id = useId();
   const callPeer = useApp((s) => s.callPeer);
@@ -48,6 +69,7 @@ function SendPrompt({ peer, others }: { peer: PeerSummary; others: PeerSummary[]
     void callPeer(peer.id, to, 'ask', { query: query.trim() });
   };
   const response = (call?.result as { response?: unknown } | undefined)?.response;
+  const unavailable = callUnavailable(peer, 'send a prompt');
   return (
     <form className="panel stack" aria-labelledby={`${id}-title`} onSubmit={submit} noValidate>
       <h3 id={`${id}-title`}>Send a prompt</h3>
@@ -67,8 +89,9 @@ function SendPrompt({ peer, others }: { peer: PeerSummary; others: PeerSummary[]
           {problem}
         </p>
       ) : null}
+      <UnavailableReason id={`${id}-unavailable`} reason={unavailable} />
       <div className="form-actions">
-        <button type="submit" className="button primary" disabled={call?.busy || peer.revoked}>
+        <button type="submit" className="button primary" disabled={call?.busy || unavailable !== null} aria-describedby={unavailable ? `${id}-unavailable` : undefined}>
           {call?.busy ? (
             <>
               <span className="spinner" aria-hidden="true" /> Sending…
@@ -123,6 +146,7 @@ function RequestPayment({ peer, others }: { peer: PeerSummary; others: PeerSumma
     void callPeer(peer.id, to, 'pay', { amount: value, currency, payee: payee.trim() });
   };
   const result = call?.result as { status?: string; runId?: string; moved?: boolean } | undefined;
+  const unavailable = callUnavailable(peer, 'request a payment');
   const err = (name: string) =>
     problems[name] ? (
       <span className="field-error" id={`${id}-${name}-error`}>
@@ -156,8 +180,9 @@ function RequestPayment({ peer, others }: { peer: PeerSummary; others: PeerSumma
         <input id={`${id}-payee`} value={payee} onChange={(e) => setPayee(e.target.value)} {...described('payee')} />
         {err('payee')}
       </div>
+      <UnavailableReason id={`${id}-unavailable`} reason={unavailable} />
       <div className="form-actions">
-        <button type="submit" className="button primary" disabled={call?.busy || peer.revoked}>
+        <button type="submit" className="button primary" disabled={call?.busy || unavailable !== null} aria-describedby={unavailable ? `${id}-unavailable` : undefined}>
           {call?.busy ? 'Requesting…' : 'Request payment'}
         </button>
       </div>
@@ -278,6 +303,7 @@ export function PeerDetail({ peer }: { peer: PeerSummary }) {
             <dt>Identity</dt>
             <dd>{peer.revoked ? <StatusPill tone="bad">Revoked: it may call nothing and be called by nobody</StatusPill> : 'Active'}</dd>
           </dl>
+          <PeerPing peer={peer} />
           <h3>Who may call it</h3>
           {allowed.length === 0 ? (
             <p className="muted">No peer may call {peer.id} with its identity yet.</p>

@@ -13,6 +13,7 @@ import { useNow } from '../components/use-now';
 import { duration } from '../lib/display-format';
 import type { PeerAction } from '../store/peers-slice';
 import { useApp } from '../store/store-context';
+import { FirstRunChecklist } from './first-run-checklist';
 import { PeerCreateForm } from './peer-create-form';
 import { PeerDetail } from './peer-detail';
 
@@ -107,6 +108,7 @@ export function PeersSection({ empty }: { empty: string }) {
 
   return (
     <div className="section-body">
+      <FirstRunChecklist />
       <div className="toolbar">
         <p className="toolbar-summary">{peersLoaded ? `${peers.length} ${peers.length === 1 ? 'peer' : 'peers'} · ${running} running` : 'Loading peers…'}</p>
         <button type="button" className="button primary" aria-expanded={creating} onClick={() => setCreating((c) => !c)}>

@@ -1,4 +1,4 @@
-/** One journal record as a timeline row: seq, time, kind (in words) and what happened. */
+/** One journal record as a timeline row: seq, time, kind (in words) and what happened (for an effect's outcome, its step, duration and disposition first). */
 import { memo, useMemo } from 'react';
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { clockTime } from '../lib/display-format';
@@ -14,9 +14,11 @@ export interface RecordRowProps {
   record: RecordView | undefined;
   selected: boolean;
   onSelect(index: number): void;
+  /** An effect's outcome row: its step, duration and disposition (lib/effect-timing.ts). */
+  timing?: string | null;
 }
 
-export const RecordRow = memo(function RecordRow({ id, index, setSize, start, record, selected, onSelect }: RecordRowProps) {
+export const RecordRow = memo(function RecordRow({ id, index, setSize, start, record, selected, onSelect, timing = null }: RecordRowProps) {
   const summary = useMemo(() => (record ? summarizeRecord(record) : ''), [record]);
   return (
     <div
@@ -34,7 +36,10 @@ export const RecordRow = memo(function RecordRow({ id, index, setSize, start, re
           <span className="c-seq">{record.seq}</span>
           <span className="c-time">{clockTime(record.time)}</span>
           <span className={`c-kind tone-${kindTone(record)}`}>{KIND_LABELS[record.kind] ?? record.kind}</span>
-          <span className="c-what">{summary}</span>
+          <span className="c-what">
+            {timing ? <span className="c-timing">{timing} — </span> : null}
+            {summary}
+          </span>
         </>
       ) : (
         <span className="c-what">Loading record {index + 1}…</span>

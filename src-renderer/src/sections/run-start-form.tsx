@@ -1,11 +1,14 @@
 /**
- * Starting a run of an agent: pick the agent, write its input as JSON (a skeleton is filled in
- * from the agent's input schema), start. The JSON is only checked for being JSON here; the
- * plane validates it against the agent's schema and its answer is shown under the field.
+ * Starting a run of an agent: pick the agent, fill in a form generated from its input schema
+ * (lib/schema-form.ts: checked against the schema's own constraints as it is submitted) or,
+ * with "Raw JSON", write the input as JSON (a skeleton is filled in from the schema; only
+ * checked for being JSON here). The plane validates the input again and its answer is shown.
  */
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { AgentSummary } from '../../../src-shared/ipc/contract';
 import { budgetLine } from '../lib/display-format';
+import { cleanValue, formSupported, initialValue, validate, type JsonSchema } from '../lib/schema-form';
+import { SchemaFields } from './schema-fields';
 import { useApp } from '../store/store-context';
 
 /** `{"topic": ""}` from `{required: [topic], properties: {topic: {type: string}}}`. */
@@ -38,6 +41,36 @@ export function RunStartForm({ onClose }: { onClose(): void }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const inputRef = useRef<HTMLTextAreaElement>(null);
+  const schema = (agent?.inputSchema ?? {}) as JsonSchema;
+  const canForm = agent !== undefined && formSupported(schema);
+  const [rawJson, setRawJson] = useState(false);
+  const [formValue, setFormValue] = useState<Record<string, unknown>>(() => initialValue(schema));
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
+  const fieldsRef = useRef<HTMLDivElement>(null);
+  const asForm = canForm && !rawJson;
+  // A new agent starts a new form.
+  useEffect(() => {
+    setFormValue(initialValue((agentsRef.current.find((a) => a.name === agentName)?.inputSchema ?? {}) as JsonSchema));
+    setFieldErrors({});
+  }, [agentName]);
+
+  const toggleRaw = (raw: boolean) => {
+    if (raw) {
+      setInput(JSON.stringify(cleanValue(schema, formValue), null, 2));
+      setRawJson(true);
+      setError(null);
+      return;
+    }
+    try {
+      const parsed: unknown = JSON.parse(input);
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the input is not a JSON object');
+      setFormValue(parsed as Record<string, unknown>);
+      setRawJson(false);
+      setError(null);
+    } catch (e) {
+      setError(`Fix the JSON before going back to the form: ${(e as Error).message}`);
+    }
+  };
 
   // The palette asked for this agent: preselect it and put the cursor in its input. Only a new
   // request does this; agents re-read on a reconnect must not overwrite what is being typed.
@@ -67,12 +100,24 @@ export function RunStartForm({ onClose }: { onClose(): void }) {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     let parsed: unknown;
-    try {
-      parsed = JSON.parse(input);
-    } catch (e) {
-      setError(`The input is not JSON: ${(e as Error).message}`);
-      inputRef.current?.focus();
-      return;
+    if (asForm) {
+      const value = cleanValue(schema, formValue);
+      const found = validate(schema, value);
+      setFieldErrors(found);
+      const first = Object.keys(found)[0];
+      if (first) {
+        fieldsRef.current?.querySelector<HTMLElement>(`[data-field="${first}"]`)?.focus();
+        return;
+      }
+      parsed = value;
+    } else {
+      try {
+        parsed = JSON.parse(input);
+      } catch (e) {
+        setError(`The input is not JSON: ${(e as Error).message}`);
+        inputRef.current?.focus();
+        return;
+      }
     }
     setBusy(true);
     const result = await startRun(agentName, parsed);
@@ -103,28 +148,47 @@ export function RunStartForm({ onClose }: { onClose(): void }) {
           {agent ? agentHint(agent) : 'No agents are loaded.'}
         </span>
       </div>
-      <div className="field field-wide">
-        <label htmlFor={`${id}-input`}>Input (JSON)</label>
-        <textarea
-          id={`${id}-input`}
-          ref={inputRef}
-          className="mono"
-          rows={5}
-          spellCheck={false}
-          value={input}
-          onChange={(e) => setInput(e.target.value)}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={error ? `${id}-error` : `${id}-input-hint`}
-        />
-        <span className="field-hint" id={`${id}-input-hint`}>
-          Checked by the plane against the agent&apos;s input schema.
-        </span>
-        {error ? (
-          <span className="field-error" id={`${id}-error`} role="alert">
-            {error}
+      {canForm ? (
+        <div className="field field-wide">
+          <label className="choice">
+            <input type="checkbox" checked={rawJson} onChange={(e) => toggleRaw(e.target.checked)} />
+            Raw JSON
+          </label>
+        </div>
+      ) : null}
+      {asForm ? (
+        <div className="field-wide form-grid" ref={fieldsRef}>
+          <SchemaFields idBase={`${id}-in`} schema={schema} value={formValue} errors={fieldErrors} onChange={setFormValue} />
+          {error ? (
+            <p className="form-error field-wide" role="alert">
+              {error}
+            </p>
+          ) : null}
+        </div>
+      ) : (
+        <div className="field field-wide">
+          <label htmlFor={`${id}-input`}>Input (JSON)</label>
+          <textarea
+            id={`${id}-input`}
+            ref={inputRef}
+            className="mono"
+            rows={5}
+            spellCheck={false}
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            aria-invalid={error ? true : undefined}
+            aria-describedby={error ? `${id}-error` : `${id}-input-hint`}
+          />
+          <span className="field-hint" id={`${id}-input-hint`}>
+            Checked by the plane against the agent&apos;s input schema.
           </span>
-        ) : null}
-      </div>
+          {error ? (
+            <span className="field-error" id={`${id}-error`} role="alert">
+              {error}
+            </span>
+          ) : null}
+        </div>
+      )}
       <div className="form-actions field-wide">
         <button type="submit" className="button primary" disabled={busy || !agent}>
           {busy ? 'Starting…' : 'Start run'}

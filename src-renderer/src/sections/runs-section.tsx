@@ -100,6 +100,8 @@ function RunsList({ empty }: { empty: string }) {
   const hosts = useApp((s) => s.runHosts);
   const filter = useApp((s) => s.runFilter);
   const openRun = useApp((s) => s.openRun);
+  const requestStartForm = useApp((s) => s.requestStartForm);
+  const canWriteNote = useApp((s) => s.agents.some((a) => a.name === 'write-note'));
   const now = useNow();
   const all = useMemo(() => Object.values(runs).sort((a, b) => b.admittedAt.localeCompare(a.admittedAt) || b.lastSeq - a.lastSeq), [runs]);
   // `now` moves every second; filtering by time is cheap enough to redo with it.
@@ -107,7 +109,7 @@ function RunsList({ empty }: { empty: string }) {
 
   if (runsError) return <p className="inline-error" role="alert">Could not list runs: {runsError}</p>;
   if (!runsLoaded && all.length === 0) return <p className="muted">Loading runs…</p>;
-  if (all.length === 0) return <EmptyState text={empty} />;
+  if (all.length === 0) return <EmptyState text={empty} action={canWriteNote ? { label: 'Run write-note', onClick: () => requestStartForm('write-note') } : undefined} />;
   return (
     <>
       <p className="toolbar-summary" aria-live="polite">

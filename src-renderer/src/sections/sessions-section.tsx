@@ -1,14 +1,16 @@
 /**
- * Sessions: the MCPv2 sessions each running peer holds (peers.sessions): label, the caller's
- * address, when issued and when it expires; revocable by click (peers.revokeSession). Sessions
- * are the peer's own state, not journal records, so this view polls while it is open.
+ * Sessions: every kind of session each running peer holds (peers.sessions). Shared-secret
+ * sessions: label, who (caller address, client IP), since when, last used, calls made, expiry;
+ * revocable by click (peers.revokeSession). Identity credentials in use: one row per calling
+ * peer, with its address, first and last seen and calls. Sessions are the peer's own state, not
+ * journal records, so this view polls while it is open.
  */
 import { useId } from 'react';
 import type { PeerSummary } from '../../../src-shared/ipc/contract';
 import { EmptyState } from '../components/empty-state';
 import { useNow } from '../components/use-now';
 import { dateTime, relative } from '../lib/display-format';
-import type { SessionRow } from '../store/peers-slice';
+import type { IdentityRow, SessionRow } from '../store/peers-slice';
 import { useApp } from '../store/store-context';
 import { useSessionPolling } from './peers-section';
 
@@ -31,6 +33,8 @@ function SessionRowView({ peerId, row }: { peerId: string; row: SessionRow }) {
         <code>{row.clientIp}</code>
       </td>
       <td title={dateTime(row.issuedAt)}>{relative(row.issuedAt, now)}</td>
+      <td title={row.lastUsedAt === null ? undefined : dateTime(row.lastUsedAt)}>{row.lastUsedAt === null ? 'never' : relative(row.lastUsedAt, now)}</td>
+      <td>{row.calls}</td>
       <td title={dateTime(row.expiresAt)}>{expired ? 'expired' : relative(row.expiresAt, now)}</td>
       <td>
         <button type="button" className="button small danger" disabled={busy} onClick={() => void revokeSession(peerId, row.label)} aria-label={`Revoke session ${row.label} on ${peerId}`}>
@@ -43,6 +47,39 @@ function SessionRowView({ peerId, row }: { peerId: string; row: SessionRow }) {
         ) : null}
       </td>
     </tr>
+  );
+}
+
+function IdentityTable({ peerId, rows }: { peerId: string; rows: IdentityRow[] }) {
+  const now = useNow();
+  return (
+    <table className="table compact">
+      <caption>Identity credentials in use on {peerId}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Caller peer</th>
+          <th scope="col">Client IP</th>
+          <th scope="col">First seen</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Calls</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.caller}>
+            <th scope="row">
+              <code>peer:{row.caller}</code>
+            </th>
+            <td>
+              <code>{row.clientIp}</code>
+            </td>
+            <td title={dateTime(row.firstSeenAt)}>{relative(row.firstSeenAt, now)}</td>
+            <td title={dateTime(row.lastUsedAt)}>{relative(row.lastUsedAt, now)}</td>
+            <td>{row.calls}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -60,27 +97,34 @@ function PeerSessions({ peer }: { peer: PeerSummary }) {
         <p className="inline-error" role="alert">
           {entry.error}
         </p>
-      ) : entry.rows.length === 0 ? (
-        <p className="muted">No live sessions on {peer.id}. A caller gets one with GET /mcpv2/session on its address.</p>
       ) : (
-        <table className="table compact">
-          <caption className="visually-hidden">Sessions of {peer.id}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Caller address</th>
-              <th scope="col">Client IP</th>
-              <th scope="col">Issued</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Action</th>
-            </tr>
-          </thead>
-          <tbody>
-            {entry.rows.map((row) => (
-              <SessionRowView key={row.label} peerId={peer.id} row={row} />
-            ))}
-          </tbody>
-        </table>
+        <>
+          {entry.rows.length === 0 ? (
+            <p className="muted">No live sessions on {peer.id}. A caller gets one with GET /mcpv2/session on its address.</p>
+          ) : (
+            <table className="table compact">
+              <caption>Sessions of {peer.id}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Label</th>
+                  <th scope="col">Caller address</th>
+                  <th scope="col">Client IP</th>
+                  <th scope="col">Issued</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Calls</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Action</th>
+                </tr>
+              </thead>
+              <tbody>
+                {entry.rows.map((row) => (
+                  <SessionRowView key={row.label} peerId={peer.id} row={row} />
+                ))}
+              </tbody>
+            </table>
+          )}
+          {entry.identities.length > 0 ? <IdentityTable peerId={peer.id} rows={entry.identities} /> : null}
+        </>
       )}
     </section>
   );
@@ -92,7 +136,7 @@ export function SessionsSection({ empty }: { empty: string }) {
   const refreshSessions = useApp((s) => s.refreshSessions);
   useSessionPolling();
   const running = peers.filter((p) => p.status === 'running');
-  const total = running.reduce((n, p) => n + (sessions[p.id]?.rows.length ?? 0), 0);
+  const total = running.reduce((n, p) => n + (sessions[p.id]?.rows.length ?? 0) + (sessions[p.id]?.identities.length ?? 0), 0);
   if (running.length === 0) {
     return (
       <div className="section-body">

@@ -9,6 +9,7 @@ import { EmptyState } from '../components/empty-state';
 import { MeterBar } from '../components/meter-bar';
 import { count, money } from '../lib/display-format';
 import { tokensOf } from '../../../src-shared/vocabulary/spend';
+import { paymentAmount } from '../../../src-shared/vocabulary/payments';
 import { useApp } from '../store/store-context';
 import { RunStatus } from './run-status';
 import { METRIC_LABELS, SpendChart, type SpendMetric } from './spend-chart';
@@ -32,6 +33,24 @@ function Totals({ spend }: { spend: SpendSummary }) {
         </div>
       ))}
     </dl>
+  );
+}
+
+/** Payment intents on their own line, per currency: never added to model cost. */
+function PaymentIntents({ rows }: { rows: SpendSummary['paymentIntents'] }) {
+  if (rows.length === 0) return null;
+  return (
+    <section className="payment-intents" aria-label="Payment intents">
+      <h2>Payment intents</h2>
+      <ul>
+        {rows.map((row) => (
+          <li key={row.currency}>
+            intents approved: {paymentAmount(row.approved, row.currency)}, moved: {row.moved === 0 ? '0' : paymentAmount(row.moved, row.currency)}
+            {row.pendingCount > 0 ? `; pending approval: ${paymentAmount(row.pending, row.currency)} (${count(row.pendingCount)})` : ''}
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 
@@ -176,6 +195,7 @@ export function SpendSection({ empty }: { empty: string }) {
   return (
     <div className="section-body">
       <Totals spend={spend} />
+      <PaymentIntents rows={spend.paymentIntents} />
       <section className="panel" aria-labelledby={`${id}-chart`}>
         <div className="panel-head">
           <h2 id={`${id}-chart`}>Over time</h2>

@@ -11,13 +11,18 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useRef, type KeyboardEvent } from 'react';
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { recordAt } from '../store/timeline-slice';
+import { effectTiming, timingLine } from '../lib/effect-timing';
 import { useApp } from '../store/store-context';
 import { RecordRow, ROW_HEIGHT } from './record-row';
 
 function TimelineRow({ index, start, setSize, onSelect }: { index: number; start: number; setSize: number; onSelect(i: number): void }) {
   const record = useApp((s) => recordAt(s.timeline, index));
   const selected = useApp((s) => s.timeline.selectedIndex === index);
-  return <RecordRow id={`record-row-${index}`} index={index} setSize={setSize} start={start} record={record} selected={selected} onSelect={onSelect} />;
+  const timing = useApp((s) => {
+    const t = record ? effectTiming(s.timeline.pages, record) : null;
+    return t ? timingLine(t) : null;
+  });
+  return <RecordRow id={`record-row-${index}`} index={index} setSize={setSize} start={start} record={record} selected={selected} onSelect={onSelect} timing={timing} />;
 }
 
 function useListKeys(count: number, selected: number | null, select: (i: number) => void, pageRows: number) {

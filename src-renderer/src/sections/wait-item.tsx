@@ -267,6 +267,9 @@ export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
         </span>
         {snoozed ? <StatusPill tone="plain">Snoozed until {dateTime(wait.snoozedUntil!)}</StatusPill> : null}
       </div>
+      <p className="wait-summary">
+        <strong>{description.summary}</strong>
+      </p>
       <dl className="facts facts-inline">
         <Fact label="Run">
           <button type="button" className="link-button mono" onClick={() => openRun(run.runId, wait.seq)}>

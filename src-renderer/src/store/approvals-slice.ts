@@ -16,7 +16,7 @@
 import type { RunView } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
 import type { Decision, DecisionValue, RecoveryResolution } from '../../../src-shared/vocabulary/decisions';
-import { approvableDirectly, describeWait } from '../lib/wait-description';
+import { approvableDirectly, describeWait, waitHeadline } from '../lib/wait-description';
 import type { SliceDeps } from './store-types';
 
 /** What a batch may decide for many waits at once: never a snooze (each is snoozed on its own). */
@@ -64,7 +64,8 @@ export function createApprovalsSlice({ set, get, client, env }: SliceDeps): Appr
     for (const run of fresh) {
       const wait = run.pending!;
       const what = describeWait(wait);
-      const line = `${what.title}: ${run.agent} for ${run.owner}${what.effect ? ` (${what.effect})` : ''}`;
+      // The human question leads ("Pay 12.50 USD to ACME Corp — for …, run …"); the kind of wait follows.
+      const line = `${waitHeadline(run, what)}. ${what.title}: ${run.agent} for ${run.owner}${what.effect ? ` (${what.effect})` : ''}`;
       get().announce(`New in Approvals. ${line}`);
       if (get().preferences.notifications && env.notifications.permission() === 'granted') env.notifications.show('AgentPlane: a run is waiting for you', line);
     }

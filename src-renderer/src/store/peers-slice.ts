@@ -9,9 +9,18 @@
 import type { CommandRequest, CommandResponse, PeerSummary } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
 import type { SliceDeps } from './store-types';
+import { peerErrorText } from '../lib/peer-errors';
 
 export type PeerAction = 'start' | 'stop' | 'restart';
 export type SessionRow = CommandResponse<'peers.sessions'>['sessions'][number];
+export type IdentityRow = CommandResponse<'peers.sessions'>['identities'][number];
+
+/** The last quick ping from a peer's detail: the session it opened and the round trip. */
+export interface PeerPingState {
+  busy: boolean;
+  result?: CommandResponse<'peers.ping'>;
+  error?: string;
+}
 
 export interface PeerCallState {
   busy: boolean;
@@ -23,6 +32,8 @@ export interface PeerCallState {
 
 export interface SessionsEntry {
   rows: SessionRow[];
+  /** Identity credentials in use on the peer, one row per calling peer. */
+  identities: IdentityRow[];
   error: string | null;
   loadedAt: number;
 }
@@ -38,6 +49,8 @@ export interface PeersSlice {
   /** Keyed `${peerId}/${label}`. */
   sessionBusy: Record<string, boolean | undefined>;
   sessionErrors: Record<string, string | undefined>;
+  /** By peer id: the last `peers.ping` from its detail. */
+  peerPings: Record<string, PeerPingState | undefined>;
   /** Bumped to ask the Peers view to open its create form (the palette does). */
   peerFormRequest: number;
   requestPeerForm(): void;
@@ -49,6 +62,8 @@ export interface PeersSlice {
   revokePeer(id: string): Promise<void>;
   refreshSessions(): Promise<void>;
   revokeSession(peerId: string, label: string): Promise<void>;
+  /** Opens a session on a running peer and pings with it (peers.ping); the session then shows in Sessions. */
+  pingPeer(id: string): Promise<void>;
 }
 
 const ACTION_COMMAND = { start: 'peers.start', stop: 'peers.stop', restart: 'peers.restart' } as const;
@@ -67,6 +82,7 @@ export function createPeersSlice({ set, get, client, env }: SliceDeps): PeersSli
     sessions: {},
     sessionBusy: {},
     sessionErrors: {},
+    peerPings: {},
     peerFormRequest: 0,
 
     requestPeerForm() {
@@ -90,8 +106,9 @@ export function createPeersSlice({ set, get, client, env }: SliceDeps): PeersSli
         if (action !== 'stop') void get().refreshSessions();
         return true;
       }
-      set((s) => ({ peerErrors: { ...s.peerErrors, [id]: result.error.message } }));
-      get().announce(`Peer ${id} could not ${action}: ${result.error.message}`);
+      const message = peerErrorText(result.error);
+      set((s) => ({ peerErrors: { ...s.peerErrors, [id]: message } }));
+      get().announce(`Peer ${id} could not ${action}: ${message}`);
       void get().refreshPeers();
       return false;
     },
@@ -140,8 +157,8 @@ export function createPeersSlice({ set, get, client, env }: SliceDeps): PeersSli
         running.map(async (peer) => {
           const result = await client.tryCall('peers.sessions', { id: peer.id });
           const entry: SessionsEntry = result.ok
-            ? { rows: result.value.sessions, error: null, loadedAt: env.now() }
-            : { rows: [], error: result.error.message, loadedAt: env.now() };
+            ? { rows: result.value.sessions, identities: result.value.identities, error: null, loadedAt: env.now() }
+            : { rows: [], identities: [], error: result.error.message, loadedAt: env.now() };
           return [peer.id, entry] as const;
         }),
       );
@@ -158,6 +175,15 @@ export function createPeersSlice({ set, get, client, env }: SliceDeps): PeersSli
         return;
       }
       get().announce(result.value.revoked ? `Session ${label} revoked.` : `Session ${label} was already gone.`);
+      await get().refreshSessions();
+    },
+
+    async pingPeer(id) {
+      set((s) => ({ peerPings: { ...s.peerPings, [id]: { busy: true } } }));
+      const result = await client.tryCall('peers.ping', { id });
+      set((s) => ({ peerPings: { ...s.peerPings, [id]: result.ok ? { busy: false, result: result.value } : { busy: false, error: result.error.message } } }));
+      if (!result.ok) return;
+      get().announce(`Pinged ${id} in ${result.value.latencyMs} ms with session ${result.value.label}.`);
       await get().refreshSessions();
     },
   };

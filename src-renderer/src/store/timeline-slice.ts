@@ -213,6 +213,14 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
     }
     if (nextSeq !== null && records.length % PAGE_SIZE === 0) anchors[page + records.length / PAGE_SIZE] = nextSeq;
     let count = t.count;
+    // A page read while the run grows can end past the last seq the run's view knew: record
+    // that, or the live tail would read (and append) the same records again.
+    let lastSeq = t.lastSeq;
+    const last = records[records.length - 1];
+    if (last) {
+      lastSeq = Math.max(lastSeq, last.seq);
+      count = Math.max(count, page * PAGE_SIZE + records.length);
+    }
     if (page === 0 && records[0]) {
       firstSeq = records[0].seq;
       const admitted = records[0];
@@ -225,7 +233,7 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
       const expectedStart = firstSeq + page * PAGE_SIZE;
       if (records[0] && records[0].seq !== expectedStart) contiguous = false;
       if (records.some((r, i) => i > 0 && r.seq !== records[i - 1]!.seq + 1)) contiguous = false;
-    } else if (page === 0 && firstSeq !== null) contiguous = t.lastSeq - firstSeq + 1 === count && count > 0;
+    } else if (page === 0 && firstSeq !== null) contiguous = lastSeq - firstSeq + 1 === count && count > 0;
     // Drop the pages farthest from what is on screen.
     const keys = Object.keys(pages).map(Number);
     if (keys.length > MAX_PAGES_KEPT) {
@@ -236,7 +244,7 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
     // A record selected before it was loaded (End, Page Down) now has its seq, for the address.
     let selectedSeq = t.selectedSeq;
     if (t.selectedIndex !== null && selectedSeq === null) selectedSeq = pages[Math.floor(t.selectedIndex / PAGE_SIZE)]?.[t.selectedIndex % PAGE_SIZE]?.seq ?? null;
-    patch(() => ({ pages, anchors, firstSeq, contiguous, count, selectedSeq, error: null }));
+    patch(() => ({ pages, anchors, firstSeq, contiguous, count, lastSeq, selectedSeq, error: null }));
     if (page === 0 && verifyAfterFirstPage) {
       verifyAfterFirstPage = false;
       void get().runVerify();
@@ -432,7 +440,12 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
     appendLive(records) {
       const t = get().timeline;
       if (!t.runId) return;
-      const fresh = records.filter((r) => r.runId === t.runId && r.seq > t.lastSeq).sort((a, b) => a.seq - b.seq);
+      // Merge by seq: a record already on a loaded page is never appended a second time.
+      const loaded = new Set<number>();
+      for (const page of Object.values(t.pages)) for (const r of page) loaded.add(r.seq);
+      const bySeq = new Map<number, RecordView>();
+      for (const r of records) if (r.runId === t.runId && r.seq > t.lastSeq && !loaded.has(r.seq)) bySeq.set(r.seq, r);
+      const fresh = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
       if (fresh.length === 0) return;
       const pages = { ...t.pages };
       const anchors = { ...t.anchors };
