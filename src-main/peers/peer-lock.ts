@@ -13,7 +13,8 @@
  * succeed (read-stale, unlink, create is not one step). The peer's strictly bound port is the
  * second guard: a fixed port cannot be bound twice.
  */
-import { closeSync, constants, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
+import { readLiveLock, writeNewPrivateFile } from '../base/pid-lock-file';
 import { join } from 'node:path';
 import { z } from 'zod';
 
@@ -38,41 +39,9 @@ export function lockPath(peerDir: string): string {
   return join(peerDir, 'peer.lock');
 }
 
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The lock's holder when it is a live process; null for no lock, a malformed one or a dead pid. */
 export function readPeerLock(peerDir: string): PeerLockInfo | null {
-  let raw: string;
-  try {
-    raw = readFileSync(lockPath(peerDir), 'utf8');
-  } catch {
-    return null;
-  }
-  let parsed;
-  try {
-    parsed = LockSchema.safeParse(JSON.parse(raw));
-  } catch {
-    return null;
-  }
-  return parsed.success && processAlive(parsed.data.pid) ? parsed.data : null;
-}
-
-const CREATE_EXCLUSIVE = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0);
-
-function writeExclusive(path: string, info: PeerLockInfo): void {
-  const fd = openSync(path, CREATE_EXCLUSIVE, 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(info)}\n`);
-  } finally {
-    closeSync(fd);
-  }
+  return readLiveLock(lockPath(peerDir), LockSchema);
 }
 
 export interface PeerLock {
@@ -87,7 +56,7 @@ export function acquirePeerLock(peerDir: string, peerId: string, pid = process.p
   const info: PeerLockInfo = { pid, port: null, startedAt: new Date().toISOString() };
   for (let attempt = 0; ; attempt++) {
     try {
-      writeExclusive(path, info);
+      writeNewPrivateFile(path, `${JSON.stringify(info)}\n`);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
@@ -103,7 +72,7 @@ export function acquirePeerLock(peerDir: string, peerId: string, pid = process.p
       if (!ours()) return;
       const temp = `${path}.${pid}.tmp`;
       rmSync(temp, { force: true });
-      writeExclusive(temp, { ...info, port });
+      writeNewPrivateFile(temp, `${JSON.stringify({ ...info, port })}\n`);
       renameSync(temp, path);
     },
     release() {

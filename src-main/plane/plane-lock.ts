@@ -1,8 +1,8 @@
 /**
  * One data dir, one plane. Every plane (`agentplane serve`, the desktop app's plane host, and a
  * CLI command that opens the data dir itself because no plane runs) holds `<dataDir>/plane.lock`
- * for its life: a small JSON file (0600) naming its pid, created O_CREAT|O_EXCL|O_NOFOLLOW, the
- * same approach as the per-peer lock (peers/peer-lock.ts). A second plane on the same data dir
+ * for its life: a small JSON file (0600) naming its pid (base/pid-lock-file.ts, as the per-peer
+ * lock in peers/peer-lock.ts). A second plane on the same data dir
  * finds the lock held by a live process and refuses with `AP_PLANE_RUNNING`, naming the running
  * plane's URL (from its plane.json) and pid, instead of overwriting that plane.json and resuming
  * the same runs twice. A lock whose pid is gone (the plane was killed) is stale and taken over.
@@ -19,13 +19,13 @@
  * Known limit, as for peer locks: two processes taking over the same stale lock at the same
  * instant can both succeed (read-stale, unlink, create is not one step).
  */
-import { closeSync, constants, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { PlaneError } from '../base/plane-error';
-import { processAlive } from '../peers/peer-lock';
+import { readLiveLock, writeNewPrivateFile } from '../base/pid-lock-file';
 import { readPlaneFile } from './plane-file';
 
 const LockSchema = z.object({
@@ -40,19 +40,7 @@ export function planeLockPath(dataDir: string): string {
 
 /** The lock's holder when it is a live process; null for no lock, a malformed one or a dead pid. */
 export function readPlaneLock(dataDir: string): PlaneLockInfo | null {
-  let raw: string;
-  try {
-    raw = readFileSync(planeLockPath(dataDir), 'utf8');
-  } catch {
-    return null;
-  }
-  let parsed;
-  try {
-    parsed = LockSchema.safeParse(JSON.parse(raw));
-  } catch {
-    return null;
-  }
-  return parsed.success && processAlive(parsed.data.pid) ? parsed.data : null;
+  return readLiveLock(planeLockPath(dataDir), LockSchema);
 }
 
 /** Another live plane holds the data dir; the message names its URL (when it serves one) and pid. */
@@ -72,8 +60,6 @@ export class PlaneRunningError extends PlaneError {
   }
 }
 
-const CREATE_EXCLUSIVE = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0);
-
 export interface PlaneLock {
   /** Removes the lock if it is still the one this acquisition wrote. */
   release(): void;
@@ -87,12 +73,7 @@ export function acquirePlaneLock(dataDir: string, pid = process.pid): PlaneLock 
   const text = `${JSON.stringify({ ...info, acquisition: randomUUID() })}\n`;
   for (let attempt = 0; ; attempt++) {
     try {
-      const fd = openSync(path, CREATE_EXCLUSIVE, 0o600);
-      try {
-        writeSync(fd, text);
-      } finally {
-        closeSync(fd);
-      }
+      writeNewPrivateFile(path, text);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
