@@ -4,23 +4,13 @@
  * and subject hash that were shown, and the inbox empties as the run moves on. A refused
  * decision leaves the item where it was, with the plane's reason.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../src-shared/ipc/errors';
-import { storeHarness, type StoreHarness } from './testing/store-harness';
+import { testPlane } from '../../../tests/support/runtime-support';
+import { useSyncedHarnesses, type StoreHarness } from './testing/store-harness';
 
-const harnesses: StoreHarness[] = [];
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.close();
-});
-
-async function harness(): Promise<StoreHarness> {
-  // The bundled agents: write-note asks a person before it writes a file.
-  const h = await storeHarness();
-  harnesses.push(h);
-  await h.until(() => h.store.getState().runsLoaded && h.store.getState().connection === 'connected', 'the first sync');
-  await h.settle();
-  return h;
-}
+// The bundled agents: write-note asks a person before it writes a file.
+const harness = useSyncedHarnesses(() => testPlane());
 
 /** Moves the store's clock in small steps until `condition` holds (the plane works in real time meanwhile). */
 async function follow(h: StoreHarness, condition: () => boolean, what: string) {

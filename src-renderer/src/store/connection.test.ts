@@ -4,23 +4,12 @@
  * cannot list what changed makes it re-read its views, and notifications that arrive out of
  * order or twice cost at most one catch-up and never a lost or doubled update.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runDrafts } from '../../../tests/support/journal-support';
-import { call, testPlane } from '../../../tests/support/runtime-support';
-import { storeHarness, type StoreHarness } from './testing/store-harness';
+import { call } from '../../../tests/support/runtime-support';
+import { useSyncedHarnesses, type StoreHarness } from './testing/store-harness';
 
-const harnesses: StoreHarness[] = [];
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.close();
-});
-
-async function harness(options: { scriptedEvents?: boolean } = {}): Promise<StoreHarness> {
-  const h = await storeHarness({ plane: await testPlane({ agents: [] }), ...options });
-  harnesses.push(h);
-  await h.until(() => h.store.getState().runsLoaded && h.store.getState().connection === 'connected', 'the first sync');
-  await h.settle();
-  return h;
-}
+const harness = useSyncedHarnesses();
 
 const runId = (n: number) => `run-${n.toString(16).padStart(20, '0')}`;
 const head = async (h: StoreHarness) => (await h.plane.journal.head()).seq;

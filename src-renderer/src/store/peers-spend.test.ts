@@ -2,23 +2,12 @@
  * Peers follow the plane's whole-list snapshots (no request per change), and spend is read only
  * while a view shows it: at most once a second while the journal moves, marked stale otherwise.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runDrafts } from '../../../tests/support/journal-support';
-import { call, testPlane } from '../../../tests/support/runtime-support';
-import { storeHarness, type StoreHarness } from './testing/store-harness';
+import { call } from '../../../tests/support/runtime-support';
+import { useSyncedHarnesses } from './testing/store-harness';
 
-const harnesses: StoreHarness[] = [];
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.close();
-});
-
-async function harness(): Promise<StoreHarness> {
-  const h = await storeHarness({ plane: await testPlane({ agents: [] }) });
-  harnesses.push(h);
-  await h.until(() => h.store.getState().runsLoaded && h.store.getState().connection === 'connected', 'the first sync');
-  await h.settle();
-  return h;
-}
+const harness = useSyncedHarnesses();
 
 const runId = (n: number) => `run-${n.toString(16).padStart(20, '0')}`;
 

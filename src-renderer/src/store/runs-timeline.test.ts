@@ -3,24 +3,12 @@
  * touched; their status shows at once, each is re-read once its burst goes quiet, and the open
  * timeline reads only its own new records. Requests are counted where they leave the client.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandName } from '../../../src-shared/ipc/contract';
 import { runDrafts } from '../../../tests/support/journal-support';
-import { testPlane } from '../../../tests/support/runtime-support';
-import { storeHarness, type StoreHarness } from './testing/store-harness';
+import { useSyncedHarnesses, type StoreHarness } from './testing/store-harness';
 
-const harnesses: StoreHarness[] = [];
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.close();
-});
-
-async function harness(): Promise<StoreHarness> {
-  const h = await storeHarness({ plane: await testPlane({ agents: [] }) });
-  harnesses.push(h);
-  await h.until(() => h.store.getState().runsLoaded && h.store.getState().connection === 'connected', 'the first sync');
-  await h.settle();
-  return h;
-}
+const harness = useSyncedHarnesses();
 
 const runId = (n: number) => `run-${n.toString(16).padStart(20, '0')}`;
 const count = (requests: CommandName[], name: CommandName) => requests.filter((r) => r === name).length;

@@ -7,6 +7,7 @@
  *
  * Test support only: nothing in the app imports this folder, so it never reaches the bundle.
  */
+import { afterEach } from 'vitest';
 import { createPlaneClient } from '../../../../src-shared/ipc/client';
 import { testTransport, type TestTransport } from '../../../../tests/support/contract-support';
 import { testPlane } from '../../../../tests/support/runtime-support';
@@ -108,3 +109,23 @@ export async function storeHarness(options: { plane?: Plane; scriptedEvents?: bo
     },
   };
 }
+
+/**
+ * For a test file: returns a maker of harnesses, each closed after its test and returned once
+ * the store's first sync is done (the runs list loaded over a live connection, everything in
+ * flight applied). `makePlane` builds the plane each one watches (no agents by default).
+ */
+export function useSyncedHarnesses(makePlane: () => Promise<Plane> = () => testPlane({ agents: [] })): (options?: { scriptedEvents?: boolean }) => Promise<StoreHarness> {
+  const open: StoreHarness[] = [];
+  afterEach(async () => {
+    for (const h of open.splice(0)) await h.close();
+  });
+  return async (options = {}) => {
+    const h = await storeHarness({ plane: await makePlane(), ...options });
+    open.push(h);
+    await h.until(() => h.store.getState().runsLoaded && h.store.getState().connection === 'connected', 'the first sync');
+    await h.settle();
+    return h;
+  };
+}
+
