@@ -206,6 +206,44 @@ describe('the control UI in Chromium, with the demo peers', () => {
     expect(await textOf(main())).toMatch(/Hosted by\s*peer:beta/);
   });
 
+  it('groups a run’s records by step, and links its peer call to the skill run it admitted on beta and back', async () => {
+    await go('Runs');
+    await main().getByRole('button', { name: 'Start a run', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Start a run' });
+    await form.getByLabel('Agent').selectOption('ask-peer');
+    await form.getByRole('checkbox', { name: 'Raw JSON', exact: true }).check();
+    await form.getByLabel('Input (JSON)').fill(JSON.stringify({ query: 'Who is asking?' }));
+    await form.getByRole('button', { name: 'Start run', exact: true }).click();
+    await timeline().waitFor();
+    await expect.poll(() => textOf(main()), POLL).toContain('Succeeded');
+    const callerId = /run-[0-9a-f]{20}/.exec(await textOf(page.getByRole('navigation', { name: 'Breadcrumb' })))![0];
+
+    // The step's records sit under one head naming the effect, its duration and how it ended.
+    const head = timeline().getByRole('option').filter({ hasText: /Effect startedstep 0\d+(\.\d)? m?s · done — peer beta\/ask/ });
+    await expect.poll(() => head.count(), POLL).toBe(1);
+    const options = timeline().getByRole('option');
+    const texts = await options.allTextContents();
+    const started = texts.findIndex((t) => t.includes('Effect started'));
+    const done = texts.findIndex((t) => t.includes('Effect done'));
+    expect(started).toBeGreaterThan(0);
+    expect(done).toBeGreaterThan(started);
+    expect(texts[done]).toContain('step 0'); // inside the group, said in words as well as drawn
+
+    // Caller → callee → caller.
+    const calls = main().getByRole('region', { name: 'Calls to peers' });
+    await expect.poll(() => textOf(calls), POLL).toMatch(/run-[0-9a-f]{20} skill:ask on peer:beta · by step 0 Succeeded/);
+    const calleeId = /run-[0-9a-f]{20}/.exec(await textOf(calls))![0];
+    expect(calleeId).not.toBe(callerId);
+    await calls.getByRole('button', { name: `Open the called run ${calleeId}`, exact: true }).click();
+    await expect.poll(() => textOf(page.getByRole('navigation', { name: 'Breadcrumb' })), POLL).toContain(calleeId);
+    const calledBy = main().getByRole('region', { name: 'Called by' });
+    await expect.poll(() => textOf(calledBy), POLL).toContain(`${callerId} ask-peer on the plane · from its step 0`);
+    expect(await textOf(calledBy)).not.toContain('unconfirmed');
+    await calledBy.getByRole('button', { name: `Open the calling run ${callerId}`, exact: true }).click();
+    await expect.poll(() => textOf(page.getByRole('navigation', { name: 'Breadcrumb' })), POLL).toContain(callerId);
+    await captureView('ui-run-links');
+  });
+
   it('puts a pay request from alpha to beta in the inbox with a notification; approved by click, the decision is in its timeline and the run ends moved:false', async () => {
     // More waiting items, started as a script would, so the inbox shows every kind side by side.
     await client.call('runs.start', { agent: 'ask-first', input: { question: 'Which vendor should be paid first?' } });

@@ -66,8 +66,20 @@ export interface JournalStore {
    * What LLM-mode `ask` reads to carry a conversation across turns and restarts.
    */
   sealedRunResults(agent: string, inputPath: string, value: string, limit: number, host?: string): Promise<Array<{ runId: string; input: unknown; result: unknown }>>;
+  /** Runs admitted with `parentRunId` = this run, in admission order, with what their admission stated. */
+  childRuns(parentRunId: string, limit: number): Promise<ChildRunRow[]>;
   integrityCheck(): Promise<string>;
   close(): Promise<void>;
+}
+
+export interface ChildRunRow {
+  runId: string;
+  /** The RunAdmitted's seq. */
+  seq: number;
+  agent: string;
+  host: string;
+  /** The parent's step the admission names (null: it named none). */
+  parentStep: number | null;
 }
 
 /**

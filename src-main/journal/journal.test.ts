@@ -10,7 +10,7 @@ import { Journal } from './journal';
 import { JournalError } from './journal-error';
 import { verifyJournalStore } from './bundle';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
-import { migrations } from './migrations';
+import { migrate, migrations } from './migrations';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 
 const open: Journal[] = [];
@@ -86,6 +86,32 @@ describe('journal store', () => {
     raw.prepare("INSERT INTO schema_migrations VALUES ('999_from_the_future', 'x')").run();
     raw.close();
     expect(() => SqliteJournalStore.open(journalPath(dataDir))).toThrow(/newer AgentPlane \(migration 999_from_the_future/);
+  });
+
+  it('finds the runs a run called through one index, on a journal made before the index existed too', async () => {
+    const dataDir = tempDataDir();
+    // A journal as the first release wrote it: migration 001 only.
+    const first = new Database(journalPath(dataDir));
+    migrate(first, migrations.slice(0, 1));
+    first.close();
+    const journal = await openJournal(dataDir);
+    const admit = (runId: string, extra: Record<string, unknown>) => ({
+      runId,
+      kind: 'RunAdmitted' as const,
+      body: { agent: 'skill:ask', owner: 'plane', chain: ['plane'], input: {}, inputProvenance: 'plane', budget: { maxEffects: 1 }, trigger: { via: 'peer' as const, by: 'plane' }, host: 'peer:beta', ...extra },
+    });
+    await journal.appendBatch([admit('run-p', {}), admit('run-c1', { parentRunId: 'run-p', parentStep: 2 }), admit('run-x', {}), admit('run-c2', { parentRunId: 'run-p' })]);
+    expect(await journal.store.childRuns('run-p', 10)).toEqual([
+      { runId: 'run-c1', seq: 2, agent: 'skill:ask', host: 'peer:beta', parentStep: 2 },
+      { runId: 'run-c2', seq: 4, agent: 'skill:ask', host: 'peer:beta', parentStep: null },
+    ]);
+    expect(await journal.store.childRuns('run-c1', 10)).toEqual([]);
+    const raw = new Database(journalPath(dataDir), { readonly: true });
+    const plan = raw
+      .prepare("EXPLAIN QUERY PLAN SELECT run_id FROM records WHERE kind = 'RunAdmitted' AND json_extract(body, '$.parentRunId') IS NOT NULL AND json_extract(body, '$.parentRunId') = ?")
+      .all('run-p') as Array<{ detail: string }>;
+    raw.close();
+    expect(plan.map((row) => row.detail).join(' ')).toContain('records_by_parent_run');
   });
 
   it('refuses a corrupt or foreign database file with a clear error; an empty file becomes a journal', async () => {

@@ -53,6 +53,17 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    // Which runs a run called (a plane run's peer call and the skill run it admitted on the
+    // peer): one indexed read for the run page's links, not a scan of every admission.
+    id: '002_runs_by_parent',
+    up(db) {
+      db.exec(`
+        CREATE INDEX records_by_parent_run ON records (json_extract(body, '$.parentRunId'), seq)
+        WHERE kind = 'RunAdmitted' AND json_extract(body, '$.parentRunId') IS NOT NULL;
+      `);
+    },
+  },
 ];
 
 export function appliedMigrations(db: Database.Database): string[] {

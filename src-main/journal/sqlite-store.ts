@@ -21,7 +21,7 @@ import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
-import type { JournalHead, JournalReads, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import type { ChildRunRow, JournalHead, JournalReads, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { migrate } from './migrations';
 
 const SYNCHRONOUS_FULL = 2;
@@ -380,6 +380,20 @@ export class SqliteJournalStore implements JournalStore {
       )
       .all(agent, `$.input${inputPath.slice(1)}`, value, host ?? null, host ?? null, limit) as Array<{ runId: string; input: string; result: string | null }>;
     return rows.reverse().map((r) => ({ runId: r.runId, input: JSON.parse(r.input) as unknown, result: r.result === null ? null : (JSON.parse(r.result) as unknown) }));
+  }
+
+  async childRuns(parentRunId: string, limit: number): Promise<ChildRunRow[]> {
+    this.assertOpen();
+    // Spelled as the index (migration 002) is, so the planner reads it rather than every record.
+    return this.reads.connection
+      .prepare(
+        `SELECT run_id AS runId, seq, json_extract(body, '$.agent') AS agent, COALESCE(json_extract(body, '$.host'), 'plane') AS host,
+                json_extract(body, '$.parentStep') AS parentStep
+         FROM records
+         WHERE kind = 'RunAdmitted' AND json_extract(body, '$.parentRunId') IS NOT NULL AND json_extract(body, '$.parentRunId') = ?
+         ORDER BY seq LIMIT ?`,
+      )
+      .all(parentRunId, limit) as ChildRunRow[];
   }
 
   async integrityCheck(): Promise<string> {

@@ -73,7 +73,7 @@ export function createPeerCaller(deps: PeerCallerDeps): PeerCaller {
       const record = deps.registry.get(peerId);
       return record ? formatPeerAddress(record.publicIp, deps.portOf(peerId) ?? record.port) : `peer:${peerId}`;
     },
-    async call(peerId, skill, args) {
+    async call(peerId, skill, args, caller) {
       const record = deps.registry.get(peerId);
       const port = deps.portOf(peerId);
       if (!record) throw new EffectFailure('UnknownPeer', `no peer named ${peerId} in this plane's registry`, 'DidNotHappen');
@@ -84,7 +84,7 @@ export function createPeerCaller(deps: PeerCallerDeps): PeerCaller {
       const credential = new PeerCredential(`peer:${peerId}`, session.sessionId, 'plane', session.expiresAt);
       const client = new Mcpv2Client({ host: record.publicIp, port, sessionId: null }, deps.timeoutMs);
       try {
-        const result = await client.callTool(skill, args, { auth: { credential, audience: `peer:${peerId}` } });
+        const result = await client.callTool(skill, args, { auth: { credential, audience: `peer:${peerId}` } }, { caller: { runId: caller.runId, step: caller.step } });
         return { result, provenance: `peer:${peerId}` };
       } catch (error) {
         if (error instanceof PeerClientError) throw new EffectFailure(failureCode(error), error.message, dispositionOf(error));

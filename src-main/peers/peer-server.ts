@@ -21,7 +21,9 @@ import {
   MAX_BATCH_SIZE,
   MCPV2_PROTOCOL_VERSION,
   MCPV2_SUPPORTED_VERSIONS,
+  SlotCallerSchema,
   SlotSchema,
+  type SlotCaller,
   ToolCallParamsSchema,
   type AgentCard,
   type Health,
@@ -378,20 +380,36 @@ async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, 
     return { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: context.conversation names starting with session: or peer: are reserved' } };
   }
   const scoped = named ? (caller.principal.startsWith('peer:') ? `${caller.principal}/${named}` : `shared/${named}`) : caller.conversation;
+  // Which run called, as the caller states it: recorded on the skill run (parentRunId,
+  // parentStep) and confirmed by the plane against that run's own record before it is shown
+  // as a link (runtime/run-links.ts). A malformed one is refused by name, not ignored.
+  let parent: SlotCaller | undefined;
+  if (slot.context?.caller !== undefined) {
+    const stated = SlotCallerSchema.safeParse(slot.context.caller);
+    if (!stated.success) return { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: context.caller must be {runId: "run-<20 hex>", step: <integer ≥ 0>}' } };
+    parent = stated.data;
+  }
   const context = { conversation: scoped, ...(slot.context?.provider ? { provider: slot.context.provider } : {}) };
   // The cap is checked here, before the run is admitted: a refused call journals nothing, so
   // refusals cannot be used to fill the (permanent) journal either.
   const tooBig = argumentSizeProblem(name, args);
   if (tooBig) return { error: { code: Mcpv2Error.InvalidParams, message: `invalid params: ${tooBig}` } };
   const admitted = await externalizeArguments(name === 'upload_file' ? await stageUpload(ctx, args) : args, ctx.blobs);
-  return runSkill(ctx, `skill:${name}`, { ...admitted, context }, caller);
+  return runSkill(ctx, `skill:${name}`, { ...admitted, context }, caller, parent);
 }
 
 /** Admits a skill run for the caller and answers from how it ended (or that it waits). */
-async function runSkill(ctx: PeerContext, program: string, input: unknown, caller: Caller): Promise<SlotOutcome> {
+async function runSkill(ctx: PeerContext, program: string, input: unknown, caller: Caller, parent?: SlotCaller): Promise<SlotOutcome> {
   let runId: string;
   try {
-    ({ runId } = await ctx.runtime.start({ agent: program, input, chain: [caller.principal], via: 'peer', inputProvenance: caller.principal }));
+    ({ runId } = await ctx.runtime.start({
+      agent: program,
+      input,
+      chain: [caller.principal],
+      via: 'peer',
+      inputProvenance: caller.principal,
+      ...(parent ? { parentRunId: parent.runId, parentStep: parent.step } : {}),
+    }));
   } catch (error) {
     if (error instanceof PlaneError) {
       if (error.code === 'AP_FORBIDDEN') return { error: { code: Mcpv2Error.CapabilityViolation, message: 'capability violation: this caller may not call this skill' } };

@@ -40,6 +40,7 @@ type RuntimeCommands =
   | 'agents.list'
   | 'runs.list'
   | 'runs.get'
+  | 'runs.links'
   | 'runs.start'
   | 'runs.cancel'
   | 'approvals.list'
@@ -70,6 +71,7 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
     async 'runs.get'({ runId }) {
       return runView(await runtime.history(runId));
     },
+    'runs.links': ({ runId }) => runtime.links(runId),
     async 'runs.start'({ agent, input, wait }, context) {
       const { runId } = await runtime.start({ agent, input, chain: [LOCAL_USER], via: viaOf(context), inputProvenance: LOCAL_USER });
       return runView(wait ? await runtime.settled(runId) : await runtime.history(runId));

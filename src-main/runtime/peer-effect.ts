@@ -9,11 +9,13 @@
  * never imports a peer module. The peer receives a credential, not the chain: a chain read
  * from a message body would be the sender's claim about its own authority. EffectStarted
  * records the credential's kind and audience, never the token; the credential is obtained
- * when the call is performed, never on replay. What comes back is labelled `peer:<id>`:
+ * when the call is performed, never on replay. The call names the run and step that made it
+ * (`context.caller`), so the peer's skill run records its parent and the journal links the two
+ * runs both ways (run-links.ts). What comes back is labelled `peer:<id>`:
  * untrusted.
  */
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
-import type { RunContext } from './run-context';
+import type { EffectAt, RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { DelegationError, extendChain } from './policy';
 
@@ -25,7 +27,7 @@ export interface PeerCaller {
    * Performs one skill call. A failure is an `EffectFailure` whose disposition says whether
    * the call can have happened (see peers/peer-caller.ts for the rules).
    */
-  call(peerId: string, skill: string, args: Record<string, unknown>): Promise<{ result: unknown; provenance: string }>;
+  call(peerId: string, skill: string, args: Record<string, unknown>, caller: EffectAt): Promise<{ result: unknown; provenance: string }>;
 }
 
 export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string, skill: string, args: Record<string, unknown>): Promise<unknown> {
@@ -37,14 +39,14 @@ export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string
     grant: `peer:${peerId}`,
     credential: { kind: 'plane', audience: `peer:${peerId}` },
     estimate: { ...NO_SPEND, effects: 1 },
-    async perform() {
+    async perform(at) {
       try {
         extendChain(cx.actingAs(), `peer:${peerId}`);
       } catch (error) {
         if (error instanceof DelegationError) throw new EffectFailure('DelegationRefused', error.message, 'DidNotHappen');
         throw error;
       }
-      const { result, provenance } = await peers.call(peerId, skill, args);
+      const { result, provenance } = await peers.call(peerId, skill, args, at);
       return { result, spend: { ...NO_SPEND, effects: 1 }, provenance };
     },
   });

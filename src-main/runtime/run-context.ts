@@ -37,6 +37,12 @@ export interface EffectOutcome {
   provenance: string;
 }
 
+/** Which run and step an effect is performed for. */
+export interface EffectAt {
+  runId: string;
+  step: number;
+}
+
 export interface EffectSpec {
   effect: EffectKind;
   name: string;
@@ -51,8 +57,11 @@ export interface EffectSpec {
   estimate: Spend;
   /** Which credential a hop presents (kind and audience only: never the token). */
   credential?: z.infer<typeof CredentialUseSchema>;
-  /** A failed perform throws EffectFailure (or anything: then it is InDoubt). */
-  perform(): Promise<EffectOutcome>;
+  /**
+   * A failed perform throws EffectFailure (or anything: then it is InDoubt). `at` names the run
+   * and step performing it, for an effect that tells its callee who called (a peer call).
+   */
+  perform(at: EffectAt): Promise<EffectOutcome>;
 }
 
 export interface RunGovernance {
@@ -177,7 +186,7 @@ export class RunContext {
     if (spec.effect === 'clock' || spec.effect === 'random') {
       // Reading the clock or drawing a number touches nothing outside: nothing can be in doubt,
       // so its start and its answer are written in one commit.
-      const outcome = await spec.perform();
+      const outcome = await spec.perform({ runId: this.runId, step });
       await this.journal.appendBatch([started, { runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result as never, spend: outcome.spend, provenance: outcome.provenance } }]);
       this.written += 2;
       return outcome.result;
@@ -185,7 +194,7 @@ export class RunContext {
     await this.write(started);
     let outcome: EffectOutcome;
     try {
-      outcome = await spec.perform();
+      outcome = await spec.perform({ runId: this.runId, step });
     } catch (error) {
       const failure =
         error instanceof EffectFailure

@@ -41,9 +41,12 @@ export interface RunHistory {
   input: unknown;
   inputProvenance: string;
   parentRunId?: string;
+  parentStep?: number;
   /** Which process executes it: `plane` or `peer:<id>`. */
   host?: string;
   admittedAt: string;
+  /** The RunAdmitted's seq. */
+  admittedSeq: number;
   /** The manifest's budget, as raised by decisions since. */
   budget: Budget;
   spend: Spend;
@@ -78,8 +81,10 @@ export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
     input: admitted.input,
     inputProvenance: admitted.inputProvenance,
     parentRunId: admitted.parentRunId,
+    parentStep: admitted.parentStep,
     host: admitted.host ?? 'plane',
     admittedAt: first.time,
+    admittedSeq: first.seq,
     budget: { ...admitted.budget },
     spend: NO_SPEND,
     status: 'running',

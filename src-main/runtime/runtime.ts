@@ -18,6 +18,7 @@ import { approvalNeedsValue, type Decision, type DecisionValue } from '../../src
 import { isRunId } from '../../src-shared/vocabulary/ids';
 import type { WaitReason } from '../../src-shared/vocabulary/waits';
 import type { Journal } from '../journal/journal';
+import { confirmsCall, linkOf, type RunLink, type RunLinks } from './run-links';
 import { scanWholeJournal } from '../journal/journal-workers';
 import { PlaneError } from '../base/plane-error';
 import type { Logger } from '../base/logger';
@@ -62,7 +63,9 @@ export interface StartRequest {
   chain: string[];
   via: RecordBody<'RunAdmitted'>['trigger']['via'];
   inputProvenance?: string;
+  /** The run (and its step) whose effect made this call, as the caller stated them. */
   parentRunId?: string;
+  parentStep?: number;
 }
 
 export interface DecideRequest {
@@ -97,6 +100,8 @@ export class PlaneBuildError extends Error {
 }
 
 const HISTORY_CACHE = 2000;
+/** Calls listed on one run's page: a run that made more shows the first this many. */
+const MAX_LINKED_CALLS = 500;
 const HALT_SCOPE = /^(subject|agent):.+$/;
 
 export class Runtime {
@@ -251,6 +256,7 @@ export class Runtime {
         trigger: { via: request.via, by: caller },
         host: this.host,
         ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
+        ...(request.parentRunId && request.parentStep !== undefined ? { parentStep: request.parentStep } : {}),
       },
     });
     this.ownRuns.add(runId);
@@ -358,6 +364,26 @@ export class Runtime {
     this.histories.set(runId, history);
     if (this.histories.size > HISTORY_CACHE) this.histories.delete(this.histories.keys().next().value!);
     return history;
+  }
+
+  /** The run that called this one and the runs it called (run-links.ts). */
+  async links(runId: string): Promise<RunLinks> {
+    const history = await this.history(runId);
+    let calledBy: RunLink | null = null;
+    if (history.parentRunId) {
+      const step = history.parentStep ?? null;
+      const parent = await this.history(history.parentRunId).catch(() => null);
+      calledBy = parent
+        ? linkOf(parent, step, confirmsCall(parent, step, { agent: history.agent, host: history.host ?? 'plane' }, history.admittedSeq))
+        : // Named, but not a run this journal holds: shown as stated, and unconfirmed.
+          { runId: history.parentRunId, agent: '', host: '', step, confirmed: false, status: 'sealed', outcome: null };
+    }
+    const calls: RunLink[] = [];
+    for (const row of await this.options.journal.store.childRuns(runId, MAX_LINKED_CALLS)) {
+      const child = await this.history(row.runId, undefined).catch(() => null);
+      if (child) calls.push(linkOf(child, row.parentStep, confirmsCall(history, row.parentStep, row, row.seq)));
+    }
+    return { calledBy, calls };
   }
 
   async listRuns(limit: number): Promise<RunHistory[]> {

@@ -139,6 +139,24 @@ export const RunViewSchema = z.object({
 export type RunView = z.infer<typeof RunViewSchema>;
 
 /**
+ * One end of a call between runs: a plane run's peer call and the skill run the peer admitted
+ * for it. `confirmed`: the caller's own record at `step` is a call to that peer and skill made
+ * before the callee was admitted (the callee's parent is otherwise only the caller's claim).
+ */
+export const RunLinkSchema = z.object({
+  runId: z.string(),
+  agent: z.string(),
+  host: z.string(),
+  step: z.number().int().nullable(),
+  confirmed: z.boolean(),
+  status: RunStatusSchema,
+  outcome: RunOutcomeSchema.nullable(),
+});
+export type RunLink = z.infer<typeof RunLinkSchema>;
+export const RunLinksSchema = z.object({ calledBy: RunLinkSchema.nullable(), calls: z.array(RunLinkSchema) });
+export type RunLinks = z.infer<typeof RunLinksSchema>;
+
+/**
  * What one commit (or one catch-up) did to a run, as far as its records say without folding
  * the run: the kind of its last record there, and the status that record leaves it in
  * (RunSealed: sealed with its outcome; Suspended or a snooze: suspended; anything else:
@@ -246,6 +264,8 @@ export const commands = {
     response: z.object({ runs: z.array(RunViewSchema) }),
   },
   'runs.get': { request: z.object({ runId: RunIdSchema }).strict(), response: RunViewSchema },
+  /** The run that called this one (its peer call) and the runs this one's peer calls admitted. */
+  'runs.links': { request: z.object({ runId: RunIdSchema }).strict(), response: RunLinksSchema },
   /** Admits a run (policy first) and returns at once; `runs.get` or the events follow it. */
   'runs.start': {
     request: z.object({ agent: z.string().min(1), input: z.unknown().default({}), wait: z.boolean().default(false) }).strict(),

@@ -55,7 +55,14 @@ export const recordBodies = {
       inputProvenance: z.string(),
       budget: BudgetSchema,
       trigger: z.object({ via: z.enum(['ipc', 'cli', 'web', 'peer', 'mcp', 'a2a', 'plane']), by: z.string() }),
+      /**
+       * The run whose effect made this call, and that effect's step, as the caller stated them
+       * (a peer's skill run called by a plane run). A claim by the caller: the plane confirms it
+       * against the parent's own EffectStarted before it shows the link as confirmed
+       * (runtime/run-links.ts).
+       */
       parentRunId: z.string().optional(),
+      parentStep: Step.optional(),
       /** Which process executes the run: `plane` (when absent too) or `peer:<id>`. */
       host: z.string().optional(),
     }),

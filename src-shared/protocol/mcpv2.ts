@@ -8,6 +8,7 @@
  * `id`) get no answer; a batch of only notifications gets no body at all.
  */
 import { z } from 'zod';
+import { RunIdSchema } from '../vocabulary/ids';
 
 export const MCPV2_PROTOCOL_VERSION = '2.0';
 export const MCPV2_SUPPORTED_VERSIONS = ['2.0'] as const;
@@ -49,8 +50,19 @@ export const SlotContextSchema = z
     provider: z.string().optional(),
     /** LLM mode: which conversation an `ask` continues. */
     conversation: z.string().max(200).optional(),
+    /**
+     * Which run and step made this call, when a plane run calls a peer: the peer records it on
+     * the skill run it admits, so the journal links the caller's effect and the callee's run
+     * both ways. Checked by the peer (peer-server.ts) rather than here, so a malformed one is
+     * refused as exactly that, not as a malformed slot.
+     */
+    caller: z.unknown().optional(),
   })
   .passthrough();
+
+/** `context.caller`: a run id and the step of its effect that made the call. */
+export const SlotCallerSchema = z.object({ runId: RunIdSchema, step: z.number().int().nonnegative() }).strict();
+export type SlotCaller = z.infer<typeof SlotCallerSchema>;
 
 export const SlotSchema = z.object({
   jsonrpc: z.literal('2.0'),

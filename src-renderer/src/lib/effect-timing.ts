@@ -3,6 +3,10 @@
  * record is paired with the EffectStarted of the same step and key among the loaded pages, and
  * the time between them is the effect's duration. An effect whose start is not loaded (a page
  * dropped or not yet read) shows its step and disposition without a duration.
+ *
+ * And which step each record belongs to, so the timeline groups a step's records (its budget
+ * verdict, the wait and the person's decision, the start, the outcome) under the first of them,
+ * which heads the group with the step's effect, how long it took and how it ended.
  */
 import type { RecordView } from '../../../src-shared/ipc/contract';
 
@@ -14,32 +18,86 @@ export interface EffectTiming {
   disposition: string;
 }
 
-const startsCache = new WeakMap<object, Map<string, number>>();
+interface LoadedEffects {
+  /** `step/key` → the EffectStarted's time. */
+  startTimes: Map<string, number>;
+  /** step → its (latest) EffectStarted. */
+  started: Map<number, RecordView>;
+  /** step → its latest EffectDone or EffectFailed. */
+  outcomes: Map<number, RecordView>;
+}
 
-/** `step/key` → the EffectStarted's time, for the loaded pages (cached per pages object). */
-function startsOf(pages: Record<number, RecordView[]>): Map<string, number> {
-  let starts = startsCache.get(pages);
-  if (!starts) {
-    starts = new Map();
+const cache = new WeakMap<object, LoadedEffects>();
+
+/** What the loaded pages say about effects, indexed once per pages object (a new page is a new object). */
+function effectsOf(pages: Record<number, RecordView[]>): LoadedEffects {
+  let effects = cache.get(pages);
+  if (!effects) {
+    effects = { startTimes: new Map(), started: new Map(), outcomes: new Map() };
     for (const page of Object.values(pages)) {
-      for (const r of page) if (r.kind === 'EffectStarted') starts.set(`${String(r.body.step)}/${String(r.body.key)}`, Date.parse(r.time));
+      for (const r of page) {
+        if (r.kind === 'EffectStarted') {
+          effects.startTimes.set(`${String(r.body.step)}/${String(r.body.key)}`, Date.parse(r.time));
+          effects.started.set(Number(r.body.step), r);
+        } else if (r.kind === 'EffectDone' || r.kind === 'EffectFailed') effects.outcomes.set(Number(r.body.step), r);
+      }
     }
-    startsCache.set(pages, starts);
+    cache.set(pages, effects);
   }
-  return starts;
+  return effects;
 }
 
 export function effectTiming(pages: Record<number, RecordView[]>, record: RecordView): EffectTiming | null {
   if (record.kind !== 'EffectDone' && record.kind !== 'EffectFailed') return null;
   const step = Number(record.body.step);
-  const started = startsOf(pages).get(`${String(record.body.step)}/${String(record.body.key)}`);
+  const started = effectsOf(pages).startTimes.get(`${String(record.body.step)}/${String(record.body.key)}`);
   const ms = started === undefined ? null : Math.max(0, Date.parse(record.time) - started);
   const disposition = record.kind === 'EffectDone' ? 'done' : String(record.body.disposition);
   return { step, ms, disposition };
 }
 
-/** `step 3 · 12 ms · done`, `step 4 · 1.2 s · InDoubt`. */
+/** `12 ms · done`, `1.2 s · InDoubt` (the step is the timeline's step column). */
 export function timingLine(timing: EffectTiming): string {
+  return outcomeWords(timing).join(' · ');
+}
+
+function outcomeWords(timing: EffectTiming): string[] {
   const took = timing.ms === null ? null : timing.ms < 1000 ? `${timing.ms} ms` : `${(timing.ms / 1000).toFixed(1)} s`;
-  return [`step ${timing.step}`, took, timing.disposition].filter(Boolean).join(' · ');
+  return [took, timing.disposition].filter((w): w is string => w !== null);
+}
+
+/** The step a record belongs to: its body's `step`, or a decision's (from its wait id `<run>/<step>/<reason>`); null for run-level records. */
+export function stepOf(record: RecordView): number | null {
+  const step = record.body.step;
+  if (typeof step === 'number' && Number.isInteger(step)) return step;
+  if (record.kind === 'Decision' && typeof record.body.waitId === 'string') {
+    const parts = record.body.waitId.split('/');
+    const n = parts.length === 3 ? Number(parts[1]) : NaN;
+    return Number.isInteger(n) ? n : null;
+  }
+  return null;
+}
+
+/** Whether a record heads its step's group: it has a step and the record before it (when loaded) is not of that step. */
+export function headsStep(previous: RecordView | undefined, record: RecordView): boolean {
+  const step = stepOf(record);
+  return step !== null && (previous === undefined || stepOf(previous) !== step);
+}
+
+/**
+ * The head of a step's group, in words: `peer beta/ask · 1.2 s · done`, or `… · not ended`
+ * while its outcome is not written (or not loaded); the effect is left out when the head is the
+ * EffectStarted itself, whose own summary names it. Null for a record with no step.
+ */
+export function stepHeading(pages: Record<number, RecordView[]>, record: RecordView): string | null {
+  const step = stepOf(record);
+  if (step === null) return null;
+  const effects = effectsOf(pages);
+  const started = effects.started.get(step);
+  const outcome = effects.outcomes.get(step);
+  const timing = outcome ? effectTiming(pages, outcome) : null;
+  const what = started && started !== record ? `${String(started.body.effect)} ${String(started.body.name)}` : null;
+  return [what, ...(timing ? outcomeWords(timing) : ['not ended'])]
+    .filter((w): w is string => w !== null)
+    .join(' · ');
 }

@@ -62,23 +62,23 @@ export function summarizeRecord(record: RecordView): string {
     case 'AdmissionRefused':
       return `${str(body.principal)} may not ${str(body.action)} ${str(body.resource)}: ${str(body.reason)}`;
     case 'EffectStarted':
-      return `step ${str(body.step)} · ${str(body.effect)} ${str(body.name)}${body.destination ? ` → ${str(body.destination)}` : ''} ${oneLineJson(body.request, 90)}`;
+      return `${str(body.effect)} ${str(body.name)}${body.destination ? ` → ${str(body.destination)}` : ''} ${oneLineJson(body.request, 90)}`;
     case 'EffectDone': {
       const spend = body.spend as Spend | undefined;
-      return `step ${str(body.step)} · ${spend ? spendLine(spend) : ''} · from ${str(body.provenance)} ${oneLineJson(body.result, 80)}`;
+      return `${spend ? spendLine(spend) : ''} · from ${str(body.provenance)} ${oneLineJson(body.result, 80)}`;
     }
     case 'EffectFailed': {
       const error = body.error as Body | undefined;
-      return `step ${str(body.step)} · ${str(body.disposition)} · ${str(error?.code)}: ${str(error?.message)}`;
+      return `${str(body.disposition)} · ${str(error?.code)}: ${str(error?.message)}`;
     }
     case 'BudgetVerdict': {
       const spent = body.spent as Spend | undefined;
       const budget = (body.budget as Budget | undefined) ?? {};
       const verdict = body.verdict === 'ceilingReached' ? `ceiling reached (${str(body.ceiling)})` : body.verdict === 'raised' ? 'ceiling raised' : 'within budget';
-      return `step ${str(body.step)} · ${verdict} · spent ${spent ? plural(tokensOf(spent), 'token') : '?'} of ${budgetLine(budget)}`;
+      return `${verdict} · spent ${spent ? plural(tokensOf(spent), 'token') : '?'} of ${budgetLine(budget)}`;
     }
     case 'Suspended':
-      return `step ${str(body.step)} · waiting for ${str(body.reason)} · ${str(body.waitId)}`;
+      return `waiting for ${str(body.reason)} · ${str(body.waitId)}`;
     case 'Decision':
       return `${str(body.decision)} by ${str(body.by)}${body.reason ? `: ${str(body.reason)}` : ''}${body.until ? ` until ${str(body.until)}` : ''}${body.value !== undefined ? ` · ${oneLineJson(body.value, 60)}` : ''}`;
     case 'Cancelled':

@@ -1,4 +1,9 @@
-/** One journal record as a timeline row: seq, time, kind (in words) and what happened (for an effect's outcome, its step, duration and disposition first). */
+/**
+ * One journal record as a timeline row: seq, time, kind (in words), its step and what happened.
+ * Records of one step form a group: the first heads it with the step's effect, duration and
+ * how it ended; the rest are marked as inside it (a rule in the step column, and the step in
+ * their accessible text too, so the grouping is not carried by the line alone).
+ */
 import { memo, useMemo } from 'react';
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { clockTime } from '../lib/display-format';
@@ -16,9 +21,13 @@ export interface RecordRowProps {
   onSelect(index: number): void;
   /** An effect's outcome row: its step, duration and disposition (lib/effect-timing.ts). */
   timing?: string | null;
+  /** The record's step (null: a run-level record). */
+  step?: number | null;
+  /** Set on the record that heads its step's group: the step in words (lib/effect-timing.ts stepHeading). */
+  heading?: string | null;
 }
 
-export const RecordRow = memo(function RecordRow({ id, index, setSize, start, record, selected, onSelect, timing = null }: RecordRowProps) {
+export const RecordRow = memo(function RecordRow({ id, index, setSize, start, record, selected, onSelect, timing = null, step = null, heading = null }: RecordRowProps) {
   const summary = useMemo(() => (record ? summarizeRecord(record) : ''), [record]);
   return (
     <div
@@ -27,7 +36,7 @@ export const RecordRow = memo(function RecordRow({ id, index, setSize, start, re
       aria-selected={selected}
       aria-posinset={index + 1}
       aria-setsize={setSize}
-      className={`record-row${selected ? ' record-row-selected' : ''}${record ? '' : ' record-row-loading'}`}
+      className={`record-row${selected ? ' record-row-selected' : ''}${record ? '' : ' record-row-loading'}${heading ? ' record-row-step-head' : ''}`}
       style={{ transform: `translateY(${start}px)` }}
       onClick={() => onSelect(index)}
     >
@@ -36,8 +45,18 @@ export const RecordRow = memo(function RecordRow({ id, index, setSize, start, re
           <span className="c-seq">{record.seq}</span>
           <span className="c-time">{clockTime(record.time)}</span>
           <span className={`c-kind tone-${kindTone(record)}`}>{KIND_LABELS[record.kind] ?? record.kind}</span>
+          <span className={`c-step${step === null ? '' : heading ? ' c-step-head' : ' c-step-in'}`}>
+            {step === null ? null : heading ? (
+              <>
+                <span className="visually-hidden">step </span>
+                {step}
+              </>
+            ) : (
+              <span className="visually-hidden">step {step}</span>
+            )}
+          </span>
           <span className="c-what">
-            {timing ? <span className="c-timing">{timing} — </span> : null}
+            {heading ? <span className="c-heading">{heading} — </span> : timing ? <span className="c-timing">{timing} — </span> : null}
             {summary}
           </span>
         </>

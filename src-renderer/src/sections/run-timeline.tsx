@@ -20,6 +20,7 @@ import { behalfOf, REASON_LABELS } from '../lib/wait-description';
 import { searchActive } from '../store/timeline-slice';
 import { useApp } from '../store/store-context';
 import { RecordInspector } from './record-inspector';
+import { RunLinksFacts } from './run-links';
 import { RunStatus } from './run-status';
 import { MatchesList, TimelineList } from './timeline-list';
 
@@ -161,6 +162,7 @@ function RunHeader({ run, runId }: { run: RunView | undefined; runId: string }) 
           </Fact>
         ) : null}
       </dl>
+      <RunLinksFacts run={run} />
       {run.pending ? (
         <p className="pending-note">
           <StatusPill tone="warn">{REASON_LABELS[run.pending.reason]}</StatusPill> since {relative(run.pending.since, now)}.{' '}

@@ -11,7 +11,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useRef, type KeyboardEvent } from 'react';
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { recordAt } from '../store/timeline-slice';
-import { effectTiming, timingLine } from '../lib/effect-timing';
+import { effectTiming, headsStep, stepHeading, stepOf, timingLine } from '../lib/effect-timing';
 import { useApp } from '../store/store-context';
 import { RecordRow, ROW_HEIGHT } from './record-row';
 
@@ -22,7 +22,22 @@ function TimelineRow({ index, start, setSize, onSelect }: { index: number; start
     const t = record ? effectTiming(s.timeline.pages, record) : null;
     return t ? timingLine(t) : null;
   });
-  return <RecordRow id={`record-row-${index}`} index={index} setSize={setSize} start={start} record={record} selected={selected} onSelect={onSelect} timing={timing} />;
+  // The group's head line changes as the step's outcome arrives, so it is read from the pages.
+  const heading = useApp((s) => (record && headsStep(index > 0 ? recordAt(s.timeline, index - 1) : undefined, record) ? stepHeading(s.timeline.pages, record) : null));
+  return (
+    <RecordRow
+      id={`record-row-${index}`}
+      index={index}
+      setSize={setSize}
+      start={start}
+      record={record}
+      selected={selected}
+      onSelect={onSelect}
+      timing={timing}
+      step={record ? stepOf(record) : null}
+      heading={heading}
+    />
+  );
 }
 
 function useListKeys(count: number, selected: number | null, select: (i: number) => void, pageRows: number) {
@@ -77,6 +92,7 @@ export function TimelineList({ label }: { label: string }) {
         <span className="c-seq">Seq</span>
         <span className="c-time">Time (UTC)</span>
         <span className="c-kind">Kind</span>
+        <span className="c-step">Step</span>
         <span className="c-what">What happened</span>
       </div>
       {error ? (
@@ -129,6 +145,7 @@ export function MatchesList({ matches, label }: { matches: RecordView[]; label: 
         <span className="c-seq">Seq</span>
         <span className="c-time">Time (UTC)</span>
         <span className="c-kind">Kind</span>
+        <span className="c-step">Step</span>
         <span className="c-what">What happened</span>
       </div>
       <div
@@ -151,6 +168,7 @@ export function MatchesList({ matches, label }: { matches: RecordView[]; label: 
               record={matches[item.index]}
               selected={item.index === selectedIndex}
               onSelect={select}
+              step={matches[item.index] ? stepOf(matches[item.index]!) : null}
             />
           ))}
         </div>

@@ -5,7 +5,7 @@
  * with `runs.get` once its burst of commits goes quiet (coalesced: a burst costs one read per
  * run touched, a run busy for long one read a second), never once per record.
  */
-import type { AgentSummary, RunChange, RunView } from '../../../src-shared/ipc/contract';
+import type { AgentSummary, RunChange, RunLinks, RunView } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
 import type { RunOutcome, RunStatus } from '../../../src-shared/vocabulary/runs';
 import { coalesce, type SliceDeps } from './store-types';
@@ -47,6 +47,9 @@ export interface RunsSlice {
   /** A commit touched a run: show the status it left, and re-read the run soon. */
   noteRunChange(change: RunChange): void;
   noteRunHost(runId: string, host: string): void;
+  /** Per run: the run that called it and the runs its peer calls admitted (`runs.links`). */
+  runLinks: Record<string, RunLinks | undefined>;
+  loadRunLinks(runId: string): Promise<void>;
   startRun(agent: string, input: unknown): Promise<Result<RunView>>;
   cancelRun(runId: string, reason?: string): Promise<Result<RunView>>;
 }
@@ -91,6 +94,7 @@ export function createRunsSlice({ set, get, client, env }: SliceDeps): RunsSlice
 
   return {
     runs: {},
+    runLinks: {},
     runsLoaded: false,
     runsError: null,
     runHosts: {},
@@ -131,6 +135,12 @@ export function createRunsSlice({ set, get, client, env }: SliceDeps): RunsSlice
     },
 
     touchRun: touch,
+
+    async loadRunLinks(runId) {
+      const result = await client.tryCall('runs.links', { runId });
+      // A run that cannot be read has no links to show; the run's own view says why.
+      if (result.ok) set((s) => ({ runLinks: { ...s.runLinks, [runId]: result.value } }));
+    },
 
     noteRunChange({ runId, status, outcome }) {
       const run = get().runs[runId];

@@ -1,0 +1,29 @@
+/**
+ * How runs link to one another: a plane run's peer call and the skill run the peer admitted for
+ * it. The callee's RunAdmitted names its parent (`parentRunId`, `parentStep`) as the caller
+ * stated it in the call's `context.caller`. That statement is the caller's claim, so it is
+ * shown as a confirmed link only when the parent's own record agrees: the parent holds an
+ * EffectStarted at that step, a peer effect to the callee's host naming the callee's skill,
+ * written before the callee was admitted. Anything else (a caller naming someone else's run,
+ * a step that called another peer) is still listed, marked unconfirmed, never hidden: what
+ * the journal holds is shown, and what it proves is said.
+ */
+import type { RunLink } from '../../src-shared/ipc/contract';
+import type { RunHistory } from './run-history';
+
+export type { RunLink, RunLinks } from '../../src-shared/ipc/contract';
+
+/** Whether `parent`'s step `step` is a peer call that can have admitted `child` (admitted at `childSeq`). */
+export function confirmsCall(parent: RunHistory, step: number | null, child: { agent: string; host: string }, childSeq: number): boolean {
+  if (step === null || !child.host.startsWith('peer:') || !child.agent.startsWith('skill:')) return false;
+  const peerId = child.host.slice('peer:'.length);
+  const skill = child.agent.slice('skill:'.length);
+  return (parent.steps.get(step) ?? []).some((attempt) => {
+    const request = attempt.started.request as { peer?: unknown; skill?: unknown } | null;
+    return attempt.started.effect === 'peer' && request?.peer === peerId && request.skill === skill && attempt.started.seq < childSeq;
+  });
+}
+
+export function linkOf(history: RunHistory, step: number | null, confirmed: boolean): RunLink {
+  return { runId: history.runId, agent: history.agent, host: history.host ?? 'plane', step, confirmed, status: history.status, outcome: history.outcome ?? null };
+}
