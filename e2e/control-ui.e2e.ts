@@ -489,7 +489,7 @@ describe('the control UI in Chromium, with the demo peers', () => {
     await expect.poll(async () => (await page.getByRole('table', { name: 'Runs' }).getByRole('row').count()) - 1, POLL).toBe((await runs()).length);
     await go('Approvals');
     await main().getByText('Nothing waits for you.', { exact: false }).waitFor();
-    await go('ACP');
+    await go('Editor sessions');
     await captureView('ui-acp');
   });
 

@@ -12,7 +12,7 @@ import type { Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { sections } from '../../src-renderer/src/sections/sections';
 
-export const SECTION_LABELS = ['Peers', 'Runs', 'Approvals', 'Spend', 'Sessions', 'ACP'] as const;
+export const SECTION_LABELS = ['Peers', 'Runs', 'Approvals', 'Spend', 'Sessions', 'Editor sessions'] as const;
 export type SectionLabel = (typeof SECTION_LABELS)[number];
 
 /** Waits for UI that updates asynchronously (events, reconnects) without fixed sleeps. */

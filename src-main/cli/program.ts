@@ -16,6 +16,7 @@ import { addJournalCommands } from './journal-commands';
 import { addRuntimeCommands } from './runtime-commands';
 import { addPeerCommands } from './peer-commands';
 import { addReplCommand } from './repl';
+import { addAcpCommands } from './acp-commands';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -67,6 +68,7 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
   addRuntimeCommands(program);
   addPeerCommands(program);
   addReplCommand(program);
+  addAcpCommands(program);
   return program;
 }
 

@@ -36,6 +36,18 @@ export interface RunSummaryRow {
   lastTime: string;
   lastKind: string;
   agent: string | null;
+  /** The kind of the run's first record: RunAdmitted for a run the plane admitted, Observation for an observed ACP session. */
+  firstKind: string;
+}
+
+/** A run whose first record is an ACP Observation (a session `acp tap` observed). */
+export interface ObservedRunRow {
+  runId: string;
+  sessionId: string;
+  firstSeq: number;
+  lastSeq: number;
+  records: number;
+  lastKind: string;
 }
 
 export interface JournalHead {
@@ -56,6 +68,8 @@ export interface JournalStore {
   /** Streams records in seq order without holding the writer. */
   iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord>;
   runs(limit: number): Promise<RunSummaryRow[]>;
+  /** Observed ACP session runs (first record an acp Observation), the most recently appended first. */
+  observedRuns(limit: number): Promise<ObservedRunRow[]>;
   /** The seq of a run's latest record, or null when the journal holds no such run. */
   runLastSeq(runId: string): Promise<number | null>;
   /** Seqs of a run's records (for exporting a run with proofs). */

@@ -21,7 +21,7 @@ import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
-import type { ChildRunRow, JournalHead, JournalReads, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import type { ChildRunRow, JournalHead, JournalReads, JournalStore, ObservedRunRow, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { migrate } from './migrations';
 
 const SYNCHRONOUS_FULL = 2;
@@ -136,12 +136,22 @@ export class SqliteJournalReader implements JournalReads {
       runLastSeq: connection.prepare('SELECT MAX(seq) FROM records WHERE run_id = ?').pluck(),
       runs: connection.prepare(`
         SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
-               json_extract(f.body, '$.agent') AS agent
+               json_extract(f.body, '$.agent') AS agent, f.kind AS firstKind
         FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
               FROM records WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY lastSeq DESC LIMIT ?) r
         JOIN records f ON f.seq = r.firstSeq
         JOIN records l ON l.seq = r.lastSeq
         ORDER BY r.lastSeq DESC`),
+      // Every run's first record is looked at (runs are grouped by the run index), then only
+      // those an ACP tap began are kept: a scan bounded by the number of runs, not of records.
+      observedRuns: connection.prepare(`
+        SELECT r.run_id AS runId, json_extract(f.body, '$.sessionId') AS sessionId, r.firstSeq, r.lastSeq, r.records, l.kind AS lastKind
+        FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
+              FROM records WHERE run_id IS NOT NULL GROUP BY run_id) r
+        JOIN records f ON f.seq = r.firstSeq
+        JOIN records l ON l.seq = r.lastSeq
+        WHERE f.kind = 'Observation' AND json_extract(f.body, '$.source') = 'acp'
+        ORDER BY r.lastSeq DESC LIMIT ?`),
     };
   }
 
@@ -197,6 +207,11 @@ export class SqliteJournalReader implements JournalReads {
   async runs(limit: number): Promise<RunSummaryRow[]> {
     this.assertOpen();
     return this.stmts.runs.all(limit) as RunSummaryRow[];
+  }
+
+  async observedRuns(limit: number): Promise<ObservedRunRow[]> {
+    this.assertOpen();
+    return this.stmts.observedRuns.all(limit) as ObservedRunRow[];
   }
 
   async runLastSeq(runId: string): Promise<number | null> {
@@ -354,6 +369,11 @@ export class SqliteJournalStore implements JournalStore {
   async runs(limit: number): Promise<RunSummaryRow[]> {
     this.assertOpen();
     return this.reads.runs(limit);
+  }
+
+  async observedRuns(limit: number): Promise<ObservedRunRow[]> {
+    this.assertOpen();
+    return this.reads.observedRuns(limit);
   }
 
   async runLastSeq(runId: string): Promise<number | null> {

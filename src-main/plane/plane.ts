@@ -10,13 +10,14 @@ import { errorFields, silentLogger, type Logger } from '../base/logger';
 import type { Result } from '../../src-shared/ipc/result';
 import { Journal } from '../journal/journal';
 import { journalHandlers } from './journal-handlers';
+import { acpHandlers } from './acp-handlers';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
 import type { LoadedAgent } from '../runtime/manifest';
 import type { PolicyEngine } from '../runtime/policy';
 import type { ModelProvider } from '../runtime/model-provider';
 import { loadAgents, loadPolicy, loadProviders } from './plane-config';
-import { runtimeHandlers } from './runtime-handlers';
+import { LOCAL_USER, runtimeHandlers } from './runtime-handlers';
 import { peerHandlers } from './peer-handlers';
 import { readJournalChanges } from './journal-changes';
 import { startJournalAnnouncer } from './journal-announcer';
@@ -123,6 +124,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...journalHandlers(journal),
     ...runtimeHandlers(runtime),
     ...peerHandlers(peers),
+    ...acpHandlers(journal, LOCAL_USER),
   };
 
   // The stream is a view of the journal: one `journal.appended` per commit names the runs it

@@ -359,6 +359,9 @@ export class Runtime {
     if (cached && cached.lastSeq === lastSeq) return cached;
     const records = await this.options.journal.readRun(runId, 1, Number.MAX_SAFE_INTEGER);
     if (records.length === 0) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+    // A session observed by `acp tap` is a run of the journal but not one this runtime admitted
+    // (no RunAdmitted: nothing here authorized it); it is read as a session (acp.session), not a run.
+    if (records[0]!.kind === 'Observation') throw new PlaneError(ErrorCode.NotFound, `${runId} is an observed ACP session, not a run the plane admitted (see acp.session)`);
     const history = readRunHistory(records);
     this.histories.delete(runId);
     this.histories.set(runId, history);
@@ -390,6 +393,8 @@ export class Runtime {
     const rows = await this.options.journal.runs(limit);
     const out: RunHistory[] = [];
     for (const row of rows) {
+      // Observed ACP sessions have no admission, budget or spend of their own: not runs here.
+      if (row.firstKind === 'Observation') continue;
       try {
         out.push(await this.history(row.runId, row.lastSeq));
       } catch {

@@ -17,6 +17,7 @@ import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema, 
 import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
 import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
+import type { SessionSummary, SessionView } from '../protocol/acp/session-view';
 
 const Empty = z.object({}).strict();
 
@@ -217,6 +218,24 @@ export const SpendSummarySchema = z.object({
 });
 export type SpendSummary = z.infer<typeof SpendSummarySchema>;
 
+/**
+ * One observation the ACP tap sends (`acp.record`): an Observation body's `update` and
+ * `detail`; the plane adds `source` and `sessionId`. The detail is the observed party's
+ * account, kept as sent (already redacted and capped by the tap).
+ */
+export const AcpObservationDraftSchema = z.object({ update: z.string().min(1).max(64), detail: z.unknown() }).strict();
+export type AcpObservationDraft = z.infer<typeof AcpObservationDraftSchema>;
+
+/**
+ * A folded session (src-shared/protocol/acp/session-fold.ts). Its shape is the fold's own
+ * TypeScript type (session-view.ts), which has no schema: the check on arrival is that it is a
+ * session of some run, and the renderer reads it through that type.
+ */
+const isSessionShaped = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && typeof (value as { runId?: unknown }).runId === 'string' && typeof (value as { sessionId?: unknown }).sessionId === 'string';
+export const AcpSessionSummarySchema = z.custom<SessionSummary>(isSessionShaped, 'an ACP session summary');
+export const AcpSessionViewSchema = z.custom<SessionView>(isSessionShaped, 'an ACP session view');
+
 export const commands = {
   'plane.status': { request: Empty, response: PlaneStatusSchema },
   'peers.list': { request: Empty, response: z.object({ peers: z.array(PeerSummarySchema) }) },
@@ -339,6 +358,54 @@ export const commands = {
   'halts.list': { request: Empty, response: z.object({ scopes: z.array(z.string()) }) },
   'halts.apply': { request: z.object({ scope: z.string().min(1), reason: z.string().max(500).optional() }).strict(), response: z.object({ scopes: z.array(z.string()) }) },
   'halts.lift': { request: z.object({ scope: z.string().min(1) }).strict(), response: z.object({ scopes: z.array(z.string()) }) },
+  /**
+   * From `agentplane acp tap`: observations of one ACP session's run, appended in one commit,
+   * the run sealed as `observed` after them when `seal` is given. Only a run the tap began: a new
+   * run id's first observation is tap/started; an existing run must start with an acp
+   * Observation and not be sealed.
+   */
+  'acp.record': {
+    request: z
+      .object({
+        runId: RunIdSchema,
+        sessionId: z.string().max(1024),
+        observations: z.array(AcpObservationDraftSchema).max(1000),
+        seal: z.object({ result: z.unknown() }).strict().optional(),
+      })
+      .strict(),
+    response: z.object({ seq: z.number().int().nonnegative(), records: z.number().int().nonnegative() }),
+  },
+  /** Observed ACP sessions, the most recently active first. */
+  'acp.sessions': {
+    request: z.object({ limit: z.number().int().min(1).max(500).default(100) }).strict(),
+    response: z.object({ sessions: z.array(AcpSessionSummarySchema) }),
+  },
+  /** One observed session, folded. */
+  'acp.session': { request: z.object({ runId: RunIdSchema }).strict(), response: AcpSessionViewSchema },
+  /**
+   * A person answers an open permission request of a session tapped with `--policy inbox`: the
+   * plane journals the answer (a `decision` observation) and the tap, which polls
+   * `acp.decisions`, gives it to the agent unless the editor answered first.
+   */
+  'acp.answer': {
+    request: z
+      .object({
+        runId: RunIdSchema,
+        requestKey: z.string().min(1).max(300),
+        outcome: z.enum(['selected', 'cancelled']),
+        optionId: z.string().min(1).max(300).optional(),
+      })
+      .strict(),
+    response: z.object({ seq: z.number().int().positive() }),
+  },
+  /** The answers people gave at the plane in one observed session after `afterSeq`: what the tap polls. */
+  'acp.decisions': {
+    request: z.object({ runId: RunIdSchema, afterSeq: z.number().int().nonnegative().default(0) }).strict(),
+    response: z.object({
+      decisions: z.array(z.object({ seq: z.number().int(), requestKey: z.string(), outcome: z.enum(['selected', 'cancelled']), optionId: z.string().optional() })),
+      lastSeq: z.number().int().nonnegative(),
+    }),
+  },
 } as const;
 
 export const events = {

@@ -6,16 +6,7 @@ import { RunsSection } from '../sections/runs-section';
 import { ApprovalsSection } from '../sections/approvals-section';
 import { SpendSection } from '../sections/spend-section';
 import { SessionsSection } from '../sections/sessions-section';
-import { EmptyState } from './empty-state';
-
-function AcpSection({ empty }: { empty: string }) {
-  return (
-    <div className="section-body">
-      <EmptyState text={empty} />
-      <p className="muted">Not built yet: this version does not observe editor sessions, so nothing will appear here until it does.</p>
-    </div>
-  );
-}
+import { AcpSection } from '../sections/acp-section';
 
 /**
  * While the plane cannot be reached, what is on screen is the last state heard, not the

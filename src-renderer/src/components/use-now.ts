@@ -23,5 +23,6 @@ function subscribe(listener: () => void): () => void {
 }
 
 export function useNow(): number {
-  return useSyncExternalStore(subscribe, () => now);
+  // The third argument serves rendering without a window (the views' render tests).
+  return useSyncExternalStore(subscribe, () => now, () => now);
 }

@@ -1,6 +1,6 @@
 /**
  * Every action the UI offers, as palette commands: go to each section, start/stop/restart
- * each peer, create a peer, start a run of each agent, open a recent run, approve or deny the
+ * each peer, create a peer, start a run of each agent, open a recent run or editor session, approve or deny the
  * first waiting item, verify the journal, export or search the open run, the notification
  * setting. Built from the store's current state each time the palette opens or filters.
  */
@@ -111,6 +111,22 @@ export function paletteCommands(s: AppState, focusSearch: () => void): PaletteCo
     list.push({ id: 'export-open', group: 'Journal', label: `Export ${open} as a verifiable bundle`, keywords: 'download save', run: () => void s.exportRun(open) });
     list.push({ id: 'search-open', group: 'Journal', label: 'Search this run', keywords: 'find filter', run: focusSearch });
     list.push({ id: 'back-runs', group: 'Runs', label: 'Back to all runs', run: () => s.navigate({ section: 'runs' }) });
+  }
+  // Editor sessions: the latest few, and the open one's export.
+  const sessions = [...s.acpSessions].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, 8);
+  for (const session of sessions) {
+    list.push({
+      id: `open-acp-${session.runId}`,
+      group: 'Editor sessions',
+      label: `Open editor session ${session.tapName} (${session.sessionId || session.runId})`,
+      keywords: `acp ${session.client.name ?? ''} ${session.agent.name ?? ''} ${session.cwd ?? ''}`,
+      run: () => s.navigate({ section: 'acp', runId: session.runId }),
+    });
+  }
+  const openSession = s.acpOpen.runId;
+  if (openSession && s.route.section === 'acp') {
+    list.push({ id: 'export-acp', group: 'Journal', label: `Export editor session ${openSession} as a verifiable bundle`, keywords: 'download save acp', run: () => void s.exportRun(openSession) });
+    list.push({ id: 'back-acp', group: 'Editor sessions', label: 'Back to all editor sessions', run: () => s.navigate({ section: 'acp' }) });
   }
   list.push({
     id: 'notifications',

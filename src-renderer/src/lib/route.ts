@@ -7,7 +7,7 @@ import { sections, type SectionId } from '../sections/sections';
 
 export interface Route {
   section: SectionId;
-  /** Runs: the run whose timeline is open. */
+  /** Runs: the run whose timeline is open; Editor sessions (acp): the session's run. */
   runId: string | null;
   /** Runs: the record selected in the timeline. */
   seq: number | null;
@@ -32,12 +32,14 @@ export function parseRoute(hash: string): Route {
     const seq = b !== undefined && /^\d+$/.test(b) ? Number(b) : null;
     return { section, runId: a, seq, peerId: null };
   }
+  if (section === 'acp' && a && isRunId(a)) return { section, runId: a, seq: null, peerId: null };
   if (section === 'peers' && a && PeerIdSchema.safeParse(a).success) return { section, runId: null, seq: null, peerId: a };
   return { section, runId: null, seq: null, peerId: null };
 }
 
 export function formatRoute(route: Route): string {
   if (route.section === 'runs' && route.runId) return `#/runs/${route.runId}${route.seq !== null ? `/${route.seq}` : ''}`;
+  if (route.section === 'acp' && route.runId) return `#/acp/${route.runId}`;
   if (route.section === 'peers' && route.peerId) return `#/peers/${route.peerId}`;
   return `#/${route.section}`;
 }

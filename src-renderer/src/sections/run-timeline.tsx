@@ -59,7 +59,7 @@ export function VerifyBadge({ lastSeq }: { lastSeq: number | null }) {
   );
 }
 
-function ExportButton({ runId }: { runId: string }) {
+export function ExportButton({ runId }: { runId: string }) {
   const state = useApp((s) => s.exports[runId]);
   const exportRun = useApp((s) => s.exportRun);
   return (

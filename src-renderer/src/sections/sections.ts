@@ -30,8 +30,8 @@ export const sections = [
   },
   {
     id: 'acp',
-    label: 'ACP',
-    empty: 'No editor sessions observed. Agent Client Protocol sessions from your editor appear here live, as a verifiable record.',
+    label: 'Editor sessions',
+    empty: 'No editor sessions observed yet. Agent Client Protocol sessions between your editor and an agent, run through agentplane acp tap, appear here live, as a verifiable record.',
   },
 ] as const;
 

@@ -16,6 +16,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ConnectionState, PlaneClient, SyncInfo } from '../../../src-shared/ipc/client';
 import type { EventPayload, PlaneEvent, PlaneStatus } from '../../../src-shared/ipc/contract';
 import { DEFAULT_ROUTE, type Route } from '../lib/route';
+import { createAcpSlice, isObservedChange, type AcpSlice } from './acp-slice';
 import { createApprovalsSlice, type ApprovalsSlice } from './approvals-slice';
 import { createPeersSlice, type PeersSlice } from './peers-slice';
 import { createRunsSlice, type RunsSlice } from './runs-slice';
@@ -43,6 +44,7 @@ export type AppState = ConnectionSlice &
   TimelineSlice &
   ApprovalsSlice &
   SpendSlice &
+  AcpSlice &
   UiSlice & {
     start(): () => void;
   };
@@ -67,7 +69,10 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
     const onAppended = ({ seq, runs }: EventPayload<'journal.appended'>) => {
       set({ journalHead: seq });
       if (runs.length === 0) return;
-      for (const change of runs) get().noteRunChange(change);
+      // An observed editor session is a run of the journal but not of the runtime (runs.get says
+      // NotFound): the Editor sessions slice follows it instead.
+      for (const change of runs) if (!isObservedChange(change)) get().noteRunChange(change);
+      get().noteAcpChanges(runs);
       // A commit may move spend (an effect billed, a run sealed); read only while it is shown.
       get().touchSpend();
     };
@@ -90,6 +95,10 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       if (get().section === 'sessions' || get().section === 'peers') void get().refreshSessions();
       const open = get().timeline.runId;
       if (open) get().touchRun(open);
+      // Editor sessions: the list is re-read when shown (now, or when next opened), the open one now.
+      if (get().section === 'acp' && !get().acpOpen.runId) void get().refreshAcpSessions();
+      else if (get().acpLoaded) set({ acpStale: true });
+      if (get().acpOpen.runId) void get().refreshAcpSession();
     };
 
     const applyEvent = (event: PlaneEvent) => {
@@ -109,6 +118,7 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       ...createTimelineSlice(deps),
       ...createApprovalsSlice(deps),
       ...createSpendSlice(deps),
+      ...createAcpSlice(deps),
       ...createUiSlice(deps, initialRoute),
 
       async refreshStatus() {
@@ -120,6 +130,7 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       start() {
         const route = get().route;
         if (route.section === 'runs' && route.runId) get().openTimeline(route.runId, route.seq);
+        if (route.section === 'acp' && route.runId) get().openAcpSession(route.runId);
         // Reconnects wait on the window's timers, like everything else the store schedules.
         const timing = { setTimer: env.setTimer, clearTimer: env.clearTimer };
         return client.events(

@@ -62,6 +62,9 @@ export function createUiSlice({ set, get, env }: SliceDeps, initialRoute: Route)
       const current = get().route;
       if (route.section === current.section && route.runId === current.runId && route.seq === current.seq && route.peerId === current.peerId) return;
       set({ route, section: route.section });
+      // Editor sessions: a session page follows its session; the list (or another section) lets it go.
+      if (route.section === 'acp' && route.runId) get().openAcpSession(route.runId);
+      else if (get().acpOpen.runId) get().closeAcpSession();
       if (route.section === 'runs' && route.runId) get().openTimeline(route.runId, route.seq);
       else if (get().timeline.runId && !(route.section === 'runs' && route.runId)) {
         // Leaving a timeline for another section keeps it loaded (Back returns to it fast);

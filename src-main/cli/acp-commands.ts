@@ -1,0 +1,137 @@
+/**
+ * `agentplane acp …`: the Agent Client Protocol side of the CLI. `acp tap -- <agent command>`
+ * is what a person points their editor at instead of the agent (protocols/acp/acp-tap.ts does
+ * the work). It never opens the data dir as a plane: observations go through the running
+ * plane's API, or, when none runs (or it stops answering), straight into the data dir's journal
+ * as a peer process writes it, said once on stderr. Its stdout belongs to the editor's protocol,
+ * so everything the tap itself has to say goes to stderr.
+ *
+ * `acp demo` is something to see on a fresh install: the example editor (demo-client.ts) starts
+ * `agentplane acp tap` with the example agent (demo-agent.ts) behind it, both written with the
+ * official SDK, and runs one scripted coding session through it: a plan, a file read, an edit
+ * with a diff, a permission request, a terminal. With `--policy inbox` the example editor leaves
+ * the permission request unanswered, so it waits in the plane until a person answers it there.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { appRoot, appVersion, resolveDataDir } from '../base/app-paths';
+import { demoAgentCommand } from '../protocols/acp/demo/demo-agent-command';
+import { runDemoClient, type DemoPermissionAnswer } from '../protocols/acp/demo/demo-client';
+import { startTap, type TapPolicy } from '../protocols/acp/acp-tap';
+import { FallbackSink, JournalSink, PlaneSink, type ObservationSink } from '../protocols/acp/observation-sink';
+import { PlaneInbox } from '../protocols/acp/plane-inbox';
+import { runningPlaneClient } from './running-plane';
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('a whole number of at least 1');
+  return n;
+}
+
+interface TapFlags {
+  name?: string;
+  policy: TapPolicy;
+  dataDir?: string;
+  queueItems?: number;
+  maxLineBytes?: number;
+  killGraceMs?: number;
+}
+
+export function addAcpCommands(program: Command): Command {
+  const acp = program.command('acp').description('Agent Client Protocol: observe the sessions between an editor and its agent');
+  acp
+    .command('tap')
+    .description('run <agent command> as an ACP agent for an editor, forwarding its stdio unchanged and journaling every message')
+    .argument('<command...>', 'the agent command and its arguments (after --)')
+    .option('--name <name>', "a name for this tap in the sessions list (default: the agent command's name)")
+    .addOption(new Option('--policy <policy>', 'observe: record only; inbox: also put permission requests in the approvals inbox').choices(['observe', 'inbox']).default('observe'))
+    .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
+    .addOption(new Option('--queue-items <n>', 'observations waiting for the journal before a gap').argParser(positiveInt).hideHelp())
+    .addOption(new Option('--max-line-bytes <n>', 'a longer line is journaled as digest and size').argParser(positiveInt).hideHelp())
+    .addOption(new Option('--kill-grace-ms <n>', "between SIGTERM and SIGKILL of the agent's process group").argParser(positiveInt).hideHelp())
+    .action(async (command: string[], flags: TapFlags) => {
+      process.exitCode = await tap(command, flags);
+    });
+  acp
+    .command('demo')
+    .description('run a scripted coding session between an example editor and an example agent through the tap, to see it in Editor sessions')
+    .addOption(new Option('--policy <policy>', 'observe: the example editor answers the permission request; inbox: it waits for an answer in the plane').choices(['observe', 'inbox']).default('observe'))
+    .addOption(new Option('--permission <answer>', "the example editor's answer to the permission request (default: allow; wait with --policy inbox)").choices(['allow', 'reject', 'wait']))
+    .option('--workspace <dir>', 'the folder the session edits (default: a new temporary folder, seeded with greeting.ts)')
+    .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
+    .action(async (flags: DemoFlags) => {
+      process.exitCode = await demo(flags);
+    });
+  return acp;
+}
+
+interface DemoFlags {
+  policy: TapPolicy;
+  permission?: DemoPermissionAnswer;
+  workspace?: string;
+  dataDir?: string;
+}
+
+async function demo(flags: DemoFlags): Promise<number> {
+  const dataDir = resolveDataDir(flags.dataDir);
+  const permission = flags.permission ?? (flags.policy === 'inbox' ? 'wait' : 'allow');
+  const workspace = flags.workspace ?? mkdtempSync(join(tmpdir(), 'agentplane-acp-demo-'));
+  const tap = [process.execPath, join(appRoot(), 'bin', 'agentplane.js'), 'acp', 'tap', '--name', 'demo-agent', '--policy', flags.policy, '--data-dir', dataDir, '--', ...demoAgentCommand()];
+  process.stderr.write(`acp demo: an example editor and agent, through the tap, editing ${workspace}\n`);
+  if (permission === 'wait') process.stderr.write('acp demo: the permission request will wait for an answer in the plane (Editor sessions, or Approvals)\n');
+  try {
+    const result = await runDemoClient({ command: tap, cwd: workspace, permission, version: appVersion() });
+    process.stdout.write(`session ${result.sessionId} ended its turn: ${result.stopReason}. It is journaled in ${dataDir}: open Editor sessions in the UI to read it.\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`acp demo: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+async function tap(command: string[], flags: TapFlags): Promise<number> {
+  const say = (message: string) => process.stderr.write(`agentplane acp tap: ${message}\n`);
+  const dataDir = resolveDataDir(flags.dataDir);
+  const direct = new JournalSink(dataDir);
+  let sink: ObservationSink = direct;
+  let inbox: PlaneInbox | null = null;
+  try {
+    const client = runningPlaneClient(dataDir);
+    if (client) {
+      sink = new FallbackSink(new PlaneSink(client), direct, say);
+      if (flags.policy === 'inbox') inbox = new PlaneInbox(client);
+    } else say(`no plane is running for ${dataDir}; writing observations to its journal directly`);
+  } catch (error) {
+    say(`${(error as Error).message}; writing observations to the journal in ${dataDir} directly`);
+  }
+  // Answers from the plane need a plane: without one, the editor answers as it always would.
+  if (flags.policy === 'inbox' && !inbox) say('--policy inbox needs a running plane: permission requests are observed only, and answered in the editor');
+
+  const running = startTap({
+    command,
+    tapName: flags.name ?? basename(command[0] ?? 'agent'),
+    policy: flags.policy,
+    editorIn: process.stdin,
+    editorOut: process.stdout,
+    editorErr: process.stderr,
+    sink,
+    notice: say,
+    ...(inbox ? { inbox } : {}),
+    ...(flags.queueItems ? { queueItems: flags.queueItems } : {}),
+    ...(flags.maxLineBytes ? { maxLineBytes: flags.maxLineBytes } : {}),
+    ...(flags.killGraceMs ? { killGraceMs: flags.killGraceMs } : {}),
+  });
+  inbox?.attach(running);
+  const stop = () => running.close();
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
+  const result = await running.done;
+  inbox?.stop();
+  if (result.end.reason === 'agent-exit' && running.agent.pid === undefined) say(result.end.stderrTail);
+  // The editor may still hold our stdin open after the agent has gone: the session is over.
+  process.stdin.destroy();
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  setImmediate(() => process.exit(result.exitCode)).unref();
+  return result.exitCode;
+}

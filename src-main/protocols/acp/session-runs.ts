@@ -1,0 +1,242 @@
+/**
+ * Which run each observed message belongs to. One ACP connection may carry several sessions;
+ * each becomes a run of its own (no admission: an observation is the observed party's account,
+ * never something this plane authorized), so each run must stand alone: it starts with
+ * tap/started and a copy of the connection's initialize/authenticate exchange.
+ *
+ * A message names its session by `params.sessionId`; a response has none, so it is matched to
+ * the request it answers. Both sides number their own requests, so pending requests are kept
+ * per direction: a response travelling toEditor answers a request that travelled toAgent.
+ * session/new's session id first appears in its response, so messages that cannot yet be
+ * placed (the session/new request itself) wait in a bounded buffer and open the next session's
+ * run; a connection that ends without any session still gets one run (sessionId '') so
+ * nothing observed is lost. Every bound here drops the oldest and says how many as a gap.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { WireDirection } from '../../../src-shared/protocol/acp/session-view';
+import { journaledMessage, type MessageRole } from './message-caps';
+
+export interface ObservationDraft {
+  update: string;
+  detail: unknown;
+}
+
+export interface TapEnd {
+  at: string;
+  reason: 'agent-exit' | 'editor-disconnect' | 'closed';
+  exitCode: number | null;
+  signal: string | null;
+  stderrTail: string;
+}
+
+/** Observations for one run, in wire order; `seal` closes the run after them. */
+export interface RunWrite {
+  runId: string;
+  sessionId: string;
+  observations: ObservationDraft[];
+  seal?: { result: TapEnd };
+}
+
+export type WireEvent =
+  /** `inserted`: a line the tap itself wrote (under --policy inbox), not one either party sent. */
+  | { kind: 'line'; dir: WireDirection; wire: number; at: string; bytes: Buffer; inserted?: boolean }
+  | { kind: 'overlong'; dir: WireDirection; wire: number; at: string; size: number; digest: string; head: Buffer }
+  | { kind: 'gap'; dropped: number; fromWire: number; toWire: number; at: string };
+
+const PRELUDE_METHODS = new Set(['initialize', 'authenticate']);
+const PRELUDE_LIMIT = 32;
+const UNPLACED_LIMIT = 1000;
+const PENDING_LIMIT = 10_000;
+/** A journaled message bigger than this is recorded as over cap (the plane's API takes 1 MB a request). */
+export const JOURNALED_MESSAGE_CAP = 512 * 1024;
+const PREVIEW_CHARS = 120;
+
+interface Entry {
+  wire: number;
+  observation: ObservationDraft;
+}
+
+interface Pending {
+  method: string;
+  sessionId: string | null;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function newRunId(): string {
+  return `run-${randomBytes(10).toString('hex')}`;
+}
+
+function opposite(dir: WireDirection): WireDirection {
+  return dir === 'toAgent' ? 'toEditor' : 'toAgent';
+}
+
+function sha256Hex(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function previewOf(bytes: Buffer): string {
+  try {
+    return utf8.decode(bytes).slice(0, PREVIEW_CHARS);
+  } catch {
+    return '';
+  }
+}
+
+export class SessionRuns {
+  private readonly runs = new Map<string, { runId: string }>();
+  private latest: string | null = null;
+  private prelude: Entry[] = [];
+  private unplaced: Entry[] = [];
+  private unplacedDropped: { dropped: number; fromWire: number; toWire: number } | null = null;
+  private readonly pending = new Map<string, Pending>();
+  /** When the connection's first message was seen: the start of a run opened only at the end. */
+  private firstAt: string | null = null;
+
+  constructor(
+    private readonly started: (at: string) => ObservationDraft,
+    private readonly mintRunId: () => string = newRunId,
+  ) {}
+
+  /** Every run opened so far, sessionId → runId. */
+  openRuns(): Array<{ sessionId: string; runId: string }> {
+    return [...this.runs].map(([sessionId, r]) => ({ sessionId, runId: r.runId }));
+  }
+
+  /** Places one wire event; returns what to write now (possibly nothing, while it waits for a session). */
+  place(event: WireEvent): RunWrite[] {
+    this.firstAt ??= event.at;
+    if (event.kind === 'gap') {
+      const detail = { dropped: event.dropped, fromWire: event.fromWire, toWire: event.toWire, at: event.at };
+      return this.toLatestOrWait({ wire: event.fromWire, observation: { update: 'gap', detail } });
+    }
+    if (event.kind === 'overlong') {
+      return this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.size, event.digest, previewOf(event.head)));
+    }
+    const parsed = parse(event.bytes);
+    if (parsed === undefined) {
+      return this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.bytes.length, sha256Hex(event.bytes), previewOf(event.bytes)));
+    }
+    const { role, sessionId, opensSession, prelude } = this.classify(event.dir, parsed);
+    const message = journaledMessage(parsed, role);
+    if (JSON.stringify(message).length > JOURNALED_MESSAGE_CAP) {
+      return this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.bytes.length, sha256Hex(event.bytes), previewOf(event.bytes)));
+    }
+    const entry: Entry = { wire: event.wire, observation: { update: 'message', detail: { dir: event.dir, wire: event.wire, at: event.at, message, ...(event.inserted ? { origin: 'tap' } : {}) } } };
+    if (prelude) {
+      this.prelude.push(entry);
+      if (this.prelude.length > PRELUDE_LIMIT) this.prelude.shift();
+      return this.latest === null ? [] : [this.write(this.latest, [entry.observation])];
+    }
+    if (opensSession !== null && !this.runs.has(opensSession)) return [this.open(opensSession, event.at, entry)];
+    if (sessionId !== null && this.runs.has(sessionId)) return [this.write(sessionId, [entry.observation])];
+    if (sessionId !== null) return [this.open(sessionId, event.at, entry)];
+    if (role.kind === 'request' && role.method === 'session/new') return this.wait(entry);
+    return this.toLatestOrWait(entry);
+  }
+
+  /** The connection ended: what waits goes to the newest run (or to a run of its own), then every run is ended and sealed. */
+  end(end: TapEnd): RunWrite[] {
+    const writes: RunWrite[] = [];
+    if (this.runs.size === 0) writes.push(this.open('', this.firstAt ?? end.at, null));
+    else if (this.unplaced.length > 0 || this.unplacedDropped !== null) writes.push(this.write(this.latest!, this.takeUnplaced()));
+    for (const [sessionId, run] of this.runs) {
+      writes.push({ runId: run.runId, sessionId, observations: [{ update: 'tap/ended', detail: end }], seal: { result: end } });
+    }
+    this.runs.clear();
+    this.latest = null;
+    return writes;
+  }
+
+  private classify(dir: WireDirection, message: unknown): { role: MessageRole; sessionId: string | null; opensSession: string | null; prelude: boolean } {
+    const none = { role: { kind: 'other' as const, method: null }, sessionId: null, opensSession: null, prelude: false };
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) return none;
+    const m = message as Record<string, unknown>;
+    const params = typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : null;
+    const named = typeof params?.sessionId === 'string' ? params.sessionId : null;
+    const hasId = typeof m.id === 'string' || typeof m.id === 'number';
+    if (typeof m.method === 'string') {
+      if (hasId) {
+        this.pending.set(`${dir}:${JSON.stringify(m.id)}`, { method: m.method, sessionId: named });
+        if (this.pending.size > PENDING_LIMIT) this.pending.delete(this.pending.keys().next().value!);
+      }
+      const role: MessageRole = { kind: hasId ? 'request' : 'notification', method: m.method };
+      return { role, sessionId: named, opensSession: null, prelude: PRELUDE_METHODS.has(m.method) };
+    }
+    if (hasId && ('result' in m || 'error' in m)) {
+      const key = `${opposite(dir)}:${JSON.stringify(m.id)}`;
+      const request = this.pending.get(key);
+      this.pending.delete(key);
+      const role: MessageRole = { kind: 'response', method: request?.method ?? null };
+      const result = typeof m.result === 'object' && m.result !== null ? (m.result as Record<string, unknown>) : null;
+      const opened = request?.method === 'session/new' && typeof result?.sessionId === 'string' ? result.sessionId : null;
+      return { role, sessionId: request?.sessionId ?? null, opensSession: opened, prelude: request !== undefined && PRELUDE_METHODS.has(request.method) };
+    }
+    return none;
+  }
+
+  private malformed(dir: WireDirection, wire: number, at: string, size: number, digest: string, preview: string): Entry {
+    return { wire, observation: { update: 'malformed', detail: { dir, wire, at, size, digest, preview } } };
+  }
+
+  private write(sessionId: string, observations: ObservationDraft[]): RunWrite {
+    return { runId: this.runs.get(sessionId)!.runId, sessionId, observations };
+  }
+
+  /** A new run: tap/started, the prelude and whatever waited for a session, in wire order, then `entry`. */
+  private open(sessionId: string, at: string, entry: Entry | null): RunWrite {
+    const runId = this.mintRunId();
+    this.runs.set(sessionId, { runId });
+    this.latest = sessionId;
+    const waiting = [...this.prelude, ...this.unplaced].sort((a, b) => a.wire - b.wire).map((e) => e.observation);
+    const dropped = this.takeUnplacedGap();
+    this.unplaced = [];
+    return { runId, sessionId, observations: [this.started(at), ...dropped, ...waiting, ...(entry ? [entry.observation] : [])] };
+  }
+
+  private toLatestOrWait(entry: Entry): RunWrite[] {
+    if (this.latest !== null) return [this.write(this.latest, [entry.observation])];
+    return this.wait(entry);
+  }
+
+  private wait(entry: Entry): RunWrite[] {
+    this.unplaced.push(entry);
+    if (this.unplaced.length > UNPLACED_LIMIT) {
+      const lost = this.unplaced.shift()!;
+      const d = this.unplacedDropped;
+      this.unplacedDropped = d ? { dropped: d.dropped + 1, fromWire: Math.min(d.fromWire, lost.wire), toWire: Math.max(d.toWire, lost.wire) } : { dropped: 1, fromWire: lost.wire, toWire: lost.wire };
+    }
+    return [];
+  }
+
+  private takeUnplaced(): ObservationDraft[] {
+    const out = [...this.takeUnplacedGap(), ...this.unplaced.map((e) => e.observation)];
+    this.unplaced = [];
+    return out;
+  }
+
+  private takeUnplacedGap(): ObservationDraft[] {
+    if (this.unplacedDropped === null) return [];
+    // Messages that waited too long for a session to place them in (a connection that never
+    // opens one, flooding): named as a gap like a queue overflow.
+    const gap = { update: 'gap', detail: { ...this.unplacedDropped, at: new Date().toISOString() } };
+    this.unplacedDropped = null;
+    return [gap];
+  }
+}
+
+/** The parsed line, or undefined when it is not a JSON object or array in valid UTF-8. */
+function parse(bytes: Buffer): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * The tap's pure parts, line by line: framing (chunks, CRLF, over-long lines, a last line with
+ * no newline), what the journaled copy of a message keeps (secrets redacted, bulk digested),
+ * the bounded queue (a gap, never a wait), and which run each message lands in.
+ */
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { LineFramer, type FramedLine } from './wire-lines';
+import { journaledMessage, redactedCommand, REDACTED } from './message-caps';
+import { ObservationQueue } from './observation-queue';
+import { SessionRuns, type RunWrite, type WireEvent } from './session-runs';
+
+function frame(chunks: string[], max = 1024): FramedLine[] {
+  const out: FramedLine[] = [];
+  const framer = new LineFramer(max, (l) => out.push(l));
+  for (const c of chunks) framer.push(Buffer.from(c));
+  framer.end();
+  return out;
+}
+
+describe('LineFramer', () => {
+  it('joins partial chunks, strips LF and CRLF, and reports a last line without a newline', () => {
+    const lines = frame(['{"a"', ':1}\r', '\n{"b":2}\n{"c"', ':3}']);
+    expect(lines.map((l) => (l.kind === 'line' ? l.bytes.toString() : l.kind))).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
+  });
+
+  it('hashes an over-long line instead of buffering it', () => {
+    const long = 'x'.repeat(5000);
+    const [line] = frame([long.slice(0, 100), long.slice(100), '\n'], 1000);
+    expect(line).toMatchObject({ kind: 'overlong', size: 5000, digest: createHash('sha256').update(long).digest('hex') });
+  });
+});
+
+describe('journaledMessage', () => {
+  it('redacts environment values, MCP headers and authentication payloads', () => {
+    const newSession = journaledMessage(
+      { jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: '/', mcpServers: [{ name: 'm', env: [{ name: 'K', value: 'v' }], headers: [{ name: 'Authorization', value: 'Bearer t' }] }] } },
+      { kind: 'request', method: 'session/new' },
+    );
+    expect(JSON.stringify(newSession)).not.toMatch(/"v"|Bearer/);
+    expect(newSession).toMatchObject({ params: { mcpServers: [{ env: [{ name: 'K', value: REDACTED }], headers: [{ name: 'Authorization', value: REDACTED }] }] } });
+    const terminal = journaledMessage({ id: 2, method: 'terminal/create', params: { command: 'ls', env: [{ name: 'TOKEN', value: 'abc' }] } }, { kind: 'request', method: 'terminal/create' });
+    expect(terminal).toMatchObject({ params: { command: 'ls', env: [{ name: 'TOKEN', value: REDACTED }] } });
+    const auth = journaledMessage({ id: 3, method: 'authenticate', params: { methodId: 'key', apiKey: 'sk-1' } }, { kind: 'request', method: 'authenticate' });
+    expect(auth).toMatchObject({ params: { methodId: 'key', apiKey: REDACTED } });
+  });
+
+  it('digests media always, file bodies and terminal output past 16 KB, any string past 64 KB', () => {
+    const big = 'y'.repeat(20_000);
+    expect(journaledMessage({ id: 1, result: { content: big } }, { kind: 'response', method: 'fs/read_text_file' })).toMatchObject({ result: { content: { $size: 20_000 } } });
+    expect(journaledMessage({ id: 1, result: { output: big } }, { kind: 'response', method: 'terminal/output' })).toMatchObject({ result: { output: { $size: 20_000 } } });
+    expect(journaledMessage({ id: 1, method: 'fs/write_text_file', params: { path: '/a', content: big } }, { kind: 'request', method: 'fs/write_text_file' })).toMatchObject({ params: { content: { $omitted: expect.any(String) } } });
+    // A short file body and an unrelated 20 KB string stay as they are.
+    expect(journaledMessage({ id: 1, result: { content: 'short' } }, { kind: 'response', method: 'fs/read_text_file' })).toEqual({ id: 1, result: { content: 'short' } });
+    expect(journaledMessage({ method: 'x', params: { s: big } }, { kind: 'notification', method: 'x' })).toEqual({ method: 'x', params: { s: big } });
+    expect(journaledMessage({ method: 'x', params: { s: 'z'.repeat(70_000) } }, { kind: 'notification', method: 'x' })).toMatchObject({ params: { s: { $size: 70_000 } } });
+    expect(journaledMessage({ params: { prompt: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] } }, { kind: 'request', method: 'session/prompt' })).toMatchObject({
+      params: { prompt: [{ type: 'image', mimeType: 'image/png', data: { $size: 4, $omitted: 'image data' } }] },
+    });
+  });
+
+  it('redacts secret-looking flag values in the agent command', () => {
+    expect(redactedCommand(['agent', '--api-key', 'k', '--token=t', '--model', 'm', '-v'])).toEqual(['agent', '--api-key', REDACTED, `--token=${REDACTED}`, '--model', 'm', '-v']);
+  });
+});
+
+describe('ObservationQueue', () => {
+  it('drops what does not fit and says so as one gap before the next event', async () => {
+    const queue = new ObservationQueue(2, 1 << 20);
+    const line = (wire: number): WireEvent => ({ kind: 'line', dir: 'toEditor', wire, at: 't', bytes: Buffer.from('{}') });
+    for (let wire = 1; wire <= 6; wire++) queue.push(line(wire));
+    expect(await queue.take(10)).toHaveLength(2);
+    queue.push(line(7));
+    queue.end();
+    const rest = await queue.take(10);
+    expect(rest.map((i) => i.kind)).toEqual(['gap', 'line', 'end']);
+    expect(rest[0]).toMatchObject({ dropped: 4, fromWire: 3, toWire: 6 });
+  });
+});
+
+describe('ObservationQueue.takeWhenQuiet', () => {
+  it('waits for the wire to pause before handing anything to the journal, unless the queue fills', async () => {
+    const queue = new ObservationQueue(100, 1 << 20);
+    const line = (wire: number): WireEvent => ({ kind: 'line', dir: 'toEditor', wire, at: 't', bytes: Buffer.from('{}') });
+    const started = Date.now();
+    const traffic = setInterval(() => queue.push(line(1)), 5);
+    setTimeout(() => clearInterval(traffic), 100);
+    const first = await queue.takeWhenQuiet(1000, 30, 10_000);
+    // Nothing was taken while lines kept arriving every 5 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(120);
+    expect(first.length).toBeGreaterThan(5);
+    for (let wire = 0; wire < 60; wire++) queue.push(line(wire));
+    const t0 = Date.now();
+    expect((await queue.takeWhenQuiet(1000, 10_000, 10_000)).length).toBe(60);
+    expect(Date.now() - t0).toBeLessThan(50);
+  });
+});
+
+describe('SessionRuns', () => {
+  let n = 0;
+  const runs = () => new SessionRuns((at) => ({ update: 'tap/started', detail: { at } }), () => `run-${String(++n).padStart(20, '0')}`);
+  const msg = (dir: 'toAgent' | 'toEditor', wire: number, message: unknown): WireEvent => ({ kind: 'line', dir, wire, at: 't', bytes: Buffer.from(JSON.stringify(message)) });
+  const updatesOf = (writes: RunWrite[]) => writes.flatMap((w) => w.observations.map((o) => `${w.sessionId}:${o.update}`));
+
+  it('pairs responses with requests by direction, so both sides may use the same id', () => {
+    const r = runs();
+    const out: RunWrite[] = [];
+    out.push(...r.place(msg('toAgent', 1, { jsonrpc: '2.0', id: 1, method: 'session/new', params: {} })));
+    expect(out).toEqual([]);
+    out.push(...r.place(msg('toEditor', 2, { jsonrpc: '2.0', id: 1, result: { sessionId: 's1' } })));
+    // The agent's own request 1, and the editor's answer to it: still session s1, not another session/new.
+    out.push(...r.place(msg('toEditor', 3, { jsonrpc: '2.0', id: 1, method: 'fs/read_text_file', params: { sessionId: 's1', path: '/a' } })));
+    out.push(...r.place(msg('toAgent', 4, { jsonrpc: '2.0', id: 1, result: { content: 'a' } })));
+    expect(updatesOf(out)).toEqual(['s1:tap/started', 's1:message', 's1:message', 's1:message', 's1:message']);
+    const ended = r.end({ at: 't', reason: 'closed', exitCode: null, signal: null, stderrTail: '' });
+    expect(ended).toEqual([expect.objectContaining({ sessionId: 's1', seal: expect.anything() })]);
+  });
+
+  it('opens a run for a session it first meets by name (session/load)', () => {
+    const r = runs();
+    const out = r.place(msg('toAgent', 1, { jsonrpc: '2.0', id: 1, method: 'session/load', params: { sessionId: 'old', cwd: '/', mcpServers: [] } }));
+    expect(updatesOf(out)).toEqual(['old:tap/started', 'old:message']);
+  });
+});

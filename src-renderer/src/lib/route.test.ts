@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { formatRoute, parseRoute } from './route';
+
+const RUN = `run-${'c'.repeat(20)}`;
+
+describe('hash routes', () => {
+  it('an editor session has its own address, and a reload returns to it', () => {
+    expect(parseRoute(`#/acp/${RUN}`)).toEqual({ section: 'acp', runId: RUN, seq: null, peerId: null });
+    expect(formatRoute({ section: 'acp', runId: RUN, seq: null, peerId: null })).toBe(`#/acp/${RUN}`);
+    expect(parseRoute('#/acp')).toEqual({ section: 'acp', runId: null, seq: null, peerId: null });
+    expect(parseRoute('#/acp/not-a-run')).toEqual({ section: 'acp', runId: null, seq: null, peerId: null });
+  });
+
+  it('runs keep theirs', () => {
+    expect(parseRoute(`#/runs/${RUN}/7`)).toEqual({ section: 'runs', runId: RUN, seq: 7, peerId: null });
+    expect(formatRoute(parseRoute(`#/runs/${RUN}/7`))).toBe(`#/runs/${RUN}/7`);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * A session's conversation in wire order, as the plane folded it: the person's prompts, the
+ * agent's messages (its chunks merged), its thoughts (collapsed), tool calls and permission
+ * requests as cards, and each turn's end with the agent's stop reason; the agent's current plan
+ * above it. Everything here is the observed parties' account, shown as text, never as markup.
+ *
+ * A long session renders its latest RECENT_ITEMS items; earlier ones are a click away (the
+ * raw wire tab has every message, virtualized).
+ */
+import { useState } from 'react';
+import type { ConversationItem, PlanEntryView, SessionView } from '../../../src-shared/protocol/acp/session-view';
+import { JsonBlock } from '../components/json-block';
+import { StatusPill } from '../components/status-pill';
+import { clockTime, count } from '../lib/display-format';
+import { statusLabel, statusTone } from '../lib/acp-display';
+import { PermissionCard } from './acp-permission';
+import { ContentBlock } from './acp-content-block';
+import { ToolCallCard } from './acp-tool-call';
+
+const RECENT_ITEMS = 300;
+
+export function AcpPlan({ plan }: { plan: PlanEntryView[] }) {
+  if (plan.length === 0) return null;
+  const done = plan.filter((e) => e.status === 'completed').length;
+  return (
+    <section className="panel acp-plan" aria-labelledby="acp-plan-heading">
+      <h3 id="acp-plan-heading">
+        Plan <span className="muted">({done} of {plan.length} done)</span>
+      </h3>
+      <ol className="acp-plan-list">
+        {plan.map((entry, i) => (
+          <li key={i}>
+            <StatusPill tone={statusTone(entry.status)}>{statusLabel(entry.status)}</StatusPill> <span className="acp-plan-text">{entry.content}</span>
+            {entry.priority && entry.priority !== 'medium' ? <span className="muted"> · {entry.priority} priority</span> : null}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function Item({ item, view }: { item: ConversationItem; view: SessionView }) {
+  const time = <time dateTime={item.at}>{clockTime(item.at)}</time>;
+  switch (item.kind) {
+    case 'prompt':
+      return (
+        <li className="acp-item acp-prompt">
+          <div className="acp-who">
+            <strong>You</strong> (prompt) · {time}
+          </div>
+          {item.blocks.map((block, i) => (
+            <ContentBlock key={i} block={block} />
+          ))}
+        </li>
+      );
+    case 'message':
+      return (
+        <li className="acp-item acp-message">
+          <div className="acp-who">
+            <strong>Agent</strong> · {time}
+          </div>
+          <p className="acp-text">{item.text}</p>
+        </li>
+      );
+    case 'thought':
+      return (
+        <li className="acp-item acp-thought">
+          <details>
+            <summary>
+              Agent&apos;s thought · {time} <span className="muted">({count(item.text.length)} characters)</span>
+            </summary>
+            <p className="acp-text">{item.text}</p>
+          </details>
+        </li>
+      );
+    case 'toolCall': {
+      const call = view.toolCalls.find((t) => t.toolCallId === item.toolCallId);
+      return <li className="acp-item">{call ? <ToolCallCard call={call} terminals={view.terminals} /> : <p className="muted">Tool call {item.toolCallId}</p>}</li>;
+    }
+    case 'permission': {
+      const permission = view.permissions.find((p) => p.requestKey === item.requestKey);
+      return <li className="acp-item">{permission ? <PermissionCard session={view} permission={permission} /> : null}</li>;
+    }
+    case 'turnEnd':
+      return (
+        <li className="acp-item acp-turn-end">
+          Turn ended · {time} · stop reason <code>{item.stopReason}</code>
+        </li>
+      );
+    case 'unknownUpdate':
+      return (
+        <li className="acp-item">
+          <p className="muted">
+            An update this version does not know: <code>{item.update}</code> · {time}
+          </p>
+          <JsonBlock value={item.raw} label={`Update ${item.update}`} />
+        </li>
+      );
+  }
+}
+
+export function AcpConversation({ view }: { view: SessionView }) {
+  const [all, setAll] = useState(false);
+  const items = view.conversation;
+  const hidden = all ? 0 : Math.max(0, items.length - RECENT_ITEMS);
+  return (
+    <div className="acp-conversation">
+      <AcpPlan plan={view.plan} />
+      {items.length === 0 ? <p className="muted">No prompt yet: the conversation appears here as the editor and the agent talk.</p> : null}
+      {hidden > 0 ? (
+        <button type="button" className="button small" onClick={() => setAll(true)}>
+          Show {count(hidden)} earlier items
+        </button>
+      ) : null}
+      <ol className="acp-items" aria-label="Conversation">
+        {items.slice(hidden).map((item) => (
+          <Item key={`${item.kind}-${item.wire}`} item={item} view={view} />
+        ))}
+      </ol>
+    </div>
+  );
+}
