@@ -145,8 +145,9 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       .option('--input <json>', 'the answer, for a run waiting for input', parseJson)
       .option('--raise-tokens <n>', 'new token ceiling, for a run stopped at its budget', parseCount)
       .option('--raise-effects <n>', 'new effect ceiling', parseCount)
-      .option('--raise-cost <micros>', 'new cost ceiling in micro-units', parseCount),
-  ).action(async (id: string, options: Common & { input?: unknown; raiseTokens?: number; raiseEffects?: number; raiseCost?: number }) =>
+      .option('--raise-cost <micros>', 'new cost ceiling in micro-units', parseCount)
+      .option('--option <optionId>', "which of the agent's options answers an editor's permission request"),
+  ).action(async (id: string, options: Common & { input?: unknown; raiseTokens?: number; raiseEffects?: number; raiseCost?: number; option?: string }) =>
     act(
       options,
       out,
@@ -170,6 +171,10 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
         } else if (wait.reason === 'input') {
           if (options.input === undefined) throw new CliError('this run waits for input: give it with --input JSON');
           value = { kind: 'input', input: options.input };
+        } else if (wait.reason === 'permission') {
+          const offered = wait.subject.kind === 'permission' ? wait.subject.options.map((o) => o.optionId) : [];
+          if (options.option === undefined) throw new CliError(`this is an editor's permission request: answer it with --option, one of ${offered.join(', ')} (deny cancels it)`);
+          value = { kind: 'permission', optionId: options.option };
         }
         return p.call('approvals.decide', { runId: run.runId, waitId: wait.waitId, decision: 'approve', subjectHash: wait.subjectHash, ...(value !== undefined ? { value } : {}) });
       },

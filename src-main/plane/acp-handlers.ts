@@ -8,12 +8,28 @@
  * (a new run id starts with tap/started; an existing one must already be an acp session of the
  * same session id, not yet sealed), and never a `decision` (that is a person's answer at the
  * plane, written by the plane). Folds are pure functions of a run's records, and records are
- * append-only, so a fold is kept until the run's last seq moves.
+ * append-only: a session's observed messages are kept with the seq they reach, only the records
+ * after it are read when the run grows, and the fold is kept until the run's last seq moves.
+ *
+ * Under `--policy inbox` an open permission request is also an approvals-inbox item, reason
+ * `permission`: the plane derives it from the session's records (there is no Suspended record:
+ * the session's own messages are the evidence, and nothing here suspended anything). It is
+ * shaped as every other waiting run is (a RunView with `pending`), so the inbox, the CLI's
+ * `approvals` and the notifications treat it alike; deciding it is answering the request with
+ * one of the agent's options (approve) or cancelling it (deny), through the same check of the
+ * fold as `acp.answer`.
  */
 import type { JournalRecord } from '../../src-shared/journal/records';
+import type { RunView, Wait } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
+import { canonicalize } from '../../src-shared/journal/canonical-json';
+import type { Decision, DecisionValue } from '../../src-shared/vocabulary/decisions';
+import { waitIdOf } from '../../src-shared/vocabulary/ids';
+import { NO_SPEND } from '../../src-shared/vocabulary/spend';
+import type { WaitSubjectOf } from '../../src-shared/vocabulary/waits';
+import { createHash } from 'node:crypto';
 import { foldSession, type ObservedMessage } from '../../src-shared/protocol/acp/session-fold';
-import type { SessionSummary, SessionView } from '../../src-shared/protocol/acp/session-view';
+import type { PermissionView, SessionSummary, SessionView } from '../../src-shared/protocol/acp/session-view';
 import { PlaneError } from '../base/plane-error';
 import type { Journal } from '../journal/journal';
 import { observationDrafts } from '../protocols/acp/observation-drafts';
@@ -39,27 +55,54 @@ function isAcpObservation(record: JournalRecord | undefined): record is JournalR
   return record !== undefined && record.kind === 'Observation' && record.body.source === 'acp';
 }
 
-export function acpHandlers(journal: Journal, by: string): Pick<CommandHandlers, 'acp.record' | 'acp.sessions' | 'acp.session' | 'acp.answer' | 'acp.decisions'> {
-  const folds = new Map<string, { lastSeq: number; view: SessionView }>();
+type AcpCommands = 'acp.record' | 'acp.sessions' | 'acp.session' | 'acp.answer' | 'acp.decisions';
+
+/** What the approvals and runs commands ask of observed sessions (plane.ts). */
+export interface ObservedInbox {
+  waiting(limit: number): Promise<RunView[]>;
+  runView(runId: string): Promise<RunView>;
+  decide(request: PermissionDecision): Promise<RunView>;
+}
+
+export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbox; handlers: Pick<CommandHandlers, AcpCommands> } {
+  const folds = new Map<string, Fold>();
   // One batch at a time per run, so the check of the run and the append cannot interleave.
   const locks = new Map<string, Promise<unknown>>();
 
-  async function readSession(runId: string): Promise<{ records: JournalRecord[]; sessionId: string }> {
-    const records = await journal.readRun(runId, 1, Number.MAX_SAFE_INTEGER);
-    const first = records[0];
-    if (!isAcpObservation(first)) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
-    return { records, sessionId: String(first.body.sessionId) };
+  /** The session's fold as of `lastSeq` (the run's last seq; read when not given), reading only what is new since the kept one. */
+  async function fold(runId: string, lastSeq?: number): Promise<Fold> {
+    const at = lastSeq ?? (await journal.store.runLastSeq(runId));
+    if (at === null) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
+    const kept = folds.get(runId);
+    if (kept && kept.lastSeq === at) return kept;
+    let base: Fold;
+    let fresh: JournalRecord[];
+    if (kept && kept.lastSeq < at) {
+      base = kept;
+      fresh = await journal.readRun(runId, kept.lastSeq + 1, Number.MAX_SAFE_INTEGER);
+    } else {
+      const records = await journal.readRun(runId, 1, Number.MAX_SAFE_INTEGER);
+      const first = records[0];
+      if (!isAcpObservation(first)) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
+      base = { lastSeq: 0, records: 0, sessionId: String(first.body.sessionId), firstTime: first.time, observed: [], wireSeqs: new Map(), view: null! };
+      fresh = records;
+    }
+    const observed = base.observed.concat(observedMessages(fresh));
+    const wireSeqs = new Map(base.wireSeqs);
+    for (const r of fresh) {
+      const wire = (r.body as { detail?: { wire?: unknown } }).detail?.wire;
+      if (r.kind === 'Observation' && typeof wire === 'number' && !wireSeqs.has(wire)) wireSeqs.set(wire, r.seq);
+    }
+    const last = fresh.length > 0 ? fresh[fresh.length - 1]!.seq : base.lastSeq;
+    const next: Fold = { ...base, lastSeq: last, records: base.records + fresh.length, observed, wireSeqs, view: foldSession(runId, base.sessionId, observed) };
+    folds.delete(runId);
+    folds.set(runId, next);
+    if (folds.size > FOLD_CACHE) folds.delete(folds.keys().next().value!);
+    return next;
   }
 
   async function view(runId: string, lastSeq?: number): Promise<SessionView> {
-    const cached = folds.get(runId);
-    if (cached && lastSeq !== undefined && cached.lastSeq === lastSeq) return cached.view;
-    const { records, sessionId } = await readSession(runId);
-    const folded = foldSession(runId, sessionId, observedMessages(records));
-    folds.delete(runId);
-    folds.set(runId, { lastSeq: records[records.length - 1]!.seq, view: folded });
-    if (folds.size > FOLD_CACHE) folds.delete(folds.keys().next().value!);
-    return folded;
+    return (await fold(runId, lastSeq)).view;
   }
 
   async function record(request: Parameters<CommandHandlers['acp.record']>[0]): Promise<{ seq: number; records: number }> {
@@ -117,7 +160,41 @@ export function acpHandlers(journal: Journal, by: string): Pick<CommandHandlers,
     return { seq: written!.seq };
   }
 
+  /** A permission request answered at the plane: approve with one of the agent's options, or deny (cancel it). */
+  async function decidePermission(request: PermissionDecision): Promise<RunView> {
+    const [runId, step] = request.waitId.split('/');
+    if (runId !== request.runId || step === undefined) throw new PlaneError(ErrorCode.BadRequest, `${request.waitId} is not a wait of run ${request.runId}`);
+    const current = await fold(request.runId);
+    const wait = pendingOf(current);
+    if (!wait || wait.waitId !== request.waitId) throw new PlaneError(ErrorCode.Conflict, `session ${request.runId} has no open permission request ${request.waitId}: it was answered, cancelled or has ended`);
+    if (wait.subjectHash !== request.subjectHash) throw new PlaneError(ErrorCode.Conflict, 'the permission request changed since it was shown: read it again');
+    if (request.decision === 'snooze') throw new PlaneError(ErrorCode.BadRequest, 'a permission request cannot be snoozed: the agent is waiting for it now; answer it, or deny to cancel it');
+    if (request.decision === 'approve') {
+      if (request.value?.kind !== 'permission') throw new PlaneError(ErrorCode.BadRequest, "answer a permission request with value {kind: 'permission', optionId} naming one of the agent's options");
+      await answer({ runId: request.runId, requestKey: wait.subject.requestKey, outcome: 'selected', optionId: request.value.optionId });
+    } else {
+      await answer({ runId: request.runId, requestKey: wait.subject.requestKey, outcome: 'cancelled' });
+    }
+    return runViewOf(await fold(request.runId));
+  }
+
+  /** Sessions whose permission request waits for a person at the plane, as waiting runs. */
+  async function waiting(limit: number): Promise<RunView[]> {
+    const out: RunView[] = [];
+    for (const row of await journal.store.observedRuns(limit)) {
+      if (row.lastKind === 'RunSealed') continue;
+      const session = await fold(row.runId, row.lastSeq);
+      if (pendingOf(session)) out.push(runViewOf(session));
+    }
+    return out;
+  }
+
+  const runView = async (runId: string): Promise<RunView> => runViewOf(await fold(runId));
+
   return {
+    /** For the plane's approvals and runs commands (plane.ts): observed sessions as waiting runs. */
+    inbox: { waiting, runView, decide: (request: PermissionDecision) => serialized(request.runId, () => decidePermission(request)) },
+    handlers: {
     'acp.record': (request) => serialized(request.runId, () => record(request)),
     'acp.answer': (request) => serialized(request.runId, () => answer(request)),
     async 'acp.decisions'({ runId, afterSeq }) {
@@ -147,6 +224,94 @@ export function acpHandlers(journal: Journal, by: string): Pick<CommandHandlers,
       if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
       return view(runId, lastSeq);
     },
+    },
+  };
+}
+
+export interface PermissionDecision {
+  runId: string;
+  waitId: string;
+  subjectHash: string;
+  decision: Decision;
+  value?: DecisionValue;
+}
+
+interface Fold {
+  lastSeq: number;
+  records: number;
+  sessionId: string;
+  firstTime: string;
+  observed: ObservedMessage[];
+  /** Wire index → the seq of the record that observed it (a wait's seq orders the inbox). */
+  wireSeqs: Map<number, number>;
+  view: SessionView;
+}
+
+/** Texts of a proposed edit, cut where an inbox card stops being readable. */
+const DIFF_TEXT_LIMIT = 20_000;
+
+function permissionSubject(view: SessionView, permission: PermissionView): WaitSubjectOf<'permission'> {
+  const card = view.toolCalls.find((t) => t.toolCallId === permission.toolCall.toolCallId);
+  const diff = card?.content.find((c) => c.type === 'diff');
+  const cut = (text: string | null) => (text !== null && text.length > DIFF_TEXT_LIMIT ? text.slice(0, DIFF_TEXT_LIMIT) : text);
+  return {
+    kind: 'permission',
+    agent: view.tapName,
+    owner: `editor:${view.client.name ?? 'unknown'}`,
+    sessionId: view.sessionId,
+    requestKey: permission.requestKey,
+    toolCall: {
+      toolCallId: permission.toolCall.toolCallId,
+      title: permission.toolCall.title ?? card?.title ?? null,
+      toolKind: permission.toolCall.toolKind ?? card?.toolKind ?? null,
+      locations: permission.toolCall.locations.map((l) => ({ path: l.path, ...(l.line !== undefined ? { line: l.line } : {}) })),
+    },
+    options: permission.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
+    diff:
+      diff && diff.type === 'diff'
+        ? { path: diff.path, oldText: cut(diff.oldText), newText: cut(diff.newText)!, truncated: Boolean(diff.truncated) || (diff.oldText?.length ?? 0) > DIFF_TEXT_LIMIT || diff.newText.length > DIFF_TEXT_LIMIT }
+        : null,
+  };
+}
+
+/** The first permission request a person can answer at the plane: inbox policy, session not ended, request unanswered. */
+function pendingOf(session: Fold): (Wait & { subject: WaitSubjectOf<'permission'> }) | null {
+  const view = session.view;
+  if (view.policy !== 'inbox' || view.ended) return null;
+  const open = view.permissions.find((p) => p.outcome === null);
+  if (!open) return null;
+  const subject = permissionSubject(view, open);
+  return {
+    waitId: waitIdOf(view.runId, open.wire, 'permission'),
+    reason: 'permission',
+    step: open.wire,
+    subject,
+    subjectHash: createHash('sha256').update(canonicalize(subject)).digest('hex'),
+    since: open.at,
+    seq: session.wireSeqs.get(open.wire) ?? session.lastSeq,
+  };
+}
+
+/** An observed session as the runs and approvals commands show runs: `acp:<tap name>`, acting for the editor. */
+function runViewOf(session: Fold): RunView {
+  const view = session.view;
+  const pending = pendingOf(session);
+  const owner = `editor:${view.client.name ?? 'unknown'}`;
+  return {
+    runId: view.runId,
+    agent: `acp:${view.tapName}`,
+    owner,
+    chain: [owner],
+    host: `acp:${view.tapName}`,
+    status: view.ended ? 'sealed' : pending ? 'suspended' : 'running',
+    outcome: view.ended ? 'observed' : null,
+    admittedAt: session.firstTime,
+    lastAt: view.lastAt,
+    records: session.records,
+    lastSeq: session.lastSeq,
+    spend: NO_SPEND,
+    budget: {},
+    pending,
   };
 }
 

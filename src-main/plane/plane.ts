@@ -25,6 +25,11 @@ import { PeerSupervisor } from '../peers/peer-supervisor';
 import { createPeerCaller } from '../peers/peer-caller';
 import { ensurePrivateDataDir } from '../base/data-dir-guard';
 import { acquirePlaneLock } from './plane-lock';
+import { PlaneError } from '../base/plane-error';
+import { ErrorCode } from '../../src-shared/ipc/errors';
+
+/** Observed editor sessions looked at for waiting permission requests (newest first). */
+const OBSERVED_WAITS_LIMIT = 200;
 
 export interface PlaneConfig {
   dataDir: string;
@@ -118,13 +123,41 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     state,
   });
 
+  const runtimeCommands = runtimeHandlers(runtime);
+  const acp = acpHandlers(journal, LOCAL_USER);
   const handlers: CommandHandlers = {
     'plane.status': () => status(),
     'journal.changes': ({ afterSeq }) => readJournalChanges(journal, afterSeq),
     ...journalHandlers(journal),
-    ...runtimeHandlers(runtime),
+    ...runtimeCommands,
     ...peerHandlers(peers),
-    ...acpHandlers(journal, LOCAL_USER),
+    ...acp.handlers,
+    // An editor session's permission request (under --policy inbox) waits in the same inbox as
+    // the runtime's waits, is read as a run like them, and is decided through the same command.
+    async 'approvals.list'(request, context) {
+      const own = await runtimeCommands['approvals.list'](request, context);
+      const observed = await acp.inbox.waiting(OBSERVED_WAITS_LIMIT);
+      return { waiting: [...own.waiting, ...observed].sort((a, b) => (a.pending?.seq ?? 0) - (b.pending?.seq ?? 0)) };
+    },
+    async 'runs.list'(request, context) {
+      const own = await runtimeCommands['runs.list'](request, context);
+      // Waiting runs are listed wherever they wait, so a list read at startup counts these too.
+      if (request.agent !== undefined || (request.status !== undefined && request.status !== 'suspended')) return own;
+      return { runs: [...own.runs, ...(await acp.inbox.waiting(OBSERVED_WAITS_LIMIT))] };
+    },
+    async 'approvals.decide'(request, context) {
+      if (request.waitId.endsWith('/permission')) return acp.inbox.decide(request);
+      return runtimeCommands['approvals.decide'](request, context);
+    },
+    async 'runs.get'(request, context) {
+      try {
+        return await runtimeCommands['runs.get'](request, context);
+      } catch (error) {
+        // Not a run the runtime admitted: an observed editor session, or nothing (NotFound either way).
+        if (error instanceof PlaneError && error.code === ErrorCode.NotFound) return acp.inbox.runView(request.runId);
+        throw error;
+      }
+    },
   };
 
   // The stream is a view of the journal: one `journal.appended` per commit names the runs it

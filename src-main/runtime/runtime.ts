@@ -86,6 +86,7 @@ const VALUE_NEEDED: { readonly [R in DecisionValue['kind']]: string } = {
   budget: "approving a budget ceiling means raising it: give value {kind: 'budget', budget}",
   input: "answering an input request needs value {kind: 'input', input}",
   recovery: "resolve an in-doubt effect with value {kind: 'recovery', resolution: 'retry' or 'landed'} (deny fails the run)",
+  permission: "answer an editor's permission request with value {kind: 'permission', optionId} naming one of the agent's options (deny cancels the request)",
 };
 
 /** The value, if any, that may go with `decision` on a wait of `reason`; a refusal says why not. */

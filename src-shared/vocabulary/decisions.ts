@@ -30,6 +30,8 @@ export const DecisionValueSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: reasonLiteral('input'), input: z.unknown() }),
   /** An in-doubt effect resolved as not happened (run it again) or as landed, with what it returned. */
   z.strictObject({ kind: reasonLiteral('recovery'), resolution: RecoveryResolutionSchema.exclude(['fail']), result: z.unknown().optional() }),
+  /** Which of the agent's options an editor session's permission request is answered with (a denial cancels it instead). */
+  z.strictObject({ kind: reasonLiteral('permission'), optionId: z.string().min(1) }),
 ]);
 export type DecisionValue = z.infer<typeof DecisionValueSchema>;
 export type DecisionValueOf<R extends DecisionValue['kind']> = Extract<DecisionValue, { kind: R }>;

@@ -17,7 +17,7 @@ import { BudgetSchema, CeilingSchema, SpendSchema } from './spend';
  * next effect would pass a ceiling; `input`: the run asks a question; `recovery`: an effect is
  * in doubt; `halt`: a halt withholds the run (lifted, not decided).
  */
-export const WaitReasonSchema = z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt']);
+export const WaitReasonSchema = z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt', 'permission']);
 export type WaitReason = z.infer<typeof WaitReasonSchema>;
 
 /** A `kind` that must be a wait reason (checked by the compiler, so a subject cannot invent one). */
@@ -55,6 +55,31 @@ export const RecoverySubjectSchema = z.strictObject({ kind: reasonLiteral('recov
 /** The halted scope (`subject:<principal>` or `agent:<name>`) that withholds the run. */
 export const HaltSubjectSchema = z.strictObject({ kind: reasonLiteral('halt'), scope: z.string(), ...Party });
 
+/**
+ * An editor session's permission request (ACP `session/request_permission`), observed through
+ * `agentplane acp tap --policy inbox`: what the agent asks to do (its tool call: title, kind,
+ * locations, and the diff when it proposes an edit) and the options it offers. The agent owns
+ * that vocabulary, so option and tool kinds are strings as the agent wrote them. Not written to
+ * the journal as a Suspended record: the session's own Observation records are the evidence,
+ * and the plane derives this wait from them (plane/acp-handlers.ts).
+ */
+export const PermissionSubjectSchema = z.strictObject({
+  kind: reasonLiteral('permission'),
+  ...Party,
+  sessionId: z.string(),
+  /** `<direction>:<json-rpc id>` of the request in its session. */
+  requestKey: z.string(),
+  toolCall: z.strictObject({
+    toolCallId: z.string(),
+    title: z.string().nullable(),
+    toolKind: z.string().nullable(),
+    locations: z.array(z.strictObject({ path: z.string(), line: z.number().int().optional() })),
+  }),
+  options: z.array(z.strictObject({ optionId: z.string(), name: z.string(), kind: z.string() })),
+  /** The edit proposed, when the tool call carries a diff (texts cut at a length a card can show). */
+  diff: z.strictObject({ path: z.string(), oldText: z.string().nullable(), newText: z.string(), truncated: z.boolean() }).nullable(),
+});
+
 /** What the runtime writes: one shape per wait reason. */
 export const WaitSubjectSchema = z.discriminatedUnion('kind', [
   ApprovalSubjectSchema,
@@ -64,6 +89,7 @@ export const WaitSubjectSchema = z.discriminatedUnion('kind', [
   InputSubjectSchema,
   RecoverySubjectSchema,
   HaltSubjectSchema,
+  PermissionSubjectSchema,
 ]);
 export type WaitSubject = z.infer<typeof WaitSubjectSchema>;
 export type WaitSubjectOf<R extends WaitReason> = Extract<WaitSubject, { kind: R }>;

@@ -7,6 +7,7 @@
 import { sections } from '../sections/sections';
 import type { AppState } from '../store/app-store';
 import { approvableDirectly, describeWait } from './wait-description';
+import { isObservedRun } from '../store/runs-slice';
 
 export interface PaletteCommand {
   id: string;
@@ -60,6 +61,7 @@ export function paletteCommands(s: AppState, focusSearch: () => void): PaletteCo
     });
   }
   const recent = Object.values(s.runs)
+    .filter((run) => !isObservedRun(run))
     .sort((a, b) => b.admittedAt.localeCompare(a.admittedAt))
     .slice(0, 8);
   for (const run of recent) list.push({ id: `open-${run.runId}`, group: 'Runs', label: `Open run ${run.runId} (${run.agent})`, run: () => s.openRun(run.runId) });

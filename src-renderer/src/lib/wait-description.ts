@@ -7,7 +7,7 @@
 import type { RunView, Wait } from '../../../src-shared/ipc/contract';
 import { approvalNeedsValue } from '../../../src-shared/vocabulary/decisions';
 import { addSpend, BUDGET_FIELD, usedAgainst, type Budget, type Ceiling, type Spend } from '../../../src-shared/vocabulary/spend';
-import type { WaitReason } from '../../../src-shared/vocabulary/waits';
+import type { WaitReason, WaitSubjectOf } from '../../../src-shared/vocabulary/waits';
 import { paymentAmount, readPaymentRequest } from '../../../src-shared/vocabulary/payments';
 
 export const REASON_LABELS: Record<WaitReason, string> = {
@@ -18,6 +18,7 @@ export const REASON_LABELS: Record<WaitReason, string> = {
   oversight: 'Oversight review',
   recovery: 'In doubt: recovery',
   halt: 'Withheld by a halt',
+  permission: 'Editor permission request',
 };
 
 export interface WaitDescription {
@@ -35,6 +36,8 @@ export interface WaitDescription {
   prompt: string | null;
   /** Halt waits: the halted scope. */
   scope: string | null;
+  /** Editor permission requests: the agent's options and the edit it proposes. */
+  permission: WaitSubjectOf<'permission'> | null;
 }
 
 /** What a ceiling counts, in words, and how much of it a spend uses. */
@@ -53,7 +56,7 @@ export function budgetSummary(info: NonNullable<WaitDescription['budget']>): str
 }
 
 export function describeWait(wait: Wait): WaitDescription {
-  const base: WaitDescription = { title: REASON_LABELS[wait.reason], summary: REASON_LABELS[wait.reason], effect: null, args: undefined, estimate: null, budget: null, prompt: null, scope: null };
+  const base: WaitDescription = { title: REASON_LABELS[wait.reason], summary: REASON_LABELS[wait.reason], effect: null, args: undefined, estimate: null, budget: null, prompt: null, scope: null, permission: null };
   const subject = wait.subject;
   switch (subject.kind) {
     case 'approval':
@@ -85,6 +88,17 @@ export function describeWait(wait: Wait): WaitDescription {
       return { ...base, summary: `Answer: ${subject.prompt}`, prompt: subject.prompt };
     case 'halt':
       return { ...base, summary: `Withheld by a halt on ${subject.scope}: lift it to let the run go on`, scope: subject.scope };
+    case 'permission': {
+      const what = subject.toolCall.title ?? 'a tool call';
+      const where = subject.toolCall.locations.map((l) => (l.line === undefined ? l.path : `${l.path}:${l.line}`)).join(', ');
+      const kind = subject.toolCall.toolKind ? ` (${subject.toolCall.toolKind})` : '';
+      return {
+        ...base,
+        summary: `${subject.agent} asks to run ${what}${kind}${where ? ` on ${where}` : ''}`,
+        effect: `${subject.toolCall.toolKind ?? 'tool'} ${what}`,
+        permission: subject,
+      };
+    }
     case 'unrecognized':
       return { ...base, title: `${base.title} (as written by another version)`, summary: 'A wait written by another version of AgentPlane: read its subject below', args: subject.raw };
   }

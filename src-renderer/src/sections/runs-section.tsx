@@ -8,7 +8,7 @@ import { useNow } from '../components/use-now';
 import { count, relative } from '../lib/display-format';
 import { tokensOf } from '../../../src-shared/vocabulary/spend';
 import { behalfOf } from '../lib/wait-description';
-import { matchesFilter, NO_FILTER, RUN_LIST_LIMIT, type RunFilter } from '../store/runs-slice';
+import { isObservedRun, matchesFilter, NO_FILTER, RUN_LIST_LIMIT, type RunFilter } from '../store/runs-slice';
 import { useApp } from '../store/store-context';
 import { RunStartForm } from './run-start-form';
 import { RunStatus } from './run-status';
@@ -103,7 +103,8 @@ function RunsList({ empty }: { empty: string }) {
   const requestStartForm = useApp((s) => s.requestStartForm);
   const canWriteNote = useApp((s) => s.agents.some((a) => a.name === 'write-note'));
   const now = useNow();
-  const all = useMemo(() => Object.values(runs).sort((a, b) => b.admittedAt.localeCompare(a.admittedAt) || b.lastSeq - a.lastSeq), [runs]);
+  // Editor sessions read as runs (for the inbox) are listed in their own view, not here.
+  const all = useMemo(() => Object.values(runs).filter((r) => !isObservedRun(r)).sort((a, b) => b.admittedAt.localeCompare(a.admittedAt) || b.lastSeq - a.lastSeq), [runs]);
   // `now` moves every second; filtering by time is cheap enough to redo with it.
   const shown = useMemo(() => all.filter((r) => matchesFilter(r, filter, hosts[r.runId], now)), [all, filter, hosts, now]);
 

@@ -14,6 +14,8 @@ import { budgetLine, dateTime, money, relative, shortHash, spendLine } from '../
 import { BUDGET_FIELD, tokensOf, type Budget, type Ceiling } from '../../../src-shared/vocabulary/spend';
 import { behalfOf, describeWait, suggestedCeiling, type WaitDescription } from '../lib/wait-description';
 import { useApp } from '../store/store-context';
+import type { WaitSubjectOf } from '../../../src-shared/vocabulary/waits';
+import { DiffView } from './acp-tool-call';
 
 const SNOOZES: Array<[number, string]> = [
   [15 * 60_000, '15 minutes'],
@@ -221,6 +223,29 @@ function Actions({ run, description }: { run: RunView; description: WaitDescript
           </button>
         </div>
       );
+    case 'permission': {
+      // The agent's own options, as it named them; choosing one answers the editor's request
+      // (the first answer wins: the editor may have answered already, and then the plane says so).
+      const subject = description.permission;
+      return (
+        <div className="wait-actions" role="group" aria-label={`Options for ${subject?.toolCall.title ?? 'the tool call'}`}>
+          {subject?.options.map((option) => (
+            <button
+              key={option.optionId}
+              type="button"
+              className={`button small${option.kind.startsWith('allow') ? ' primary' : option.kind.startsWith('reject') ? ' danger' : ''}`}
+              disabled={busy}
+              onClick={() => void decide(run.runId, 'approve', { value: { kind: 'permission', optionId: option.optionId } })}
+            >
+              {busyAction === 'approve' ? '…' : `${option.name} (${option.kind.replace(/_/g, ' ')})`}
+            </button>
+          ))}
+          <button type="button" className="button small" disabled={busy} onClick={() => void decide(run.runId, 'deny', { reason: 'cancelled from the inbox' })}>
+            Cancel the request
+          </button>
+        </div>
+      );
+    }
     case 'halt':
       return (
         <div className="wait-actions">
@@ -235,12 +260,31 @@ function Actions({ run, description }: { run: RunView; description: WaitDescript
   }
 }
 
+/** What the agent asks to do: the tool call's kind and locations, and the edit when it proposes one. */
+function PermissionDetails({ subject }: { subject: WaitSubjectOf<'permission'> }) {
+  return (
+    <div className="permission-details">
+      {subject.toolCall.locations.length > 0 ? (
+        <ul className="permission-locations" aria-label="Files">
+          {subject.toolCall.locations.map((l) => (
+            <li key={`${l.path}:${l.line ?? ''}`}>
+              <code>{l.line === undefined ? l.path : `${l.path}:${l.line}`}</code>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {subject.diff ? <DiffView path={subject.diff.path} oldText={subject.diff.oldText} newText={subject.diff.newText} truncated={subject.diff.truncated} /> : null}
+    </div>
+  );
+}
+
 export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
   const titleId = useId();
   const selected = useApp((s) => s.selectedWaits[run.runId] === true);
   const toggle = useApp((s) => s.toggleWaitSelected);
   const error = useApp((s) => s.decisionErrors[run.runId]);
   const openRun = useApp((s) => s.openRun);
+  const navigate = useApp((s) => s.navigate);
   const setFocusWait = useApp((s) => s.setFocusWait);
   const heading = useRef<HTMLHeadingElement>(null);
   const now = useNow();
@@ -271,11 +315,19 @@ export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
         <strong>{description.summary}</strong>
       </p>
       <dl className="facts facts-inline">
-        <Fact label="Run">
-          <button type="button" className="link-button mono" onClick={() => openRun(run.runId, wait.seq)}>
-            {run.runId}
-          </button>
-        </Fact>
+        {wait.reason === 'permission' ? (
+          <Fact label="Editor session">
+            <button type="button" className="link-button mono" onClick={() => navigate({ section: 'acp', runId: run.runId })} aria-label={`Open the editor session ${run.runId}`}>
+              {run.runId}
+            </button>
+          </Fact>
+        ) : (
+          <Fact label="Run">
+            <button type="button" className="link-button mono" onClick={() => openRun(run.runId, wait.seq)}>
+              {run.runId}
+            </button>
+          </Fact>
+        )}
         <Fact label="On behalf of">{behalfOf(run)}</Fact>
         {description.effect ? (
           <Fact label="Effect">
@@ -298,6 +350,7 @@ export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
           {description.budget.budget.maxCostMicros !== undefined ? <MeterBar used={description.budget.spent.costMicros} limit={description.budget.budget.maxCostMicros} unit="" format={money} /> : null}
         </div>
       ) : null}
+      {description.permission ? <PermissionDetails subject={description.permission} /> : null}
       {description.prompt !== null ? (
         <blockquote className="prompt">
           <span className="muted">The run asks: </span>

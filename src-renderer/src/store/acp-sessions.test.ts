@@ -239,4 +239,46 @@ describe('editor sessions follow the journal by notification', () => {
       close();
     }
   });
+
+  it('under the inbox policy, an open permission request waits in Approvals live, and is answered from there', async () => {
+    const h = await harness();
+    const { tap, record, close } = await tapClient(h);
+    try {
+      await record(opening('inbox'));
+      await journalCaughtUp(h);
+      h.env.clock.advance(1500);
+      await h.settle();
+      expect(h.store.getState().waiting).toEqual([]);
+
+      await record([
+        message('toEditor', {
+          id: 7,
+          method: 'session/request_permission',
+          params: {
+            sessionId: SESSION,
+            toolCall: { toolCallId: 'call-1', title: 'Edit notes.txt', kind: 'edit', locations: [{ path: '/work/project/notes.txt', line: 2 }] },
+            options: [
+              { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+              { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+            ],
+          },
+        }),
+      ]);
+      await journalCaughtUp(h);
+      h.env.clock.advance(1500);
+      await h.settle();
+      const [waiting] = h.store.getState().waiting;
+      expect(waiting).toMatchObject({ runId: RUN, agent: 'acp:demo-agent', status: 'suspended', pending: { reason: 'permission', subject: { toolCall: { title: 'Edit notes.txt', toolKind: 'edit' } } } });
+
+      expect(await h.store.getState().decide(RUN, 'approve', { value: { kind: 'permission', optionId: 'reject' } })).toBe(true);
+      await journalCaughtUp(h);
+      h.env.clock.advance(1500);
+      await h.settle();
+      expect(h.store.getState().waiting).toEqual([]);
+      const session = await tap.call('acp.session', { runId: RUN });
+      expect(session.permissions[0]!.outcome).toMatchObject({ by: 'plane:user:local', outcome: 'selected', optionId: 'reject' });
+    } finally {
+      close();
+    }
+  });
 });

@@ -69,9 +69,14 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
     const onAppended = ({ seq, runs }: EventPayload<'journal.appended'>) => {
       set({ journalHead: seq });
       if (runs.length === 0) return;
-      // An observed editor session is a run of the journal but not of the runtime (runs.get says
-      // NotFound): the Editor sessions slice follows it instead.
-      for (const change of runs) if (!isObservedChange(change)) get().noteRunChange(change);
+      // An observed editor session is a run of the journal, not of the runtime: the Editor
+      // sessions slice follows it. It is re-read as a run too (runs.get answers for it), since a
+      // permission request in it may be waiting in the inbox; its records say nothing of that
+      // alone, so no status is guessed from the change.
+      for (const change of runs) {
+        if (isObservedChange(change)) get().touchRun(change.runId);
+        else get().noteRunChange(change);
+      }
       get().noteAcpChanges(runs);
       // A commit may move spend (an effect billed, a run sealed); read only while it is shown.
       get().touchSpend();

@@ -54,6 +54,9 @@ export interface RunsSlice {
   cancelRun(runId: string, reason?: string): Promise<Result<RunView>>;
 }
 
+/** An editor session observed through the tap (`acp:<tap name>`): read as a run for the inbox, shown in Editor sessions. */
+export const isObservedRun = (run: Pick<RunView, 'host'>) => run.host.startsWith('acp:');
+
 export function matchesFilter(run: RunView, filter: RunFilter, host: string | undefined, now: number): boolean {
   if (filter.agent && run.agent !== filter.agent) return false;
   if (filter.peer) {
