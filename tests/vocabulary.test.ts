@@ -17,7 +17,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { PlaneStatusSchema } from '../src-shared/ipc/contract';
 import { CredentialUseSchema, recordBodies } from '../src-shared/journal/records';
-import { DecisionSchema, RecoveryResolutionSchema } from '../src-shared/vocabulary/decisions';
+import { DecisionSchema, PermissionOutcomeSchema, RecoveryResolutionSchema } from '../src-shared/vocabulary/decisions';
 import { DispositionSchema, EffectKindSchema } from '../src-shared/vocabulary/effects';
 import { PeerAuthModeSchema, PeerStatusSchema } from '../src-shared/vocabulary/peers';
 import { RunOutcomeSchema, RunStatusSchema } from '../src-shared/vocabulary/runs';
@@ -36,6 +36,7 @@ interface VocabularyEnum {
 const VOCABULARY: VocabularyEnum[] = [
   { name: 'decision', members: DecisionSchema.options, home: 'src-shared/vocabulary/decisions.ts' },
   { name: 'recovery resolution', members: RecoveryResolutionSchema.options, home: 'src-shared/vocabulary/decisions.ts' },
+  { name: 'permission outcome', members: PermissionOutcomeSchema.options, home: 'src-shared/vocabulary/decisions.ts' },
   { name: 'peer auth mode', members: PeerAuthModeSchema.options, home: 'src-shared/vocabulary/peers.ts' },
   { name: 'peer status', members: PeerStatusSchema.options, home: 'src-shared/vocabulary/peers.ts' },
   { name: 'run status', members: RunStatusSchema.options, home: 'src-shared/vocabulary/runs.ts' },

@@ -23,7 +23,7 @@ import type { JournalRecord } from '../../src-shared/journal/records';
 import type { RunView, Wait } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
-import type { Decision, DecisionValue } from '../../src-shared/vocabulary/decisions';
+import type { Decision, DecisionValue, PermissionOutcome } from '../../src-shared/vocabulary/decisions';
 import { waitIdOf } from '../../src-shared/vocabulary/ids';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import type { WaitSubjectOf } from '../../src-shared/vocabulary/waits';
@@ -200,7 +200,7 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
     async 'acp.decisions'({ runId, afterSeq }) {
       const records = await journal.readRun(runId, afterSeq + 1, 10_000);
       if (afterSeq === 0 && !isAcpObservation(records[0])) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
-      const decisions: Array<{ seq: number; requestKey: string; outcome: 'selected' | 'cancelled'; optionId?: string }> = [];
+      const decisions: Array<{ seq: number; requestKey: string; outcome: PermissionOutcome; optionId?: string }> = [];
       for (const r of records) {
         if (r.kind !== 'Observation' || r.body.update !== 'decision') continue;
         const d = r.body.detail as { requestKey?: unknown; outcome?: unknown; optionId?: unknown };

@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { HashHexSchema, JournalRecordSchema } from '../journal/records';
-import { DecisionSchema, DecisionValueSchema, RecoveryResolutionSchema } from '../vocabulary/decisions';
+import { DecisionSchema, DecisionValueSchema, PermissionOutcomeSchema, RecoveryResolutionSchema } from '../vocabulary/decisions';
 import { PeerIdSchema, RunIdSchema, WaitIdSchema } from '../vocabulary/ids';
 import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema, IdentityRowSchema } from '../vocabulary/peers';
 import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
@@ -392,7 +392,7 @@ export const commands = {
       .object({
         runId: RunIdSchema,
         requestKey: z.string().min(1).max(300),
-        outcome: z.enum(['selected', 'cancelled']),
+        outcome: PermissionOutcomeSchema,
         optionId: z.string().min(1).max(300).optional(),
       })
       .strict(),
@@ -402,7 +402,7 @@ export const commands = {
   'acp.decisions': {
     request: z.object({ runId: RunIdSchema, afterSeq: z.number().int().nonnegative().default(0) }).strict(),
     response: z.object({
-      decisions: z.array(z.object({ seq: z.number().int(), requestKey: z.string(), outcome: z.enum(['selected', 'cancelled']), optionId: z.string().optional() })),
+      decisions: z.array(z.object({ seq: z.number().int(), requestKey: z.string(), outcome: PermissionOutcomeSchema, optionId: z.string().optional() })),
       lastSeq: z.number().int().nonnegative(),
     }),
   },

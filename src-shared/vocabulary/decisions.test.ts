@@ -7,8 +7,8 @@ const RUN = 'run-0123456789abcdef0123';
 const decision = (v: Record<string, unknown>) => ({ waitId: `${RUN}/4/budget`, decision: 'approve', by: 'user:local', subjectHash: 'c'.repeat(64), ...v });
 
 describe('decision values', () => {
-  it('is keyed by the reason of the wait it answers, and only budget, input and recovery take one', () => {
-    expect(WaitReasonSchema.options.filter(approvalNeedsValue)).toEqual(['budget', 'input', 'recovery']);
+  it('is keyed by the reason of the wait it answers, and only budget, input, recovery and permission take one', () => {
+    expect(WaitReasonSchema.options.filter(approvalNeedsValue)).toEqual(['budget', 'input', 'recovery', 'permission']);
     expect(DecisionValueSchema.safeParse({ kind: 'budget', budget: { maxTokens: 10 } }).success).toBe(true);
     expect(DecisionValueSchema.safeParse({ kind: 'budget', budget: { maxTokens: -1 } }).success).toBe(false);
     expect(DecisionValueSchema.safeParse({ kind: 'recovery', resolution: 'fail' }).success).toBe(false);

@@ -12,6 +12,13 @@ export const DecisionSchema = z.enum(['approve', 'deny', 'snooze']);
 export type Decision = z.infer<typeof DecisionSchema>;
 
 /**
+ * How an editor session's permission request (ACP `session/request_permission`) was answered:
+ * with one of the agent's options (`selected`), or withdrawn (`cancelled`), as ACP spells it.
+ */
+export const PermissionOutcomeSchema = z.enum(['selected', 'cancelled']);
+export type PermissionOutcome = z.infer<typeof PermissionOutcomeSchema>;
+
+/**
  * How a person resolves an in-doubt effect: `retry` (it did not happen), `landed` (it happened,
  * with the result they give), `fail` (end the run). Retry and landed are approvals carrying a
  * recovery value; fail is a denial.

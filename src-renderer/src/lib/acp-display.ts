@@ -5,6 +5,7 @@
  */
 import type { Tone } from '../components/status-pill';
 import type { PartyInfo, PermissionView, SessionState, SessionSummary } from '../../../src-shared/protocol/acp/session-view';
+import type { Decision } from '../../../src-shared/vocabulary/decisions';
 
 export const SESSION_STATE_LABELS: Record<SessionState, string> = {
   active: 'Active',
@@ -70,6 +71,6 @@ export function optionKindLabel(kind: string): string {
 }
 
 /** Whether an option allows (approve) or rejects (deny) what is asked. */
-export function optionDecision(kind: string): 'approve' | 'deny' {
+export function optionDecision(kind: string): Exclude<Decision, 'snooze'> {
   return kind.startsWith('reject') ? 'deny' : 'approve';
 }

@@ -32,6 +32,7 @@ import { contentViewOf, textOfBlock } from './content-view';
 import { applyEffectRequest, applyEffectResponse, isClientEffectMethod, type EffectState } from './fold-client-effects';
 import { upsertToolCall } from './fold-tool-calls';
 import type { ConversationItem, PartyInfo, SessionSummary, SessionView, WireDirection } from './session-view';
+import type { PermissionOutcome } from '../../vocabulary/decisions';
 
 /** Re-exported so a reader of folded observations needs one import to recognise a stand-in. */
 export { isStandIn, type StandIn };
@@ -47,7 +48,7 @@ export type ObservedMessage =
   | { update: 'tap/started'; at: string; tapName: string; policy: 'observe' | 'inbox'; command: string[] }
   | { update: 'tap/ended'; at: string; reason: 'agent-exit' | 'editor-disconnect' | 'closed'; exitCode: number | null; signal: string | null; stderrTail: string | null }
   /** A person answered a permission request at the plane. */
-  | { update: 'decision'; at: string; requestKey: string; by: string; outcome: 'selected' | 'cancelled'; optionId?: string };
+  | { update: 'decision'; at: string; requestKey: string; by: string; outcome: PermissionOutcome; optionId?: string };
 
 /** The key of a request: `<direction>:<JSON of its id>` (so the string "1" and the number 1 differ). */
 export function requestKeyOf(dir: WireDirection, id: RequestId): string {
@@ -345,7 +346,7 @@ class SessionFold implements EffectState {
   }
 
   /** The first answer wins; later ones (and answers to requests never seen) change nothing. */
-  private answerPermission(requestKey: string, outcome: { by: string; outcome: 'selected' | 'cancelled'; optionId?: string; at: string }): void {
+  private answerPermission(requestKey: string, outcome: { by: string; outcome: PermissionOutcome; optionId?: string; at: string }): void {
     const p = this.view.permissions.find((x) => x.requestKey === requestKey);
     if (p === undefined || p.outcome !== null) return;
     p.outcome = outcome.outcome === 'selected' ? outcome : { by: outcome.by, outcome: 'cancelled', at: outcome.at };

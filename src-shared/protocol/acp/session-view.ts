@@ -8,6 +8,7 @@
  * Shared by the plane (which folds a session's records to answer `acp.sessions` and
  * `acp.session`) and the renderer (which renders it), so both read one shape.
  */
+import type { PermissionOutcome } from '../../vocabulary/decisions';
 
 /** Which way a message went through the tap. */
 export type WireDirection = 'toAgent' | 'toEditor';
@@ -74,7 +75,7 @@ export interface PermissionView {
   toolCall: { toolCallId: string; title: string | null; toolKind: string | null; locations: Array<{ path: string; line?: number }> };
   options: Array<{ optionId: string; name: string; kind: string }>;
   /** Open until answered; then who answered (`editor`, `plane:<by>`, `cancelled`) and what. */
-  outcome: null | { by: string; outcome: 'selected' | 'cancelled'; optionId?: string; at: string };
+  outcome: null | { by: string; outcome: PermissionOutcome; optionId?: string; at: string };
   /** Set under `--policy inbox`: the approvals-inbox wait this request became. */
   waitId?: string;
 }
