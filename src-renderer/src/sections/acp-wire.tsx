@@ -140,7 +140,7 @@ export function AcpWire({ runId }: { runId: string }) {
             className="timeline-scroll"
             role="listbox"
             tabIndex={0}
-            aria-label={shown ? `Wire messages matching the search: ${count(size)}` : `Wire messages: ${count(size)}`}
+            aria-label={shown ? `Wire records matching the search: ${count(size)}` : `Wire records (messages and the tap's own): ${count(size)}`}
             aria-activedescendant={activeVisible ? `wire-row-${indexAt(selectedPosition)}` : undefined}
             onKeyDown={onKeyDown}
           >

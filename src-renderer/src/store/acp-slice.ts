@@ -207,6 +207,8 @@ export function createAcpSlice({ set, get, client, env }: SliceDeps): AcpSlice {
         acpPermissionErrors: {},
       });
       void get().refreshAcpSession();
+      // As a run's timeline does: the session is evidence, so its page says at once whether the journal holds.
+      void get().runVerify();
       const generation = get().acpOpen.generation;
       void client.tryCall('journal.runs', { limit: 1000 }).then((result) => {
         const row = result.ok ? result.value.runs.find((r) => r.runId === runId) : undefined;

@@ -35,6 +35,7 @@ import {
   type ToolCallContent,
 } from '@agentclientprotocol/sdk';
 import { DEMO_FILE } from './demo-workspace';
+import { randomBytes } from 'node:crypto';
 
 export const DEMO_AGENT_NAME = 'agentplane-demo-agent';
 
@@ -103,7 +104,8 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
     }))
     .onRequest(methods.agent.session.new, ({ params }) => {
       sessionCount += 1;
-      const id = `demo-session-${sessionCount}`;
+      // Unique across demo runs (each is its own process), so two sessions in the list are told apart.
+      const id = `demo-session-${sessionCount}-${randomBytes(3).toString('hex')}`;
       sessions.set(id, { id, cwd: params.cwd, turn: null, editsAllowed: false, turns: 0 });
       return { sessionId: id };
     })
