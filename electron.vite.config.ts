@@ -19,6 +19,8 @@ export default defineConfig({
           'plane-host': resolve('src-main/electron/plane-host-entry.ts'),
           // A worker thread's entry (journal-workers.ts starts it from out/main/journal-worker.js).
           'journal-worker': resolve('src-main/journal/journal-worker.ts'),
+          // The acp tap's journal worker thread (observation-worker.ts starts out/main/acp-tap-worker.js).
+          'acp-tap-worker': resolve('src-main/protocols/acp/acp-tap-worker.ts'),
           // The demo ACP agent as its own process (demo-agent-command.ts starts out/main/acp-demo-agent.js).
           'acp-demo-agent': resolve('src-main/protocols/acp/demo/demo-agent.ts'),
         },

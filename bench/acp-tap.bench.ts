@@ -372,7 +372,8 @@ async function run(): Promise<BenchResult> {
       const measured =
         `measured meanwhile: p50 ${tapUs!.p50.toFixed(0)} µs tap vs ${pipeUs!.p50.toFixed(0)} µs pipe, p99 ${tapUs!.p99.toFixed(0)} vs ${pipeUs!.p99.toFixed(0)} µs; ` +
         `throughput ${tapRps.toFixed(0)} vs ${pipeRps.toFixed(0)} msg/s; ${missing} messages missing from the journal after the last burst`;
-      throw new Error(`${(error as Error).message}\n   ${measured}`, { cause: error });
+      // What the tap itself said (a journal it could not write, a worker that stopped) is the first clue.
+      throw new Error(`${(error as Error).message}\n   ${measured}\n   the tap's stderr: ${tap.stderr.trim() || '(none)'}`, { cause: error });
     }
 
     return {

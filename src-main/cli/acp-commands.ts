@@ -34,7 +34,7 @@ interface TapFlags {
   name?: string;
   policy: TapPolicy;
   dataDir?: string;
-  queueItems?: number;
+  queueBytes?: number;
   maxLineBytes?: number;
   killGraceMs?: number;
 }
@@ -48,7 +48,7 @@ export function addAcpCommands(program: Command): Command {
     .option('--name <name>', "a name for this tap in the sessions list (default: the agent command's name)")
     .addOption(new Option('--policy <policy>', 'observe: record only; inbox: also put permission requests in the approvals inbox').choices(['observe', 'inbox']).default('observe'))
     .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
-    .addOption(new Option('--queue-items <n>', 'observations waiting for the journal before a gap').argParser(positiveInt).hideHelp())
+    .addOption(new Option('--queue-bytes <n>', 'bytes of observations waiting for the journal before a gap').argParser(positiveInt).hideHelp())
     .addOption(new Option('--max-line-bytes <n>', 'a longer line is journaled as digest and size').argParser(positiveInt).hideHelp())
     .addOption(new Option('--kill-grace-ms <n>', "between SIGTERM and SIGKILL of the agent's process group").argParser(positiveInt).hideHelp())
     .action(async (command: string[], flags: TapFlags) => {
@@ -94,13 +94,13 @@ async function demo(flags: DemoFlags): Promise<number> {
 async function tap(command: string[], flags: TapFlags): Promise<number> {
   const say = (message: string) => process.stderr.write(`agentplane acp tap: ${message}\n`);
   const dataDir = resolveDataDir(flags.dataDir);
-  const direct = new JournalSink(dataDir);
-  let sink: ObservationSink = direct;
+  // No plane: the tap's worker thread journals into the data dir (acp-tap.ts says why not here).
+  let sink: ObservationSink | null = null;
   let inbox: PlaneInbox | null = null;
   try {
     const client = runningPlaneClient(dataDir);
     if (client) {
-      sink = new FallbackSink(new PlaneSink(client), direct, say);
+      sink = new FallbackSink(new PlaneSink(client), new JournalSink(dataDir), say);
       if (flags.policy === 'inbox') inbox = new PlaneInbox(client);
     } else say(`no plane is running for ${dataDir}; writing observations to its journal directly`);
   } catch (error) {
@@ -116,10 +116,10 @@ async function tap(command: string[], flags: TapFlags): Promise<number> {
     editorIn: process.stdin,
     editorOut: process.stdout,
     editorErr: process.stderr,
-    sink,
+    ...(sink ? { sink } : { journalDir: dataDir }),
     notice: say,
     ...(inbox ? { inbox } : {}),
-    ...(flags.queueItems ? { queueItems: flags.queueItems } : {}),
+    ...(flags.queueBytes ? { queueBytes: flags.queueBytes } : {}),
     ...(flags.maxLineBytes ? { maxLineBytes: flags.maxLineBytes } : {}),
     ...(flags.killGraceMs ? { killGraceMs: flags.killGraceMs } : {}),
   });

@@ -128,8 +128,10 @@ describe('acp tap', () => {
       expect(sessions).toMatchObject({ ok: true, value: { sessions: [{ runId: runs[0]!.runId, sessionId, tapName: 'fake', state: 'ended' }] } });
       const view = await plane.dispatch('acp.session', { runId: runs[0]!.runId }, ctx);
       expect(view).toMatchObject({ ok: true, value: { runId: runs[0]!.runId, counts: { prompts: 1, malformed: 1 } } });
+      // Read as a run (for the inbox), it is the tap's, acting for the editor, sealed as observed.
       const asRun = await plane.dispatch('runs.get', { runId: runs[0]!.runId }, ctx);
-      expect(asRun).toMatchObject({ ok: false, error: { code: 'AP_NOT_FOUND' } });
+      expect(asRun).toMatchObject({ ok: true, value: { agent: 'acp:fake', host: 'acp:fake', status: 'sealed', outcome: 'observed', pending: null } });
+      expect(list).toMatchObject({ ok: true, value: { runs: [] } });
     } finally {
       await plane.close();
     }
@@ -174,7 +176,8 @@ describe('acp tap', () => {
     const dir = tempDir();
     const outFile = join(dir, 'agent-out');
     const flood = 400;
-    const t = tap(dataDir, ['--queue-items', '3'], ['--mode', 'flood', '--flood', String(flood), '--out', outFile]);
+    // Room for two or three of the flood's lines (about 150 bytes, plus 64 each) at a time.
+    const t = tap(dataDir, ['--queue-bytes', '600'], ['--mode', 'flood', '--flood', String(flood), '--out', outFile]);
     t.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
     await t.next((m) => (m.params as { update?: { content?: { text?: string } } } | undefined)?.update?.content?.text === `chunk ${flood - 1}`);
     t.closeStdin();
@@ -189,6 +192,25 @@ describe('acp tap', () => {
     expect(messages + dropped).toBe(flood + 2);
     for (const g of gaps) expect(g.toWire as number).toBeGreaterThanOrEqual(g.fromWire as number);
   }, 30_000);
+
+  it('journals a burst larger than any item count would allow, with no gap, before it exits', async () => {
+    const dataDir = tempDir();
+    const dir = tempDir();
+    const outFile = join(dir, 'agent-out');
+    // More messages at once than the old 10,000-item bound held; the default byte bound (64 MB) takes them whole.
+    const flood = 12_000;
+    const t = tap(dataDir, [], ['--mode', 'flood', '--flood', String(flood), '--out', outFile]);
+    t.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
+    await t.next((m) => (m.params as { update?: { content?: { text?: string } } } | undefined)?.update?.content?.text === `chunk ${flood - 1}`, 30_000);
+    t.closeStdin();
+    await t.exited;
+    expect(t.stdout().equals(readFileSync(outFile))).toBe(true);
+    // The tap exited only once its worker had committed everything and sealed the run.
+    const records = (await journalRuns(dataDir))[0]!.records;
+    expect(records.filter((r) => r.body.update === 'gap')).toEqual([]);
+    expect(records.filter((r) => r.body.update === 'message')).toHaveLength(flood + 2);
+    expect(records.at(-1)!.kind).toBe('RunSealed');
+  }, 90_000);
 
   it("writes through the running plane's API when a plane runs for the data dir", async () => {
     const dataDir = tempDir();

@@ -2,15 +2,28 @@
  * `agentplane acp tap`: a stdio proxy an editor launches in place of its ACP agent. The agent
  * runs as our child; the editor's bytes reach it and its bytes reach the editor exactly as
  * sent (piped, never re-encoded), and stderr passes through. Beside the pipes, each direction
- * is framed into lines and pushed onto a bounded queue; a separate loop drains the queue into
- * Observation records (session-runs.ts) and hands them to a sink. The journal is therefore never
- * on the forwarding path: a slow sink costs a `gap` record, never a stalled editor.
+ * is framed into lines and pushed onto a queue bounded by bytes (observation-queue.ts); that
+ * is all the forwarding thread does with them. The journal is therefore never on the
+ * forwarding path: a slow journal costs a `gap` record, never a stalled editor.
+ *
+ * Where the lines go from the queue:
+ * - `journalDir` (no plane runs): to a worker thread (observation-worker.ts, acp-tap-worker.ts)
+ *   that places them in session runs (session-runs.ts), redacts and caps them, and commits
+ *   them to the data dir's journal in group commits. A commit is an fsync: on this thread it
+ *   stalled both pipes for its length, so it must not run here.
+ * - `sink` (the plane's API, with the journal as fallback; or a test's sink): drained on this
+ *   thread when the wire pauses (`takeWhenQuiet`). Sending to the plane is network I/O, and the
+ *   plane's process commits. The plane client is the CLI's (cli/ sits above protocols/ in the
+ *   layers), so it is not built inside the worker; and once the plane has failed, the fallback
+ *   JournalSink commits on this thread, as before the worker existed (the rare path, but the
+ *   one place an fsync still reaches the forwarding thread).
  *
  * Ending, whichever side goes first: the agent exits (its code, signal and stderr tail are
  * recorded), the editor closes our stdin (the agent's whole process group is ended: SIGTERM,
  * then SIGKILL after a grace, since an agent's own children would otherwise outlive the
  * session), or the tap itself is told to close. Then every open session run gets tap/ended and
- * is sealed as `observed`, the sink is closed, and the tap exits with the agent's status.
+ * is sealed as `observed`, the sink (or the worker's journal) is closed, and only then does the
+ * tap exit with the agent's status: every line forwarded is journaled by the time it is gone.
  *
  * Under `--policy inbox` the two stdout/stdin pipes become line forwarders (line-forwarder.ts)
  * so that permission-relay.ts can withhold one whole line and insert its own between lines;
@@ -25,22 +38,22 @@ import { ObservationQueue } from './observation-queue';
 import { redactedCommand } from './message-caps';
 import { SessionRuns, type RunWrite, type TapEnd } from './session-runs';
 import type { ObservationSink } from './observation-sink';
+import { ObservationWorker } from './observation-worker';
 import { LineForwarder } from './line-forwarder';
 import { PermissionRelay, type PermissionAnswer, type PermissionInbox } from './permission-relay';
 
 export type TapPolicy = 'observe' | 'inbox';
 
-export interface TapOptions {
+interface TapCommonOptions {
   command: readonly string[];
   tapName: string;
   policy: TapPolicy;
   editorIn: Readable;
   editorOut: Writable;
   editorErr: Writable;
-  sink: ObservationSink;
   /** A line longer than this is recorded as over cap (digest and size), never buffered whole. */
   maxLineBytes?: number;
-  queueItems?: number;
+  /** What framed lines waiting to be journaled may hold (their bytes, plus 64 each) before a gap. */
   queueBytes?: number;
   /** Between SIGTERM and SIGKILL of the agent's process group. */
   killGraceMs?: number;
@@ -49,6 +62,9 @@ export interface TapOptions {
   /** With `policy: 'inbox'`: where permission requests are held for a person (permission-relay.ts). */
   inbox?: PermissionInbox;
 }
+
+/** Exactly one of: a sink on this thread, or a data dir whose journal the tap's worker writes. */
+export type TapOptions = TapCommonOptions & ({ sink: ObservationSink; journalDir?: never } | { journalDir: string; sink?: never });
 
 export interface TapResult {
   end: TapEnd;
@@ -71,12 +87,16 @@ const STDERR_TAIL = 2048;
 /** The wire pause after which observations are journaled, and the longest they wait under unbroken traffic. */
 const QUIET_MS = 50;
 const MAX_DELAY_MS = 1000;
+/** The default bound: a 10,000-message burst of 1 KB each way, and several more, fits. */
+const QUEUE_BYTES = 64 * 1024 * 1024;
 
 export function startTap(options: TapOptions): RunningTap {
   const [file, ...args] = options.command;
   if (!file) throw new Error('no agent command given');
   const grace = options.killGraceMs ?? 2000;
-  const queue = new ObservationQueue(options.queueItems ?? 200_000, options.queueBytes ?? 64 * 1024 * 1024);
+  const queue = new ObservationQueue(options.queueBytes ?? QUEUE_BYTES);
+  const started = { tapName: options.tapName, policy: options.policy, command: redactedCommand(options.command) };
+  const observer = options.journalDir !== undefined ? new ObservationWorker(queue, { dataDir: options.journalDir, started }, (message) => options.notice?.(message)) : null;
   let wire = 0;
   const framed = (dir: WireDirection, inserted = false) => (line: FramedLine) => {
     if (line.kind === 'line' && isBlank(line.bytes)) return;
@@ -84,6 +104,7 @@ export function startTap(options: TapOptions): RunningTap {
     wire += 1;
     if (line.kind === 'line') queue.push({ kind: 'line', dir, wire, at, bytes: line.bytes, ...(inserted ? { inserted } : {}) });
     else queue.push({ kind: 'overlong', dir, wire, at, size: line.size, digest: line.digest, head: line.head });
+    observer?.schedule();
   };
   const maxLine = options.maxLineBytes ?? 16 * 1024 * 1024;
   const toAgent = new LineFramer(maxLine, framed('toAgent'));
@@ -156,21 +177,19 @@ export function startTap(options: TapOptions): RunningTap {
   // holds its pipes open, after the grace).
   const drained = new Promise<void>((resolve) => agent.on('close', () => resolve()));
 
-  const runs = new SessionRuns((at) => ({
-    update: 'tap/started',
-    detail: { at, tapName: options.tapName, policy: options.policy, command: redactedCommand(options.command) },
-  }));
+  // With a sink on this thread, the runs are placed here too; with the worker, there.
+  const runs = observer ? null : new SessionRuns((at) => ({ update: 'tap/started', detail: { at, ...started } }));
   let warned = false;
   const write = async (runWrite: RunWrite): Promise<void> => {
     try {
-      await options.sink.write(runWrite);
+      await options.sink!.write(runWrite);
     } catch (error) {
       // Observation is best effort; the editor's session must go on. Said once, not per record.
       if (!warned) options.notice?.(`observations could not be journaled (${(error as Error).message}); the session goes on unrecorded`);
       warned = true;
     }
   };
-  const written = drain(queue, runs, write);
+  const written = runs ? drain(queue, runs, write) : Promise.resolve();
 
   const done = (async (): Promise<TapResult> => {
     const status = await exited;
@@ -184,14 +203,19 @@ export function startTap(options: TapOptions): RunningTap {
     const tail = stderrTail.toString('utf8') + (spawnError ? `${stderrTail.length ? '\n' : ''}cannot start ${file}: ${(spawnError as Error).message}` : '');
     const end: TapEnd = { at: new Date().toISOString(), reason, exitCode: status.code, signal: status.signal, stderrTail: tail.slice(-STDERR_TAIL) };
     queue.end();
-    await written;
-    for (const runWrite of runs.end(end)) await write(runWrite);
-    await options.sink.close().catch((error: unknown) => options.notice?.(`closing the journal failed: ${(error as Error).message}`));
+    if (observer) {
+      // Every line forwarded is journaled, the runs sealed and the journal closed before the tap exits.
+      await observer.finish(end);
+    } else {
+      await written;
+      for (const runWrite of runs!.end(end)) await write(runWrite);
+      await options.sink!.close().catch((error: unknown) => options.notice?.(`closing the journal failed: ${(error as Error).message}`));
+    }
     const exitCode = status.code ?? (status.signal ? 128 + signalNumber(status.signal) : spawnError ? 127 : 1);
     return { end, exitCode };
   })();
 
-  return { agent, close: () => endAgent('closed'), sessions: () => runs.openRuns(), answerPermission: (key, answer) => relay?.answer(key, answer) ?? false, done };
+  return { agent, close: () => endAgent('closed'), sessions: () => (observer ? observer.sessions() : runs!.openRuns()), answerPermission: (key, answer) => relay?.answer(key, answer) ?? false, done };
 }
 
 /** Feeds `source` through a LineForwarder into `dest`, pausing the source while `dest` is full. */
@@ -208,7 +232,7 @@ function forwardLines(source: Readable, dest: Writable, lines: LineForwarder, en
   });
 }
 
-/** Drains the queue into the sink until the 'end' item, one run write at a time. */
+/** Drains the queue into a sink on this thread until the 'end' item, one run write at a time. */
 async function drain(queue: ObservationQueue, runs: SessionRuns, write: (runWrite: RunWrite) => Promise<void>): Promise<void> {
   for (;;) {
     // Written when the wire pauses (observation-queue.ts): a slice of at most 500 messages, so
@@ -236,7 +260,11 @@ async function drain(queue: ObservationQueue, runs: SessionRuns, write: (runWrit
 
 /** A line of nothing but whitespace (JSON's own: space, tab, CR) is a keep-alive, not a message. */
 function isBlank(bytes: Buffer): boolean {
-  for (const byte of bytes) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  // Indexed, not for…of: this runs for every line on the forwarding thread, and a message's first byte decides.
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  }
   return true;
 }
 

@@ -1,22 +1,31 @@
 /**
- * The bounded queue between the tap's forwarding and its journal sink. Forwarding only ever
- * pushes, and a push never waits: when the sink falls behind and the queue is full (by count
- * or by bytes), the event is dropped and counted, and the run later gets one `gap` saying how
- * many messages were lost and which wire indices they had. A slow or dead journal therefore
- * costs observations, never the editor's connection to its agent.
+ * The bounded queue between the tap's forwarding and its journal. Forwarding only ever pushes,
+ * and a push never waits: when the journal falls behind and the queue is full, the event is
+ * dropped and counted, and the run later gets one `gap` saying how many messages were lost and
+ * which wire indices they had. A slow or dead journal therefore costs observations, never the
+ * editor's connection to its agent.
  *
- * The journal runs on the same event loop as the forwarding (SQLite answers synchronously, and
- * a journaled message costs far more than a forwarded one), so the drain waits for the wire to
- * go quiet before it writes (`takeWhenQuiet`): a burst is forwarded at the speed of the pipes
- * and journaled just after it. Only a queue half full, or an item waiting longer than
- * `maxDelayMs` under traffic that never pauses, makes it write during traffic, one bounded
- * slice at a time.
+ * The bound is in bytes (each event's line plus a fixed overhead), not in items: what the bound
+ * protects is memory, and a count small enough to matter for memory (a few thousand) is smaller
+ * than one ordinary burst of small messages (an editor pasting a file, an agent streaming
+ * chunks), so it dropped messages the journal would have caught up with a moment later. With
+ * the default (64 MB, set in acp-tap.ts) a 10,000-message burst of 1 KB each way fits whole.
+ *
+ * Two ways out:
+ * - to the journal worker (acp-tap-worker.ts, the direct-journal path): `takeHeld` hands on
+ *   everything queued, but its bytes stay counted against the bound until the worker says it
+ *   has committed them (`release`), so the bound covers what waits in the worker too;
+ * - to an ObservationSink on this thread (the plane's API, or a test's sink): `takeWhenQuiet`
+ *   waits for the wire to pause before handing a slice on, since whatever the sink does runs on
+ *   the forwarding thread. Only a queue half full, or an item waiting longer than `maxDelayMs`
+ *   under traffic that never pauses, makes it hand on during traffic.
  */
 import type { WireEvent } from './session-runs';
 
 export type QueueItem = WireEvent | { kind: 'end' };
 
-function sizeOf(item: QueueItem): number {
+/** What an item counts against the byte bound. */
+export function sizeOf(item: QueueItem): number {
   if (item.kind === 'line') return item.bytes.length + 64;
   if (item.kind === 'overlong') return item.head.length + 64;
   return 64;
@@ -24,7 +33,10 @@ function sizeOf(item: QueueItem): number {
 
 export class ObservationQueue {
   private items: QueueItem[] = [];
+  /** Bytes queued here. */
   private bytes = 0;
+  /** Bytes handed on by takeHeld and not yet released: still within the bound. */
+  private held = 0;
   private dropped: { dropped: number; fromWire: number; toWire: number; at: string } | null = null;
   private waiter: (() => void) | null = null;
   private ended = false;
@@ -32,16 +44,13 @@ export class ObservationQueue {
   /** When the oldest item now queued was queued (about: reset when a slice is taken). */
   private oldestAt = 0;
 
-  constructor(
-    private readonly maxItems: number,
-    private readonly maxBytes: number,
-  ) {}
+  constructor(private readonly maxBytes: number) {}
 
   /** Never blocks: an event that does not fit is counted into the next gap. */
   push(event: WireEvent): void {
     if (this.ended) return;
     const size = sizeOf(event);
-    if (this.items.length >= this.maxItems || this.bytes + size > this.maxBytes) {
+    if (this.bytes + this.held + size > this.maxBytes) {
       const wire = event.kind === 'gap' ? event.fromWire : event.wire;
       const d = this.dropped;
       this.dropped = d ? { ...d, dropped: d.dropped + 1, toWire: wire } : { dropped: 1, fromWire: wire, toWire: wire, at: new Date().toISOString() };
@@ -69,7 +78,7 @@ export class ObservationQueue {
       const now = Date.now();
       const quiet = now - this.lastPushAt >= quietMs;
       const overdue = now - this.oldestAt >= maxDelayMs;
-      const high = this.bytes * 2 >= this.maxBytes || this.items.length * 2 >= this.maxItems;
+      const high = (this.bytes + this.held) * 2 >= this.maxBytes;
       if (this.ended || quiet || overdue || high) return this.take(max);
       await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(quietMs - (now - this.lastPushAt), maxDelayMs - (now - this.oldestAt)))));
     }
@@ -90,6 +99,21 @@ export class ObservationQueue {
     for (const item of batch) this.bytes -= sizeOf(item);
     this.oldestAt = Date.now();
     return batch;
+  }
+
+  /** Everything queued now, without waiting; its `bytes` stay counted against the bound until release(bytes). */
+  takeHeld(): { items: QueueItem[]; bytes: number } {
+    const items = this.items;
+    const bytes = this.bytes;
+    this.items = [];
+    this.bytes = 0;
+    this.held += bytes;
+    return { items, bytes };
+  }
+
+  /** What takeHeld handed on has been committed (or given up on): its bytes no longer count. */
+  release(bytes: number): void {
+    this.held = Math.max(0, this.held - bytes);
   }
 
   private flushGap(): void {

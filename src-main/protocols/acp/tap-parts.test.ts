@@ -66,7 +66,8 @@ describe('journaledMessage', () => {
 
 describe('ObservationQueue', () => {
   it('drops what does not fit and says so as one gap before the next event', async () => {
-    const queue = new ObservationQueue(2, 1 << 20);
+    // Room for two 2-byte lines (2 + 64 each), not three.
+    const queue = new ObservationQueue(140);
     const line = (wire: number): WireEvent => ({ kind: 'line', dir: 'toEditor', wire, at: 't', bytes: Buffer.from('{}') });
     for (let wire = 1; wire <= 6; wire++) queue.push(line(wire));
     expect(await queue.take(10)).toHaveLength(2);
@@ -76,11 +77,28 @@ describe('ObservationQueue', () => {
     expect(rest.map((i) => i.kind)).toEqual(['gap', 'line', 'end']);
     expect(rest[0]).toMatchObject({ dropped: 4, fromWire: 3, toWire: 6 });
   });
+  it('counts what it handed on to the worker against the bound until the worker releases it', () => {
+    const queue = new ObservationQueue(140);
+    const line = (wire: number): WireEvent => ({ kind: 'line', dir: 'toEditor', wire, at: 't', bytes: Buffer.from('{}') });
+    queue.push(line(1));
+    queue.push(line(2));
+    const handed = queue.takeHeld();
+    expect(handed.items).toHaveLength(2);
+    // Still held by the worker: a third line does not fit.
+    queue.push(line(3));
+    expect(queue.takeHeld().items).toHaveLength(0);
+    queue.release(handed.bytes);
+    queue.push(line(4));
+    const after = queue.takeHeld().items;
+    expect(after.map((i) => i.kind)).toEqual(['gap', 'line']);
+    expect(after[0]).toMatchObject({ dropped: 1, fromWire: 3, toWire: 3 });
+  });
 });
 
 describe('ObservationQueue.takeWhenQuiet', () => {
   it('waits for the wire to pause before handing anything to the journal, unless the queue fills', async () => {
-    const queue = new ObservationQueue(100, 1 << 20);
+    // Half full at 50 of these 2-byte lines (2 + 64 bytes each): the 60 pushed at once below.
+    const queue = new ObservationQueue(100 * 66);
     const line = (wire: number): WireEvent => ({ kind: 'line', dir: 'toEditor', wire, at: 't', bytes: Buffer.from('{}') });
     const started = Date.now();
     const traffic = setInterval(() => queue.push(line(1)), 5);
