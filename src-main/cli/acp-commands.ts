@@ -23,6 +23,10 @@ import { startTap, type TapPolicy } from '../protocols/acp/acp-tap';
 import { FallbackSink, JournalSink, PlaneSink, type ObservationSink } from '../protocols/acp/observation-sink';
 import { PlaneInbox } from '../protocols/acp/plane-inbox';
 import { runningPlaneClient } from './running-plane';
+import { CommandFailed, runAndPrint, type OutputOptions } from './plane-connection';
+import { ErrorCode } from '../../src-shared/ipc/errors';
+import { isRunId } from '../../src-shared/vocabulary/ids';
+import type { SessionSummary, SessionView } from '../../src-shared/protocol/acp/session-view';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -64,7 +68,59 @@ export function addAcpCommands(program: Command): Command {
     .action(async (flags: DemoFlags) => {
       process.exitCode = await demo(flags);
     });
+  acp
+    .command('sessions')
+    .description('list the editor sessions observed through the tap, newest first')
+    .option('--limit <n>', 'how many', positiveInt, 50)
+    .option('--data-dir <dir>', 'data folder')
+    .option('--json', 'print JSON for scripts')
+    .action((options: OutputOptions & { limit: number }) =>
+      runAndPrint(options, out, (p) => p.call('acp.sessions', { limit: Math.min(options.limit, 500) }), ({ sessions }) => {
+        if (sessions.length === 0) out('no editor sessions observed yet: point an editor at `agentplane acp tap -- <agent command>`, or run `agentplane acp demo`');
+        for (const s of sessions) out(`${s.runId}  ${s.state.padEnd(7)}  ${s.tapName}  ${party(s.client)} ↔ ${party(s.agent)}  ${sessionCounts(s)}  since ${s.startedAt}`);
+      }),
+    );
+  acp
+    .command('show')
+    .argument('<runId>', "the session's run id (from `acp sessions`)")
+    .description('one editor session: its parties, state, the conversation, tool calls and permission requests')
+    .option('--data-dir <dir>', 'data folder')
+    .option('--json', 'print JSON for scripts')
+    .action((runId: string, options: OutputOptions) => {
+      if (!isRunId(runId)) throw new CommandFailed(ErrorCode.NotFound, `no editor session ${runId}`);
+      return runAndPrint(options, out, (p) => p.call('acp.session', { runId }), (view) => printSession(view));
+    });
   return acp;
+}
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const party = (p: SessionSummary['client']) => [p.title ?? p.name ?? 'unknown', p.version].filter(Boolean).join(' ');
+const sessionCounts = (s: SessionSummary) => `prompts ${s.counts.prompts}, tool calls ${s.counts.toolCalls}, permission requests ${s.counts.permissions}`;
+const oneLine = (text: string, max = 160) => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+function printSession(view: SessionView): void {
+  out(`${view.runId}  session ${view.sessionId || '(none opened)'}  ${view.state}  policy ${view.policy}`);
+  out(`  editor ${party(view.client)}, agent ${party(view.agent)} via tap ${view.tapName}${view.cwd ? `, in ${view.cwd}` : ''}`);
+  out(`  ${sessionCounts(view)}, ${view.counts.messages} messages${view.counts.malformed ? `, ${view.counts.malformed} malformed` : ''}${view.counts.gaps ? `, ${view.counts.gaps} gaps` : ''}`);
+  if (view.ended) out(`  ended: ${view.ended.reason}${view.ended.exitCode !== null ? `, exit ${view.ended.exitCode}` : ''}${view.ended.signal ? `, ${view.ended.signal}` : ''}`);
+  for (const entry of view.plan) out(`  plan [${entry.status}] ${oneLine(entry.content)}`);
+  for (const item of view.conversation) {
+    if (item.kind === 'prompt') out(`  you: ${oneLine(item.blocks.map((b) => (b.type === 'text' ? b.text : `[${b.label}]`)).join(' '))}`);
+    else if (item.kind === 'message') out(`  agent: ${oneLine(item.text)}`);
+    else if (item.kind === 'turnEnd') out(`  turn ended: ${item.stopReason}`);
+    else if (item.kind === 'toolCall') {
+      const call = view.toolCalls.find((t) => t.toolCallId === item.toolCallId);
+      if (call) out(`  tool ${call.toolKind} ${oneLine(call.title, 80)}: ${call.status}${call.locations.length ? ` (${call.locations.map((l) => l.path).join(', ')})` : ''}`);
+    } else if (item.kind === 'permission') {
+      const asked = view.permissions.find((p) => p.requestKey === item.requestKey);
+      if (!asked) continue;
+      const answer = asked.outcome ? `${asked.outcome.by} ${asked.outcome.outcome}${asked.outcome.optionId ? ` ${asked.outcome.optionId}` : ''}` : 'waiting';
+      out(`  permission for ${asked.toolCall.title ?? asked.toolCall.toolCallId} [${asked.options.map((o) => o.optionId).join(', ')}]: ${answer}`);
+    } else if (item.kind === 'unknownUpdate') out(`  (update ${item.update}, unknown to this version)`);
+  }
 }
 
 interface DemoFlags {

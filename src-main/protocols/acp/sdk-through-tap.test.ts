@@ -6,6 +6,7 @@
  * agent sent reaches the editor, unchanged; the journal holds every message, in wire order, as
  * it was on the wire, in one observed run that is sealed and verifies.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,5 +64,16 @@ describe('the SDK client and the SDK agent through the tap', () => {
     } finally {
       await journal.close();
     }
+
+    // The same session from the CLI: listed, and shown as a person reads it.
+    const cli = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', CLI_SOURCE, 'acp', ...args, '--data-dir', dataDir], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, AGENTPLANE_DEMO_PEERS: '0' } });
+    const listed = JSON.parse(cli('sessions', '--json')) as { ok: boolean; result: { sessions: Array<{ runId: string; tapName: string; state: string; counts: { prompts: number; permissions: number } }> } };
+    expect(listed).toMatchObject({ ok: true, result: { sessions: [{ tapName: 'sdk-demo', state: 'ended', counts: { prompts: 1, permissions: 1 } }] } });
+    const shown = cli('show', listed.result.sessions[0]!.runId);
+    expect(shown).toContain('editor AgentPlane demo client');
+    expect(shown).toMatch(/you: Make the greeting in greeting\.ts friendlier/);
+    expect(shown).toMatch(/permission for Edit greeting\.ts \[allow_once, allow_always, reject_once\]: editor selected allow_once/);
+    expect(shown).toContain('turn ended: end_turn');
+    expect(() => cli('show', 'run-nope')).toThrow(/no editor session run-nope/);
   });
 });
