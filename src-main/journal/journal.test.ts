@@ -114,6 +114,25 @@ describe('journal store', () => {
     expect(plan.map((row) => row.detail).join(' ')).toContain('records_by_parent_run');
   });
 
+  it('lists observed ACP sessions through their own index, newest activity first, whatever else the journal holds', async () => {
+    const journal = await openJournal();
+    const observe = (runId: string, update: string, sessionId = 's') => ({ runId, kind: 'Observation' as const, body: { source: 'acp' as const, sessionId, update, detail: {} } });
+    await journal.appendBatch([observe('run-a', 'tap/started', 'sa'), ...runDrafts('run-x', 3), observe('run-b', 'tap/started', 'sb'), observe('run-a', 'message', 'sa')]);
+    // A run that is not the tap's (its first record is not tap/started) is not a session.
+    await journal.appendBatch([...runDrafts('run-y', 1), observe('run-y', 'tap/started', 'sy')]);
+    expect(await journal.store.observedRuns(10)).toEqual([
+      { runId: 'run-a', sessionId: 'sa', firstSeq: 1, lastSeq: 11, records: 2, lastKind: 'Observation' },
+      { runId: 'run-b', sessionId: 'sb', firstSeq: 10, lastSeq: 10, records: 1, lastKind: 'Observation' },
+    ]);
+    expect(await journal.store.observedRuns(1)).toHaveLength(1);
+    const raw = new Database(journalPath(journal.dataDir), { readonly: true });
+    const plan = raw
+      .prepare("EXPLAIN QUERY PLAN SELECT run_id FROM records o WHERE o.kind = 'Observation' AND json_extract(o.body, '$.update') = 'tap/started'")
+      .all() as Array<{ detail: string }>;
+    raw.close();
+    expect(plan.map((row) => row.detail).join(' ')).toContain('records_acp_sessions');
+  });
+
   it('refuses a corrupt or foreign database file with a clear error; an empty file becomes a journal', async () => {
     const dataDir = tempDataDir();
     writeFileSync(journalPath(dataDir), Buffer.from('this is not a database at all, just text'.repeat(50)));

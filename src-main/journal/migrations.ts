@@ -64,6 +64,17 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    // The observed ACP sessions (each begins with the tap's tap/started): the Editor sessions
+    // list and the inbox read them without a scan of every record.
+    id: '003_acp_sessions',
+    up(db) {
+      db.exec(`
+        CREATE INDEX records_acp_sessions ON records (seq)
+        WHERE kind = 'Observation' AND json_extract(body, '$.update') = 'tap/started';
+      `);
+    },
+  },
 ];
 
 export function appliedMigrations(db: Database.Database): string[] {

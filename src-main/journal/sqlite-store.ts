@@ -142,16 +142,19 @@ export class SqliteJournalReader implements JournalReads {
         JOIN records f ON f.seq = r.firstSeq
         JOIN records l ON l.seq = r.lastSeq
         ORDER BY r.lastSeq DESC`),
-      // Every run's first record is looked at (runs are grouped by the run index), then only
-      // those an ACP tap began are kept: a scan bounded by the number of runs, not of records.
+      // Observed ACP sessions: every one begins with the tap's `tap/started` observation, found
+      // through its own partial index (migration 003), so listing them reads one index entry per
+      // session and, per session, its run's index; never every record of the journal.
       observedRuns: connection.prepare(`
-        SELECT r.run_id AS runId, json_extract(f.body, '$.sessionId') AS sessionId, r.firstSeq, r.lastSeq, r.records, l.kind AS lastKind
-        FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
-              FROM records WHERE run_id IS NOT NULL GROUP BY run_id) r
-        JOIN records f ON f.seq = r.firstSeq
-        JOIN records l ON l.seq = r.lastSeq
-        WHERE f.kind = 'Observation' AND json_extract(f.body, '$.source') = 'acp'
-        ORDER BY r.lastSeq DESC LIMIT ?`),
+        SELECT o.run_id AS runId, json_extract(o.body, '$.sessionId') AS sessionId, o.seq AS firstSeq,
+               (SELECT MAX(seq) FROM records m WHERE m.run_id = o.run_id) AS lastSeq,
+               (SELECT COUNT(*) FROM records c WHERE c.run_id = o.run_id) AS records,
+               (SELECT kind FROM records l WHERE l.run_id = o.run_id ORDER BY l.seq DESC LIMIT 1) AS lastKind
+        FROM records o
+        WHERE o.kind = 'Observation' AND json_extract(o.body, '$.update') = 'tap/started'
+          AND json_extract(o.body, '$.source') = 'acp'
+          AND o.seq = (SELECT MIN(seq) FROM records f WHERE f.run_id = o.run_id)
+        ORDER BY lastSeq DESC LIMIT ?`),
     };
   }
 
