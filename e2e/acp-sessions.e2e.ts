@@ -334,6 +334,8 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     await expect.poll(() => textOf(item), POLL).toMatch(new RegExp(`demo-agent asks to run ${EDIT_TITLE} \\(edit\\) on \\S+greeting\\.ts`));
     expect(await textOf(item.getByRole('region', { name: /^Diff of .*greeting\.ts$/ }))).toContain(FRIENDLY_LINE);
     expect(await textOf(item)).toContain('editor:agentplane-demo-client');
+    // No spend meter: an observed session spends nothing through the plane.
+    expect(await textOf(item)).not.toContain('Spent so far');
     await captureView('ui-approvals-permission');
 
     await item.getByRole('group', { name: `Options for ${EDIT_TITLE}`, exact: true }).getByRole('button', { name: ALLOW_ONCE, exact: true }).click();

@@ -335,7 +335,8 @@ export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
           </Fact>
         ) : null}
         {description.estimate ? <Fact label="Would cost">{spendLine(description.estimate)} (estimate)</Fact> : null}
-        <Fact label="Spent so far">{spendLine(run.spend)}</Fact>
+        {/* An observed editor session spends nothing through the plane: no meter to show. */}
+        {wait.reason === 'permission' ? null : <Fact label="Spent so far">{spendLine(run.spend)}</Fact>}
         <Fact label="Subject hash" title={wait.subjectHash}>
           <code>{shortHash(wait.subjectHash)}</code>
         </Fact>
