@@ -17,7 +17,7 @@ import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema, 
 import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
 import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
-import type { SessionSummary, SessionView } from '../protocol/acp/session-view';
+import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session-view';
 
 const Empty = z.object({}).strict();
 
@@ -226,15 +226,9 @@ export type SpendSummary = z.infer<typeof SpendSummarySchema>;
 export const AcpObservationDraftSchema = z.object({ update: z.string().min(1).max(64), detail: z.unknown() }).strict();
 export type AcpObservationDraft = z.infer<typeof AcpObservationDraftSchema>;
 
-/**
- * A folded session (src-shared/protocol/acp/session-fold.ts). Its shape is the fold's own
- * TypeScript type (session-view.ts), which has no schema: the check on arrival is that it is a
- * session of some run, and the renderer reads it through that type.
- */
-const isSessionShaped = (value: unknown): boolean =>
-  typeof value === 'object' && value !== null && typeof (value as { runId?: unknown }).runId === 'string' && typeof (value as { sessionId?: unknown }).sessionId === 'string';
-export const AcpSessionSummarySchema = z.custom<SessionSummary>(isSessionShaped, 'an ACP session summary');
-export const AcpSessionViewSchema = z.custom<SessionView>(isSessionShaped, 'an ACP session view');
+/** A folded session (src-shared/protocol/acp/session-fold.ts), checked on arrival like every other answer. */
+export const AcpSessionSummarySchema = SessionSummarySchema;
+export const AcpSessionViewSchema = SessionViewSchema;
 
 export const commands = {
   'plane.status': { request: Empty, response: PlaneStatusSchema },

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { PROTOCOL_VERSION, agent, client, ndJsonStream, type SessionUpdate as SdkSessionUpdate } from '@agentclientprotocol/sdk';
 import { classifyMessage, notificationParamsSchemas, requestParamsSchemas, responseResultSchemas } from './acp-schema';
 import { foldSession, requestKeyOf, summarizeSession, type ObservedMessage } from './session-fold';
-import type { WireDirection } from './session-view';
+import { SessionViewSchema, type WireDirection } from './session-view';
 
 const SESSION = 'sess-1';
 const FILE = '/work/project/math.ts';
@@ -163,6 +163,10 @@ describe('a session recorded from the SDK in process', () => {
   it('folds into the conversation, plan, cards, permission, effects and terminal a person reads', async () => {
     const observed = observe(await recordScriptedSession());
     const view = foldSession('run-1', SESSION, observed);
+    // What the plane answers is what the contract checks on arrival: the fold's output is of that shape, exactly.
+    expect(SessionViewSchema.parse(view)).toEqual(view);
+    expect(SessionViewSchema.safeParse({ ...view, counts: undefined }).success).toBe(false);
+    expect(SessionViewSchema.safeParse({ runId: 'run-1', sessionId: SESSION }).success).toBe(false);
     expect(view.client).toEqual({ name: 'scripted-editor', title: 'Scripted Editor', version: '1.2.3' });
     expect(view.agent).toEqual({ name: 'scripted-agent', title: 'Scripted Agent', version: '0.1.0' });
     expect(view.cwd).toBe('/work/project');

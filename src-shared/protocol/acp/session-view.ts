@@ -6,133 +6,147 @@
  * plane; nothing here is authority.
  *
  * Shared by the plane (which folds a session's records to answer `acp.sessions` and
- * `acp.session`) and the renderer (which renders it), so both read one shape.
+ * `acp.session`) and the renderer (which renders it), so both read one shape. Written as zod
+ * schemas, the types inferred from them: the contract checks every answer against these, as it
+ * does every other reply, so a client never takes in a session of another shape.
  */
-import type { PermissionOutcome } from '../../vocabulary/decisions';
+import { z } from 'zod';
+import { PermissionOutcomeSchema } from '../../vocabulary/decisions';
 
 /** Which way a message went through the tap. */
-export type WireDirection = 'toAgent' | 'toEditor';
+export const WireDirectionSchema = z.enum(['toAgent', 'toEditor']);
+export type WireDirection = z.infer<typeof WireDirectionSchema>;
 
 /** `active` (a prompt turn runs), `waiting` (a permission request is open), `idle`, `ended`. */
-export type SessionState = 'active' | 'waiting' | 'idle' | 'ended';
+export const SessionStateSchema = z.enum(['active', 'waiting', 'idle', 'ended']);
+export type SessionState = z.infer<typeof SessionStateSchema>;
 
-export interface PartyInfo {
-  name: string | null;
-  title: string | null;
-  version: string | null;
-}
+export const PartyInfoSchema = z.object({ name: z.string().nullable(), title: z.string().nullable(), version: z.string().nullable() });
+export type PartyInfo = z.infer<typeof PartyInfoSchema>;
 
 /** A content block as shown: text, or what stood in for content the journal keeps as digest and size. */
-export type ContentView =
-  | { type: 'text'; text: string }
-  | { type: 'image' | 'audio' | 'resource' | 'resource_link' | 'other'; label: string; digest?: string; size?: number };
+export const ContentViewSchema = z.union([
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.enum(['image', 'audio', 'resource', 'resource_link', 'other']), label: z.string(), digest: z.string().optional(), size: z.number().optional() }),
+]);
+export type ContentView = z.infer<typeof ContentViewSchema>;
 
-export type ConversationItem =
+const At = { wire: z.number(), at: z.string() };
+export const ConversationItemSchema = z.discriminatedUnion('kind', [
   /** One user prompt (session/prompt), its blocks in order. */
-  | { kind: 'prompt'; wire: number; at: string; blocks: ContentView[] }
+  z.object({ kind: z.literal('prompt'), ...At, blocks: z.array(ContentViewSchema) }),
   /** Consecutive agent_message_chunk updates merged into one message. */
-  | { kind: 'message'; wire: number; at: string; text: string }
+  z.object({ kind: z.literal('message'), ...At, text: z.string() }),
   /** Consecutive agent_thought_chunk updates merged; shown collapsed. */
-  | { kind: 'thought'; wire: number; at: string; text: string }
+  z.object({ kind: z.literal('thought'), ...At, text: z.string() }),
   /** A tool call, by id (its card is in `toolCalls`). */
-  | { kind: 'toolCall'; wire: number; at: string; toolCallId: string }
+  z.object({ kind: z.literal('toolCall'), ...At, toolCallId: z.string() }),
   /** A permission request (its card is in `permissions`). */
-  | { kind: 'permission'; wire: number; at: string; requestKey: string }
+  z.object({ kind: z.literal('permission'), ...At, requestKey: z.string() }),
   /** A prompt turn's end: the stopReason the agent gave (end_turn, cancelled, refusal, …). */
-  | { kind: 'turnEnd'; wire: number; at: string; stopReason: string }
+  z.object({ kind: z.literal('turnEnd'), ...At, stopReason: z.string() }),
   /** A session/update kind this build does not know: recorded raw, shown as such. */
-  | { kind: 'unknownUpdate'; wire: number; at: string; update: string; raw: unknown };
+  z.object({ kind: z.literal('unknownUpdate'), ...At, update: z.string(), raw: z.unknown() }),
+]);
+export type ConversationItem = z.infer<typeof ConversationItemSchema>;
 
-export interface PlanEntryView {
-  content: string;
-  priority: string;
-  status: string;
-}
+export const PlanEntryViewSchema = z.object({ content: z.string(), priority: z.string(), status: z.string() });
+export type PlanEntryView = z.infer<typeof PlanEntryViewSchema>;
 
-export interface ToolCallView {
-  toolCallId: string;
-  title: string;
+const LocationSchema = z.object({ path: z.string(), line: z.number().optional() });
+
+export const ToolCallViewSchema = z.object({
+  toolCallId: z.string(),
+  title: z.string(),
   /** read, edit, delete, move, search, execute, think, fetch, switch_mode, other (or a word we do not know). */
-  toolKind: string;
-  status: string;
+  toolKind: z.string(),
+  status: z.string(),
   /** Every status it went through, with the wire index and time of each change. */
-  statusChanges: Array<{ status: string; wire: number; at: string }>;
-  locations: Array<{ path: string; line?: number }>;
-  content: Array<
-    | { type: 'content'; content: ContentView }
-    | { type: 'diff'; path: string; oldText: string | null; newText: string; truncated?: boolean }
-    | { type: 'terminal'; terminalId: string }
-  >;
-  rawInput?: unknown;
-  rawOutput?: unknown;
-}
+  statusChanges: z.array(z.object({ status: z.string(), ...At })),
+  locations: z.array(LocationSchema),
+  content: z.array(
+    z.discriminatedUnion('type', [
+      z.object({ type: z.literal('content'), content: ContentViewSchema }),
+      z.object({ type: z.literal('diff'), path: z.string(), oldText: z.string().nullable(), newText: z.string(), truncated: z.boolean().optional() }),
+      z.object({ type: z.literal('terminal'), terminalId: z.string() }),
+    ]),
+  ),
+  rawInput: z.unknown().optional(),
+  rawOutput: z.unknown().optional(),
+});
+export type ToolCallView = z.infer<typeof ToolCallViewSchema>;
 
-export interface PermissionView {
+export const PermissionViewSchema = z.object({
   /** `<direction>:<json-rpc id>` of the request: unique within the session. */
-  requestKey: string;
-  wire: number;
-  at: string;
-  toolCall: { toolCallId: string; title: string | null; toolKind: string | null; locations: Array<{ path: string; line?: number }> };
-  options: Array<{ optionId: string; name: string; kind: string }>;
+  requestKey: z.string(),
+  ...At,
+  toolCall: z.object({ toolCallId: z.string(), title: z.string().nullable(), toolKind: z.string().nullable(), locations: z.array(LocationSchema) }),
+  options: z.array(z.object({ optionId: z.string(), name: z.string(), kind: z.string() })),
   /** Open until answered; then who answered (`editor`, `plane:<by>`, `cancelled`) and what. */
-  outcome: null | { by: string; outcome: PermissionOutcome; optionId?: string; at: string };
+  outcome: z.object({ by: z.string(), outcome: PermissionOutcomeSchema, optionId: z.string().optional(), at: z.string() }).nullable(),
   /** Set under `--policy inbox`: the approvals-inbox wait this request became. */
-  waitId?: string;
-}
+  waitId: z.string().optional(),
+});
+export type PermissionView = z.infer<typeof PermissionViewSchema>;
 
 /** An effect the agent asked the editor to perform (fs/write_text_file, terminal/create, …). */
-export interface ClientEffectView {
-  wire: number;
-  at: string;
-  method: string;
+export const ClientEffectViewSchema = z.object({
+  ...At,
+  method: z.string(),
   /** Path or command, for the row. */
-  summary: string;
+  summary: z.string(),
   /** `pending`, `done` or `error: <message>`. */
-  result: string;
-}
+  result: z.string(),
+});
+export type ClientEffectView = z.infer<typeof ClientEffectViewSchema>;
 
-export interface TerminalView {
-  terminalId: string;
-  command: string;
-  output: string;
-  truncated: boolean;
-  exitStatus: { exitCode: number | null; signal: string | null } | null;
-}
+export const TerminalViewSchema = z.object({
+  terminalId: z.string(),
+  command: z.string(),
+  output: z.string(),
+  truncated: z.boolean(),
+  exitStatus: z.object({ exitCode: z.number().nullable(), signal: z.string().nullable() }).nullable(),
+});
+export type TerminalView = z.infer<typeof TerminalViewSchema>;
 
-export interface SessionSummary {
-  runId: string;
+export const SessionSummarySchema = z.object({
+  runId: z.string(),
   /** The ACP sessionId ('' while the connection has not opened a session). */
-  sessionId: string;
+  sessionId: z.string(),
   /** `--name` given to the tap, or the agent command's basename. */
-  tapName: string;
-  policy: 'observe' | 'inbox';
-  client: PartyInfo;
-  agent: PartyInfo;
-  cwd: string | null;
-  startedAt: string;
-  lastAt: string;
-  state: SessionState;
+  tapName: z.string(),
+  policy: z.enum(['observe', 'inbox']),
+  client: PartyInfoSchema,
+  agent: PartyInfoSchema,
+  cwd: z.string().nullable(),
+  startedAt: z.string(),
+  lastAt: z.string(),
+  state: SessionStateSchema,
   /** How it ended, once ended: agent exit (code, signal, stderr tail), editor disconnect, closed. */
-  ended: null | { reason: 'agent-exit' | 'editor-disconnect' | 'closed'; exitCode: number | null; signal: string | null; stderrTail: string | null };
+  ended: z
+    .object({ reason: z.enum(['agent-exit', 'editor-disconnect', 'closed']), exitCode: z.number().nullable(), signal: z.string().nullable(), stderrTail: z.string().nullable() })
+    .nullable(),
   /**
    * prompts: prompt items (session/prompt requests, and user turns a session/load replayed);
    * toolCalls, permissions: cards; messages: well-formed JSON-RPC messages folded (either way);
    * malformed: lines that were not JSON-RPC; gaps: gap records (messages the tap dropped).
    */
-  counts: { prompts: number; toolCalls: number; permissions: number; messages: number; malformed: number; gaps: number };
-}
+  counts: z.object({ prompts: z.number(), toolCalls: z.number(), permissions: z.number(), messages: z.number(), malformed: z.number(), gaps: z.number() }),
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
-export interface SessionView extends SessionSummary {
-  conversation: ConversationItem[];
-  plan: PlanEntryView[];
-  toolCalls: ToolCallView[];
-  permissions: PermissionView[];
-  clientEffects: ClientEffectView[];
-  terminals: TerminalView[];
+export const SessionViewSchema = SessionSummarySchema.extend({
+  conversation: z.array(ConversationItemSchema),
+  plan: z.array(PlanEntryViewSchema),
+  toolCalls: z.array(ToolCallViewSchema),
+  permissions: z.array(PermissionViewSchema),
+  clientEffects: z.array(ClientEffectViewSchema),
+  terminals: z.array(TerminalViewSchema),
   /** The session's mode (session/new's modes, session/set_mode, current_mode_update); absent if never named. */
-  currentModeId?: string;
+  currentModeId: z.string().optional(),
   /** The slash commands the agent last advertised (available_commands_update). */
-  availableCommands?: Array<{ name: string; description: string }>;
+  availableCommands: z.array(z.object({ name: z.string(), description: z.string() })).optional(),
   /** The agent's last usage_update: context tokens used of the window's size, and cost if given. */
-  usage?: { used: number; size: number; cost: { amount: number; currency: string } | null };
-}
+  usage: z.object({ used: z.number(), size: z.number(), cost: z.object({ amount: z.number(), currency: z.string() }).nullable() }).optional(),
+});
+export type SessionView = z.infer<typeof SessionViewSchema>;
