@@ -26,7 +26,7 @@ import { runningPlaneClient } from './running-plane';
 import { CommandFailed, runAndPrint, type OutputOptions } from './plane-connection';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { isRunId } from '../../src-shared/vocabulary/ids';
-import type { SessionSummary, SessionView } from '../../src-shared/protocol/acp/session-view';
+import { TapPolicySchema, type SessionSummary, type SessionView } from '../../src-shared/protocol/acp/session-view';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -50,7 +50,7 @@ export function addAcpCommands(program: Command): Command {
     .description('run <agent command> as an ACP agent for an editor, forwarding its stdio unchanged and journaling every message')
     .argument('<command...>', 'the agent command and its arguments (after --)')
     .option('--name <name>', "a name for this tap in the sessions list (default: the agent command's name)")
-    .addOption(new Option('--policy <policy>', 'observe: record only; inbox: also put permission requests in the approvals inbox').choices(['observe', 'inbox']).default('observe'))
+    .addOption(new Option('--policy <policy>', 'observe: record only; inbox: also put permission requests in the approvals inbox').choices(TapPolicySchema.options).default('observe'))
     .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
     .addOption(new Option('--queue-bytes <n>', 'bytes of observations waiting for the journal before a gap').argParser(positiveInt).hideHelp())
     .addOption(new Option('--max-line-bytes <n>', 'a longer line is journaled as digest and size').argParser(positiveInt).hideHelp())
@@ -61,7 +61,7 @@ export function addAcpCommands(program: Command): Command {
   acp
     .command('demo')
     .description('run a scripted coding session between an example editor and an example agent through the tap, to see it in Editor sessions')
-    .addOption(new Option('--policy <policy>', 'observe: the example editor answers the permission request; inbox: it waits for an answer in the plane').choices(['observe', 'inbox']).default('observe'))
+    .addOption(new Option('--policy <policy>', 'observe: the example editor answers the permission request; inbox: it waits for an answer in the plane').choices(TapPolicySchema.options).default('observe'))
     .addOption(new Option('--permission <answer>', "the example editor's answer to the permission request (default: allow; wait with --policy inbox)").choices(['allow', 'reject', 'wait']))
     .option('--workspace <dir>', 'the folder the session edits (default: a new temporary folder, seeded with greeting.ts)')
     .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')

@@ -32,7 +32,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import type { WireDirection } from '../../../src-shared/protocol/acp/session-view';
+import type { TapPolicy, WireDirection } from '../../../src-shared/protocol/acp/session-view';
 import { LineFramer, type FramedLine } from './wire-lines';
 import { ObservationQueue } from './observation-queue';
 import { redactedCommand } from './message-caps';
@@ -42,7 +42,7 @@ import { ObservationWorker } from './observation-worker';
 import { LineForwarder } from './line-forwarder';
 import { PermissionRelay, type PermissionAnswer, type PermissionInbox } from './permission-relay';
 
-export type TapPolicy = 'observe' | 'inbox';
+export type { TapPolicy } from '../../../src-shared/protocol/acp/session-view';
 
 interface TapCommonOptions {
   command: readonly string[];

@@ -13,7 +13,7 @@
  * nothing observed is lost. Every bound here drops the oldest and says how many as a gap.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { WireDirection } from '../../../src-shared/protocol/acp/session-view';
+import type { TapEndReason, WireDirection } from '../../../src-shared/protocol/acp/session-view';
 import { journaledMessage, type MessageRole } from './message-caps';
 
 export interface ObservationDraft {
@@ -23,7 +23,7 @@ export interface ObservationDraft {
 
 export interface TapEnd {
   at: string;
-  reason: 'agent-exit' | 'editor-disconnect' | 'closed';
+  reason: TapEndReason;
   exitCode: number | null;
   signal: string | null;
   stderrTail: string;

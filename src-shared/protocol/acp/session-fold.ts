@@ -31,7 +31,7 @@ import {
 import { contentViewOf, textOfBlock } from './content-view';
 import { applyEffectRequest, applyEffectResponse, isClientEffectMethod, type EffectState } from './fold-client-effects';
 import { upsertToolCall } from './fold-tool-calls';
-import type { ConversationItem, PartyInfo, SessionSummary, SessionView, WireDirection } from './session-view';
+import type { ConversationItem, PartyInfo, SessionSummary, SessionView, TapEndReason, TapPolicy, WireDirection } from './session-view';
 import type { PermissionOutcome } from '../../vocabulary/decisions';
 
 /** Re-exported so a reader of folded observations needs one import to recognise a stand-in. */
@@ -45,8 +45,8 @@ export type ObservedMessage =
   | { update: 'malformed'; dir: WireDirection; wire: number; at: string; size: number; digest: string; preview: string }
   /** Messages the tap forwarded but could not journal (its queue overflowed). */
   | { update: 'gap'; dropped: number; fromWire: number; toWire: number; at: string }
-  | { update: 'tap/started'; at: string; tapName: string; policy: 'observe' | 'inbox'; command: string[] }
-  | { update: 'tap/ended'; at: string; reason: 'agent-exit' | 'editor-disconnect' | 'closed'; exitCode: number | null; signal: string | null; stderrTail: string | null }
+  | { update: 'tap/started'; at: string; tapName: string; policy: TapPolicy; command: string[] }
+  | { update: 'tap/ended'; at: string; reason: TapEndReason; exitCode: number | null; signal: string | null; stderrTail: string | null }
   /** A person answered a permission request at the plane. */
   | { update: 'decision'; at: string; requestKey: string; by: string; outcome: PermissionOutcome; optionId?: string };
 

@@ -18,6 +18,14 @@ export const WireDirectionSchema = z.enum(['toAgent', 'toEditor']);
 export type WireDirection = z.infer<typeof WireDirectionSchema>;
 
 /** `active` (a prompt turn runs), `waiting` (a permission request is open), `idle`, `ended`. */
+/** How a tap treats permission requests: `observe` records them; `inbox` also offers them to a person at the plane. */
+export const TapPolicySchema = z.enum(['observe', 'inbox']);
+export type TapPolicy = z.infer<typeof TapPolicySchema>;
+
+/** Why a tapped session ended: the agent exited, the editor disconnected, or the tap was told to close. */
+export const TapEndReasonSchema = z.enum(['agent-exit', 'editor-disconnect', 'closed']);
+export type TapEndReason = z.infer<typeof TapEndReasonSchema>;
+
 export const SessionStateSchema = z.enum(['active', 'waiting', 'idle', 'ended']);
 export type SessionState = z.infer<typeof SessionStateSchema>;
 
@@ -115,7 +123,7 @@ export const SessionSummarySchema = z.object({
   sessionId: z.string(),
   /** `--name` given to the tap, or the agent command's basename. */
   tapName: z.string(),
-  policy: z.enum(['observe', 'inbox']),
+  policy: TapPolicySchema,
   client: PartyInfoSchema,
   agent: PartyInfoSchema,
   cwd: z.string().nullable(),
@@ -124,7 +132,7 @@ export const SessionSummarySchema = z.object({
   state: SessionStateSchema,
   /** How it ended, once ended: agent exit (code, signal, stderr tail), editor disconnect, closed. */
   ended: z
-    .object({ reason: z.enum(['agent-exit', 'editor-disconnect', 'closed']), exitCode: z.number().nullable(), signal: z.string().nullable(), stderrTail: z.string().nullable() })
+    .object({ reason: TapEndReasonSchema, exitCode: z.number().nullable(), signal: z.string().nullable(), stderrTail: z.string().nullable() })
     .nullable(),
   /**
    * prompts: prompt items (session/prompt requests, and user turns a session/load replayed);
