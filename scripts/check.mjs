@@ -1,6 +1,7 @@
 // `npm test` and `npm run check`: every check the project has, in order, stopping at the first
 // failure with a non-zero exit. CI runs exactly this. Steps:
-//   build → typecheck (node side, web side, renderer code run in Node) → lint → unit tests → e2e → Electron security scan
+//   build → typecheck (node side, web side, renderer code run in Node) → lint → the MCP test tools
+//   (installed when missing: scripts/mcp-tools.mjs) → unit tests → e2e → Electron security scan
 // The last line is a plain `tests: N passed, N failed` summary counted from vitest's reports.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ const steps = [
   // The renderer's store run in Node beside a real plane (its tests, its benchmark): DOM and Node types together.
   ['typecheck:renderer-node', bin('tsc'), ['-p', 'tsconfig.renderer-node.json', '--noEmit']],
   ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
+  ['mcp-tools', process.execPath, ['scripts/mcp-tools.mjs']],
   ['unit', bin('vitest'), ['run', '--project', 'unit', '--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, 'unit.json')}`]],
   ['e2e', bin('vitest'), ['run', '--project', 'e2e', '--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, 'e2e.json')}`]],
   ['security', process.execPath, ['scripts/electron-security.mjs']],

@@ -17,6 +17,7 @@ import { addRuntimeCommands } from './runtime-commands';
 import { addPeerCommands } from './peer-commands';
 import { addReplCommand } from './repl';
 import { addAcpCommands } from './acp-commands';
+import { addMcpCommands } from './mcp-commands';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -41,8 +42,9 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
     .description('start the headless plane and serve the UI to a browser on loopback')
     .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
     .option('--ui-port <port>', 'port for the UI and local API (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
+    .option('--mcp-port <port>', 'port for the MCP endpoint at /mcp (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
     .option('--no-open', 'do not try to open a browser')
-    .action(async (options: { dataDir?: string; uiPort: number; open: boolean }) => {
+    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; open: boolean }) => {
       await serve(options);
     });
 
@@ -51,11 +53,16 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
     .description('open the desktop app where the Electron binary is installed; otherwise `serve` with a browser')
     .option('--data-dir <dir>', 'data folder')
     .option('--ui-port <port>', 'port for the UI when headless (default: the last one, when free)', parsePort)
+    .option('--mcp-port <port>', 'port for the MCP endpoint at /mcp (default: the last one, when free)', parsePort)
     .option('--no-open', 'do not try to open a browser when headless')
-    .action(async (options: { dataDir?: string; uiPort: number; open: boolean }) => {
+    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; open: boolean }) => {
       const electron = electronBinaryPath();
       if (electron) {
-        const env = { ...process.env, ...(options.dataDir ? { AGENTPLANE_DATA_DIR: options.dataDir } : {}) };
+        const env = {
+          ...process.env,
+          ...(options.dataDir ? { AGENTPLANE_DATA_DIR: options.dataDir } : {}),
+          ...(options.mcpPort !== undefined ? { AGENTPLANE_MCP_PORT: String(options.mcpPort) } : {}),
+        };
         const child = spawn(electron, [appRoot()], { stdio: 'inherit', env });
         await new Promise<void>((resolveExit) => child.on('exit', (code) => ((process.exitCode = code ?? 0), resolveExit())));
         return;
@@ -69,6 +76,7 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
   addPeerCommands(program);
   addReplCommand(program);
   addAcpCommands(program);
+  addMcpCommands(program);
   return program;
 }
 

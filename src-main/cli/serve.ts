@@ -1,7 +1,10 @@
 /**
  * `agentplane serve`: the headless plane. The same runtime as the desktop app, with the UI
- * served to a browser on loopback. Prints `AGENTPLANE_UI_URL=<url>` on its own line (scripts
- * and tests read it), writes plane.json for other CLI commands, refuses (AP_PLANE_RUNNING) when
+ * served to a browser on loopback and the plane's agents served to MCP hosts. Prints
+ * `AGENTPLANE_UI_URL=<url>`, then `AGENTPLANE_MCP_URL=<url>` and `AGENTPLANE_MCP_TOKEN=<token>`,
+ * each on its own line (scripts, tests and a host's config read them; the token is the MCP
+ * hosts' credential, printed to the person who started the plane, never logged), writes
+ * plane.json for other CLI commands, refuses (AP_PLANE_RUNNING) when
  * another live plane holds the data dir's lock (plane/plane-lock.ts), and shuts down cleanly on
  * SIGINT/SIGTERM: every server closed, exit code 0.
  */
@@ -13,6 +16,7 @@ import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
 import { readUiAddress, rememberUiAddress } from '../plane/ui-address';
 import { PlaneRunningError } from '../plane/plane-lock';
 import { startWebBridge } from '../bridge/web-bridge';
+import { startPlaneMcpEndpoint, type PlaneMcpEndpoint } from '../plane/mcp-endpoint';
 import { openBrowser } from './open-browser';
 import { CliError } from './cli-error';
 
@@ -20,6 +24,8 @@ export interface ServeOptions {
   dataDir?: string;
   /** Undefined: the port (and token) this data dir's UI had last time, when free; else any. */
   uiPort?: number;
+  /** Undefined: the MCP endpoint's port (and token) from last time, when free; else any. */
+  mcpPort?: number;
   open: boolean;
 }
 
@@ -55,14 +61,36 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
     throw error;
   }
   rememberUiAddress(dataDir, { port: bridge.port, token: bridge.token });
-  writePlaneFile(dataDir, { pid: process.pid, url: `http://127.0.0.1:${bridge.port}`, port: bridge.port, token: bridge.token, startedAt: plane.status().startedAt });
+  const uiOrigin = `http://127.0.0.1:${bridge.port}`;
+  let mcp: PlaneMcpEndpoint;
+  try {
+    mcp = await startPlaneMcpEndpoint(plane, { ...(options.mcpPort !== undefined ? { port: options.mcpPort } : {}), uiOrigin, logger });
+  } catch (error) {
+    await bridge.close();
+    await plane.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CliError(`port ${options.mcpPort} is already in use; pass --mcp-port 0 to pick a free one`);
+    throw error;
+  }
+  writePlaneFile(dataDir, {
+    pid: process.pid,
+    url: uiOrigin,
+    port: bridge.port,
+    token: bridge.token,
+    startedAt: plane.status().startedAt,
+    mcpUrl: mcp.url,
+    mcpToken: mcp.token,
+  });
   out(`AgentPlane ${plane.status().version} (headless) — data in ${dataDir}`);
   out(`AGENTPLANE_UI_URL=${bridge.url}`);
+  out(`AGENTPLANE_MCP_URL=${mcp.url}`);
+  out(`AGENTPLANE_MCP_TOKEN=${mcp.token}`);
   if (options.open) openBrowser(bridge.url);
 
   const signal = await stopRequested;
   logger.log('info', `received ${signal}, shutting down`);
   try {
+    await mcp.close();
     await bridge.close();
     await plane.close();
   } finally {

@@ -2,16 +2,18 @@
  * The entry of the process that hosts the plane (built to out/main/plane-host.js): an Electron
  * `utilityProcess` in the desktop app, a Node child process elsewhere and in tests. It builds
  * the plane with the same composition root the CLI uses, starts the local API (the web bridge)
- * so the CLI and a browser reach the same plane, and writes plane.json, all in this process.
+ * so the CLI and a browser reach the same plane, the MCP endpoint (plane/mcp-endpoint.ts) for MCP
+ * hosts, and writes plane.json, all in this process.
  * It imports nothing from 'electron': it runs the same under plain Node.
  */
 import { join } from 'node:path';
 import { rendererDir } from '../base/app-paths';
-import { createLogger } from '../base/logger';
+import { createLogger, errorFields } from '../base/logger';
 import { startWebBridge } from '../bridge/web-bridge';
 import { createPlane } from '../plane/plane';
 import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
 import { hostPlane } from '../plane/plane-host';
+import { startPlaneMcpEndpoint } from '../plane/mcp-endpoint';
 import { channelToParent } from '../plane/process-channel';
 
 const channel = channelToParent();
@@ -30,13 +32,29 @@ hostPlane(channel, async (config) => {
     await plane.close();
     throw error;
   }
-  const local = { pid: process.pid, url: `http://127.0.0.1:${bridge.port}`, port: bridge.port, token: bridge.token, startedAt: plane.status().startedAt };
+  const uiOrigin = `http://127.0.0.1:${bridge.port}`;
+  // The plane's agents for MCP hosts, as `serve` serves them (same port and token as last time
+  // when free). The window works without it, so a failure to listen is logged, not fatal.
+  const mcpPort = process.env.AGENTPLANE_MCP_PORT === undefined ? undefined : Number(process.env.AGENTPLANE_MCP_PORT);
+  const mcp = await startPlaneMcpEndpoint(plane, { ...(mcpPort !== undefined && Number.isInteger(mcpPort) ? { port: mcpPort } : {}), uiOrigin, logger }).catch((error: unknown) => {
+    logger.log('error', 'the MCP endpoint did not start', errorFields(error));
+    return null;
+  });
+  const local = {
+    pid: process.pid,
+    url: uiOrigin,
+    port: bridge.port,
+    token: bridge.token,
+    startedAt: plane.status().startedAt,
+    ...(mcp ? { mcpUrl: mcp.url, mcpToken: mcp.token } : {}),
+  };
   writePlaneFile(config.dataDir, local);
   return {
     plane,
     info: { url: local.url, pid: process.pid },
     async close() {
       try {
+        await mcp?.close();
         await bridge.close();
         await plane.close();
       } finally {

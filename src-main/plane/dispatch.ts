@@ -15,10 +15,21 @@ import {
 import { ErrorCode, describeZodError } from '../../src-shared/ipc/errors';
 import type { Result } from '../../src-shared/ipc/result';
 import { PlaneError } from '../base/plane-error';
+import type { RecordBody } from '../../src-shared/journal/records';
+
+/** The door a run came through, as RunAdmitted records it. */
+type RunTriggerVia = RecordBody<'RunAdmitted'>['trigger']['via'];
 
 /** Who is calling, as far as the transport can tell; handlers may use it for audit. */
 export interface CallContext {
   transport: 'electron' | 'web' | 'local';
+  /**
+   * Set by a protocol adapter running in this process (MCP, and A2A as it lands): who it
+   * authenticated (`mcp:local`, `mcp:stdio`) and which door they came through. The run acts for
+   * that principal, not for the person at this machine, and the journal says which door it was.
+   * Absent for the UI and the CLI, which act as `user:local`.
+   */
+  caller?: { principal: string; via: RunTriggerVia };
 }
 
 /** A handler for every command: leaving one out does not compile. */

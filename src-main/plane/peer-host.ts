@@ -7,6 +7,10 @@
  * address (a public IP that is not on a local interface is a clear error naming the fix),
  * and the port that was really bound printed as `MCPV2_BOUND_PORT=` and written to the port
  * file, so nobody downstream has to guess.
+ *
+ * The same port also serves MCP at `/mcp` (plane/peer-mcp.ts): the peer's skills as MCP tools,
+ * behind the data dir's MCP token, for loopback callers, through the plane's own MCP route and
+ * surface. Its hooks are scoped to `/mcp`; the MCPv2 routes are as they were.
  */
 import { mkdirSync } from 'node:fs';
 import { writePrivateFileAtomically } from '../base/private-files';
@@ -25,7 +29,6 @@ import { CustomSkillRunner, loadCustomSkills, type CustomSkill } from '../peers/
 import { FileStore } from '../peers/file-store';
 import { InputBlobs } from '../peers/input-blobs';
 import { UploadStaging } from '../peers/upload-staging';
-import { PeerPolicy } from '../peers/peer-policy';
 import { acquirePeerLock, PeerLockHeld, type PeerLock } from '../peers/peer-lock';
 import { PeerRegistry, type PeerRecord } from '../peers/peer-registry';
 import { aiProgram, buildPeerApp } from '../peers/peer-server';
@@ -34,6 +37,9 @@ import { sandboxWarning } from '../peers/skill-sandbox';
 import { RevocationFileError } from '../peers/revocation-file';
 import { mintSession, SessionBook } from '../peers/session-token';
 import { BUILTIN_SKILLS, describeSkills, skillPrograms } from '../peers/skills';
+import type { McpRoute } from '../protocols/mcp/mcp-http';
+import { mountPeerMcp, peerMcpUrl } from './peer-mcp';
+import { PeerPolicy } from '../peers/peer-policy';
 
 export interface PeerSettings {
   ttlSeconds: number;
@@ -80,6 +86,8 @@ export interface StartedPeer {
   port: number;
   address: string;
   demoAddress: string;
+  /** Where a loopback MCP host reaches this peer's skills (`http://127.0.0.1:<port>/mcp`); null when it binds no loopback address. */
+  mcpUrl: string | null;
   runtime: Runtime;
   journal: Journal;
   close(): Promise<void>;
@@ -189,6 +197,13 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
   const bindHost = record.bindHost ?? record.publicIp;
   let boundPort = record.port;
   const secret = registry.secretOf(record.id);
+  const requestLimiter = new RateLimiter({ ratePerSecond: settings.ratePerSecond });
+  // Twice one session's rate by default: one caller may run two sessions at full speed, and
+  // twenty share what two would have (every local caller shares 127.0.0.1's budget).
+  const addressLimiter = new RateLimiter({ ratePerSecond: settings.ipRatePerSecond ?? 2 * settings.ratePerSecond });
+  // Built once: the skill list turns every skill's schema into JSON Schema, which costs more
+  // than a whole bare round trip if done per call.
+  const skills = ((descriptors) => () => descriptors)(describeSkills({ custom }));
   const app = await buildPeerApp({
     peerId: record.id,
     name: record.name,
@@ -198,15 +213,11 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     registry,
     sessions,
     sessionLimiter: new RateLimiter({ ratePerSecond: settings.sessionRatePerSecond }),
-    requestLimiter: new RateLimiter({ ratePerSecond: settings.ratePerSecond }),
-    // Twice one session's rate by default: one caller may run two sessions at full speed, and
-    // twenty share what two would have (every local caller shares 127.0.0.1's budget).
-    addressLimiter: new RateLimiter({ ratePerSecond: settings.ipRatePerSecond ?? 2 * settings.ratePerSecond }),
+    requestLimiter,
+    addressLimiter,
     runtime,
     model,
-    // Built once: the skill list turns every skill's schema into JSON Schema, which costs more
-    // than a whole bare round trip if done per call.
-    skills: ((descriptors) => () => descriptors)(describeSkills({ custom })),
+    skills,
     llmMode: record.llmMode,
     mtls: settings.mtls,
     ttlSeconds: settings.ttlSeconds,
@@ -220,14 +231,21 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     blobs,
     adminToken: options.adminToken ?? null,
   });
+  let mcp: McpRoute;
   try {
+    // The same budgets as the MCPv2 routes: an MCP host and an MCPv2 session on one address share its rate.
+    mcp = await mountPeerMcp(app, { peerId: record.id, runtime, journal, skills, custom, staging, blobs, dataDir, logger, version: appVersion(), requestLimiter, addressLimiter });
     boundPort = await listenStrict(app, bindHost, record.port, record.portFallback);
   } catch (error) {
+    await app.close().catch(() => undefined);
     await runtime.close();
     await journal.close();
     throw error;
   }
   if (WILDCARDS.has(bindHost)) logger.log('warn', `peer ${record.id} binds every interface (${bindHost}); it is reachable beyond this machine`);
+  const mcpUrl = peerMcpUrl(bindHost, boundPort);
+  if (mcpUrl) logger.log('info', `peer ${record.id} serves its skills over MCP at ${mcpUrl} (the data dir's MCP token)`);
+  else logger.log('info', `peer ${record.id} binds no loopback address (${bindHost}), so its /mcp, which answers loopback callers only, is not reachable`);
   const address = formatPeerAddress(record.publicIp, boundPort);
   const demo = mintSession({ secret, clientIp: record.publicIp, ttlSeconds: settings.ttlSeconds });
   const demoAddress = formatPeerAddress(record.publicIp, boundPort, demo.sessionId);
@@ -245,11 +263,14 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     port: boundPort,
     address,
     demoAddress,
+    mcpUrl,
     runtime,
     journal,
     close() {
       closing ??= (async () => {
         try {
+          // MCP sessions and open streams first, so no call is left waiting on a closing runtime.
+          await mcp.close();
           await app.close();
           await runtime.close();
           await journal.append({ runId: null, kind: 'PeerLifecycle', body: { peerId: record.id, event: 'stopped', address } });

@@ -22,6 +22,12 @@ export const PlaneFileSchema = z.object({
   port: z.number().int().positive(),
   token: z.string(),
   startedAt: z.string(),
+  /**
+   * The plane's MCP endpoint (`http://127.0.0.1:<port>/mcp`) and its bearer token, when it
+   * serves one: `agentplane mcp --stdio` relays a host to it rather than opening the data dir.
+   */
+  mcpUrl: z.string().optional(),
+  mcpToken: z.string().optional(),
 });
 export type PlaneFile = z.infer<typeof PlaneFileSchema>;
 
@@ -129,5 +135,9 @@ export function readTrustedPlaneFile(dataDir: string): PlaneFile | null {
   if (!parsed) return null;
   // Checked before the pid: a forged URL is reported even when the pid it names is gone.
   if (!isLoopbackHttpUrl(parsed.url)) throw new UntrustedPlaneFileError(file, `it names ${JSON.stringify(parsed.url)}, which is not a loopback http URL`);
+  // The MCP relay would send that URL the MCP token: the same rule.
+  if (parsed.mcpUrl !== undefined && !isLoopbackHttpUrl(parsed.mcpUrl)) {
+    throw new UntrustedPlaneFileError(file, `it names ${JSON.stringify(parsed.mcpUrl)} as its MCP endpoint, which is not a loopback http URL`);
+  }
   return processAlive(parsed.pid) ? parsed : null;
 }

@@ -11,6 +11,9 @@ import type { Result } from '../../src-shared/ipc/result';
 import { Journal } from '../journal/journal';
 import { journalHandlers } from './journal-handlers';
 import { acpHandlers } from './acp-handlers';
+import { mcpEndpointHandlers } from './mcp-endpoint';
+import { mcpClientHandlers } from './mcp-client-handlers';
+import { createMcpClientPool } from '../protocols/mcp/client/mcp-client-pool';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
 import type { LoadedAgent } from '../runtime/manifest';
@@ -93,6 +96,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   }
   // Peers left alive by an earlier plane on this data dir are taken over, never doubled.
   await peers.adoptRunning();
+  // The MCP servers the user declared, for agents' `mcp` steps; connected on first use.
+  const mcpPool = createMcpClientPool(config.dataDir, logger, { clientVersion: config.version });
   let runtime: Runtime;
   try {
     runtime = await Runtime.create({
@@ -104,6 +109,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       toolContext: { workspace: workspaceOf(config.dataDir) },
       logger,
       peers: createPeerCaller({ registry: peers.registry, portOf: (id) => peers.portOf(id) }),
+      mcp: mcpPool,
     });
   } catch (error) {
     await journal.close();
@@ -132,6 +138,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...runtimeCommands,
     ...peerHandlers(peers),
     ...acp.handlers,
+    ...mcpEndpointHandlers(config.dataDir, runtime),
+    ...mcpClientHandlers(mcpPool),
     // An editor session's permission request (under --policy inbox) waits in the same inbox as
     // the runtime's waits, is read as a run like them, and is decided through the same command.
     async 'approvals.list'(request, context) {
@@ -146,7 +154,11 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       return { runs: [...own.runs, ...(await acp.inbox.waiting(OBSERVED_WAITS_LIMIT))] };
     },
     async 'approvals.decide'(request, context) {
-      if (request.waitId.endsWith('/permission')) return acp.inbox.decide(request);
+      if (request.waitId.endsWith('/permission')) {
+        // An editor's permission request is a person's to answer, never a protocol caller's.
+        if (context.caller) throw new PlaneError(ErrorCode.Forbidden, "only a person at this plane can answer an editor's permission request");
+        return acp.inbox.decide(request);
+      }
       return runtimeCommands['approvals.decide'](request, context);
     },
     async 'runs.get'(request, context) {
@@ -186,6 +198,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         events.publish('plane.statusChanged', status());
         await peers.stopAll();
         await runtime.close();
+        await mcpPool.close();
         announcer.stop();
         // The shutdown checkpoint: everything written is signed before the process goes.
         await journal.close();

@@ -34,7 +34,29 @@ export function runView(history: RunHistory): RunView {
   };
 }
 
-const viaOf = (context: CallContext) => (context.transport === 'electron' ? 'ipc' : context.transport === 'web' ? 'web' : 'cli');
+const viaOf = (context: CallContext) => context.caller?.via ?? (context.transport === 'electron' ? 'ipc' : context.transport === 'web' ? 'web' : 'cli');
+
+/**
+ * Who a call acts for: the principal a protocol adapter authenticated (an MCP host: `mcp:local`,
+ * `mcp:stdio`), else the person at this machine. A run started by an MCP host is that host's,
+ * not the user's: its chain is `[principal]`, policy is asked about that principal, and its
+ * input is labelled as coming from it.
+ */
+const actorOf = (context: CallContext) => context.caller?.principal ?? LOCAL_USER;
+
+/**
+ * A protocol caller (an MCP host eliciting an answer from its user) may answer the input request
+ * of a run it admitted, and nothing else: approving an effect, raising a budget or resolving an
+ * in-doubt effect is a person's decision at this plane, and letting the agent's own host make it
+ * would turn every approval into a formality. Another caller's run reads as no such run.
+ */
+async function assertCallerMayAnswer(runtime: Runtime, principal: string, runId: string, waitId: string): Promise<void> {
+  const history = await runtime.history(runId);
+  if (history.owner !== principal) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+  if (history.pending?.waitId === waitId && history.pending.reason !== 'input') {
+    throw new PlaneError(ErrorCode.Forbidden, `only a person at this plane can decide a ${history.pending.reason} wait`);
+  }
+}
 
 type RuntimeCommands =
   | 'agents.list'
@@ -73,17 +95,22 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
     },
     'runs.links': ({ runId }) => runtime.links(runId),
     async 'runs.start'({ agent, input, wait }, context) {
-      const { runId } = await runtime.start({ agent, input, chain: [LOCAL_USER], via: viaOf(context), inputProvenance: LOCAL_USER });
+      const actor = actorOf(context);
+      const { runId } = await runtime.start({ agent, input, chain: [actor], via: viaOf(context), inputProvenance: actor });
       return runView(wait ? await runtime.settled(runId) : await runtime.history(runId));
     },
-    async 'runs.cancel'({ runId, reason }) {
-      return runView(await runtime.cancel(runId, LOCAL_USER, reason));
+    async 'runs.cancel'({ runId, reason }, context) {
+      // A protocol caller (an MCP host's tasks/cancel) cancels only a run it admitted; the journal
+      // names it as the one who asked.
+      if (context.caller && (await runtime.history(runId)).owner !== context.caller.principal) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+      return runView(await runtime.cancel(runId, actorOf(context), reason));
     },
     async 'approvals.list'() {
       return { waiting: (await runtime.waiting()).filter((w) => w.wait.reason !== 'recovery').map((w) => runView(w.history)) };
     },
-    async 'approvals.decide'(request) {
-      return runView(await runtime.decide({ ...request, by: LOCAL_USER }));
+    async 'approvals.decide'(request, context) {
+      if (context.caller) await assertCallerMayAnswer(runtime, context.caller.principal, request.runId, request.waitId);
+      return runView(await runtime.decide({ ...request, by: actorOf(context) }));
     },
     async 'recovery.list'() {
       return { waiting: (await runtime.waiting()).filter((w) => w.wait.reason === 'recovery').map((w) => runView(w.history)) };

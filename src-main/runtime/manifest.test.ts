@@ -39,6 +39,9 @@ describe('agent manifests', () => {
     ['an invalid JSON Schema', { input: { type: 'objekt' } }, /x\.json: input: not a valid JSON Schema/],
     ['an external $ref', { input: { $ref: 'https://example.com/schema.json' } }, /external \$ref is not allowed/],
     ['a step whose grant is missing', { grants: [] }, /steps\.0: needs the grant model:local/],
+    ['an mcp step without its exact grant', { steps: [{ mcp: { server: 'files', tool: 'delete' } }], grants: [{ kind: 'mcp', name: 'files/read' }] }, /steps\.0: needs the grant mcp:files\/delete/],
+    ['an mcp grant that names no tool', { grants: [{ kind: 'mcp', name: 'files' }] }, /x\.json: grants\.0\.name: an MCP tool as <server>\/<tool>/],
+    ['an mcp step naming a server that is no name', { steps: [{ mcp: { server: 'Files!', tool: 'read' } }] }, /x\.json: steps\.0/],
   ];
   for (const [what, change, message] of bad) {
     it(`refuses ${what}, naming the field`, () => {
@@ -46,6 +49,12 @@ describe('agent manifests', () => {
       expect(() => compileAgent({ ...base, ...change }, 'x.json')).toThrow(message);
     });
   }
+
+  it('loads an mcp step with its exact grant, server/tool, and an approve flag', () => {
+    const agent = compileAgent({ ...base, steps: [{ as: 'read', mcp: { server: 'files', tool: 'read_file', args: { path: '{{input.text}}' } } }], grants: [{ kind: 'mcp', name: 'files/read_file', approve: true }] }, 'x.json');
+    expect(agent.manifest.steps[0]).toEqual({ as: 'read', mcp: { server: 'files', tool: 'read_file', args: { path: '{{input.text}}' } } });
+    expect(agent.manifest.grants[0]).toEqual({ kind: 'mcp', name: 'files/read_file', approve: true });
+  });
 
   it('refuses malformed YAML or JSON files and duplicate names, naming the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ap-manifests-'));

@@ -23,6 +23,8 @@ export const GrantSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('model'), name: z.string().min(1), approve: z.boolean().default(false) }).strict(),
   z.object({ kind: z.literal('tool'), name: z.string().min(1), approve: z.boolean().default(false) }).strict(),
   z.object({ kind: z.literal('peer'), name: z.string().min(1), skills: z.array(z.string().min(1)).min(1), approve: z.boolean().default(false) }).strict(),
+  // `<server>/<tool>`: one tool of one declared MCP server, exactly (a server cannot widen it).
+  z.object({ kind: z.literal('mcp'), name: z.string().regex(/^[a-z][a-z0-9-]{0,62}\/[^/\s]+$/, 'an MCP tool as <server>/<tool>'), approve: z.boolean().default(false) }).strict(),
   z.object({ kind: z.literal('payment'), name: z.literal('request'), approve: z.literal(true, { message: 'a payment grant always needs a person: approve must be true' }) }).strict(),
 ]);
 export type Grant = z.infer<typeof GrantSchema>;
@@ -35,6 +37,7 @@ export const StepSchema = z.union([
   z.object({ ...StepBase, pay: z.object({ amount: z.union([z.number().positive(), Template]), currency: z.string().min(3).max(8), payee: Template }).strict() }).strict(),
   z.object({ ...StepBase, input: z.object({ prompt: Template }).strict() }).strict(),
   z.object({ ...StepBase, peer: z.object({ name: z.string().min(1), skill: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
+  z.object({ ...StepBase, mcp: z.object({ server: Name, tool: z.string().regex(/^[^/\s]+$/, 'a tool name (no slash, no space)'), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
   z.object({ output: z.unknown() }).strict(),
 ]);
 export type Step = z.infer<typeof StepSchema>;
@@ -120,6 +123,7 @@ export function grantNeeded(step: Step): string | null {
   if ('tool' in step) return `tool:${step.tool.name}`;
   if ('pay' in step) return 'payment:request';
   if ('peer' in step) return `peer:${step.peer.name}`;
+  if ('mcp' in step) return `mcp:${step.mcp.server}/${step.mcp.tool}`;
   return null;
 }
 

@@ -32,6 +32,7 @@ import { readRunHistory, type PendingWait, type RunHistory } from './run-history
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import { agentProgram, type RunProgram } from './run-program';
 import type { PeerCaller } from './peer-effect';
+import type { McpToolCaller } from './mcp-effect';
 import type { Tool, ToolContext } from './tools';
 
 export interface RuntimeOptions {
@@ -44,6 +45,8 @@ export interface RuntimeOptions {
   logger: Logger;
   /** How agent runs reach local peers (the plane's supervisor and registry). */
   peers?: PeerCaller;
+  /** How agent runs reach the MCP servers the user declared (the plane's client pool). */
+  mcp?: McpToolCaller;
   /** Programs beyond the agents (a peer's skills). */
   programs?: readonly RunProgram[];
   /**
@@ -126,7 +129,7 @@ export class Runtime {
   private constructor(private readonly options: RuntimeOptions) {
     this.agents = new Map(options.agents.map((a) => [a.manifest.name, a]));
     this.host = options.host ?? 'plane';
-    const deps = { providers: options.providers, tools: options.tools, toolContext: options.toolContext, ...(options.peers ? { peers: options.peers } : {}) };
+    const deps = { providers: options.providers, tools: options.tools, toolContext: options.toolContext, ...(options.peers ? { peers: options.peers } : {}), ...(options.mcp ? { mcp: options.mcp } : {}) };
     for (const agent of options.agents) this.programs.set(agent.manifest.name, agentProgram(agent, deps));
     for (const program of options.programs ?? []) {
       if (this.programs.has(program.id)) throw new PlaneBuildError(`two programs are named ${program.id}`);

@@ -12,6 +12,7 @@ import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import { render, TemplateError } from './template';
 import type { Tool, ToolContext } from './tools';
 import { callPeer, type PeerCaller } from './peer-effect';
+import { callMcpTool, type McpToolCaller } from './mcp-effect';
 
 export interface StepDeps {
   providers: ReadonlyMap<string, ModelProvider>;
@@ -19,6 +20,8 @@ export interface StepDeps {
   toolContext: ToolContext;
   /** How runs reach local peers; absent where no peers are hosted. */
   peers?: PeerCaller;
+  /** How runs reach the MCP servers the user declared; absent where none are wired. */
+  mcp?: McpToolCaller;
 }
 
 /** What a `pay` step's approved effect returns: an intent, recorded; no money moves. */
@@ -71,6 +74,10 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
   if ('peer' in step) {
     if (!deps.peers) throw new EffectFailure('NoPeers', 'this plane hosts no peers', 'DidNotHappen');
     return callPeer(cx, deps.peers, step.peer.name, step.peer.skill, r<Record<string, unknown>>(step.peer.args));
+  }
+  if ('mcp' in step) {
+    if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');
+    return callMcpTool(cx, deps.mcp, step.mcp.server, step.mcp.tool, r<Record<string, unknown>>(step.mcp.args));
   }
   return r(step.output);
 }

@@ -18,6 +18,7 @@ import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
 import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
 import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session-view';
+import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
 
 const Empty = z.object({}).strict();
 
@@ -400,6 +401,20 @@ export const commands = {
       lastSeq: z.number().int().nonnegative(),
     }),
   },
+  /** The plane's own MCP endpoint (URL, bearer token, stdio command) for a host's config. */
+  'mcp.endpoint': { request: Empty, response: McpEndpointViewSchema },
+  /** The MCP servers declared in `<data dir>/mcp-servers.json`, with their connection state. */
+  'mcp.servers.list': { request: Empty, response: z.object({ servers: z.array(McpServerViewSchema) }) },
+  /** Declares a server (written to mcp-servers.json); a name already declared is refused. */
+  'mcp.servers.add': {
+    request: z.object({ name: McpServerNameSchema, config: McpServerConfigSchema }).strict(),
+    response: McpServerViewSchema,
+  },
+  /** Disconnects and forgets a server. */
+  'mcp.servers.remove': { request: z.object({ name: McpServerNameSchema }).strict(), response: z.object({ removed: z.boolean() }) },
+  /** Connects (handshake, then tools, prompts and resources listed); a failure is in the view's `error`. */
+  'mcp.servers.connect': { request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema },
+  'mcp.servers.disconnect': { request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema },
 } as const;
 
 export const events = {

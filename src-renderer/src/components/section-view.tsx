@@ -7,6 +7,7 @@ import { ApprovalsSection } from '../sections/approvals-section';
 import { SpendSection } from '../sections/spend-section';
 import { SessionsSection } from '../sections/sessions-section';
 import { AcpSection } from '../sections/acp-section';
+import { McpSection } from '../sections/mcp-section';
 
 /**
  * While the plane cannot be reached, what is on screen is the last state heard, not the
@@ -48,8 +49,10 @@ export function SectionView() {
         <SpendSection empty={section.empty} />
       ) : section.id === 'sessions' ? (
         <SessionsSection empty={section.empty} />
-      ) : (
+      ) : section.id === 'acp' ? (
         <AcpSection empty={section.empty} />
+      ) : (
+        <McpSection empty={section.empty} />
       )}
       </fieldset>
     </main>

@@ -1,8 +1,9 @@
 /**
  * Every action the UI offers, as palette commands: go to each section, start/stop/restart
- * each peer, create a peer, start a run of each agent, open a recent run or editor session, approve or deny the
- * first waiting item, verify the journal, export or search the open run, the notification
- * setting. Built from the store's current state each time the palette opens or filters.
+ * each peer, create a peer, start a run of each agent, open a recent run or editor session,
+ * add an MCP server or connect/disconnect one, approve or deny the first waiting item, verify
+ * the journal, export or search the open run, the notification setting. Built from the store's
+ * current state each time the palette opens or filters.
  */
 import { sections } from '../sections/sections';
 import type { AppState } from '../store/app-store';
@@ -129,6 +130,27 @@ export function paletteCommands(s: AppState, focusSearch: () => void): PaletteCo
   if (openSession && s.route.section === 'acp') {
     list.push({ id: 'export-acp', group: 'Journal', label: `Export editor session ${openSession} as a verifiable bundle`, keywords: 'download save acp', run: () => void s.exportRun(openSession) });
     list.push({ id: 'back-acp', group: 'Editor sessions', label: 'Back to all editor sessions', run: () => s.navigate({ section: 'acp' }) });
+  }
+  // MCP: add a server; connect or disconnect each one the section has listed.
+  list.push({
+    id: 'add-mcp-server',
+    group: 'MCP',
+    label: 'Add an MCP server…',
+    keywords: 'mcp new declare tool server',
+    run: () => {
+      s.setSection('mcp');
+      s.requestMcpForm();
+    },
+  });
+  for (const server of s.mcpServers) {
+    const live = server.state === 'connected' || server.state === 'connecting';
+    list.push({
+      id: `${live ? 'disconnect' : 'connect'}-mcp-${server.name}`,
+      group: 'MCP',
+      label: `${live ? 'Disconnect' : 'Connect'} MCP server ${server.name}`,
+      keywords: `mcp ${server.command ?? server.url ?? ''}`,
+      run: () => void s.mcpServerAction(server.name, live ? 'disconnect' : 'connect'),
+    });
   }
   list.push({
     id: 'notifications',

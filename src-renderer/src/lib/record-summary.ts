@@ -6,6 +6,7 @@
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { oneLineJson, plural, spendLine, budgetLine } from './display-format';
 import { tokensOf, type Budget, type Spend } from '../../../src-shared/vocabulary/spend';
+import { clip, mcpCallWords, mcpResultText, mcpServerOfProvenance, readMcpCall } from './mcp-call';
 
 type Body = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : oneLineJson(v, 80));
@@ -61,10 +62,17 @@ export function summarizeRecord(record: RecordView): string {
       return `${str(body.agent)} for ${str(body.owner)} via ${str((body.trigger as Body | undefined)?.via)}${body.host ? `, hosted by ${str(body.host)}` : ''}`;
     case 'AdmissionRefused':
       return `${str(body.principal)} may not ${str(body.action)} ${str(body.resource)}: ${str(body.reason)}`;
-    case 'EffectStarted':
+    case 'EffectStarted': {
+      // An MCP call reads as what it is: which tool on which server, with its arguments.
+      const call = readMcpCall(body.effect, body.request);
+      if (call) return `${mcpCallWords(call)} ${oneLineJson(call.arguments, 90)}${body.destination ? ` → ${str(body.destination)}` : ''}`;
       return `${str(body.effect)} ${str(body.name)}${body.destination ? ` → ${str(body.destination)}` : ''} ${oneLineJson(body.request, 90)}`;
+    }
     case 'EffectDone': {
       const spend = body.spend as Spend | undefined;
+      // A tool's result is content blocks: its text says more than their JSON.
+      const text = mcpServerOfProvenance(body.provenance) !== null ? mcpResultText(body.result) : null;
+      if (text !== null) return `${spend ? spendLine(spend) : ''} · from ${str(body.provenance)} · ${clip(text, 100)}`;
       return `${spend ? spendLine(spend) : ''} · from ${str(body.provenance)} ${oneLineJson(body.result, 80)}`;
     }
     case 'EffectFailed': {

@@ -9,6 +9,7 @@ import { approvalNeedsValue } from '../../../src-shared/vocabulary/decisions';
 import { addSpend, BUDGET_FIELD, usedAgainst, type Budget, type Ceiling, type Spend } from '../../../src-shared/vocabulary/spend';
 import type { WaitReason, WaitSubjectOf } from '../../../src-shared/vocabulary/waits';
 import { paymentAmount, readPaymentRequest } from '../../../src-shared/vocabulary/payments';
+import { mcpCallWords, readMcpCall } from './mcp-call';
 
 export const REASON_LABELS: Record<WaitReason, string> = {
   approval: 'Approval needed',
@@ -65,6 +66,13 @@ export function describeWait(wait: Wait): WaitDescription {
       const destination = subject.destination !== null ? ` → ${subject.destination}` : '';
       const effect = `${subject.effect} ${subject.name}${destination}`;
       const payment = subject.effect === 'payment' ? readPaymentRequest(subject.request) : null;
+      // An MCP call is asked about as the tool it runs, with the arguments it would send (the
+      // server and tool are in the question; the arguments are what the person checks).
+      const mcp = readMcpCall(subject.effect, subject.request);
+      if (mcp) {
+        const summary = subject.kind === 'oversight' ? `Review the call of ${mcpCallWords(mcp)} before it runs` : `Call ${mcpCallWords(mcp)}?`;
+        return { ...base, summary, effect, args: mcp.arguments, estimate: subject.estimate };
+      }
       const summary = payment
         ? `Pay ${paymentAmount(payment.amount, payment.currency)} to ${payment.payee}`
         : subject.kind === 'oversight'
@@ -72,8 +80,11 @@ export function describeWait(wait: Wait): WaitDescription {
           : `Allow ${subject.effect} ${subject.name}${destination}?`;
       return { ...base, summary, effect, args: subject.request, estimate: subject.estimate };
     }
-    case 'recovery':
+    case 'recovery': {
+      const mcp = readMcpCall(subject.effect, subject.request);
+      if (mcp) return { ...base, summary: `Did the call of ${mcpCallWords(mcp)} happen? Retry it, mark it landed, or fail the run`, effect: `${subject.effect} ${subject.name}`, args: mcp.arguments };
       return { ...base, summary: `Did ${subject.effect} ${subject.name} happen? Retry it, mark it landed, or fail the run`, effect: `${subject.effect} ${subject.name}`, args: subject.request };
+    }
     case 'budget': {
       const budget = { spent: subject.spent, budget: subject.budget, ceiling: subject.ceiling, next: subject.next.estimate };
       return {

@@ -13,6 +13,7 @@ import { KIND_LABELS } from '../lib/record-summary';
 import { preimageOf, sha256Hex } from '../lib/record-hash-check';
 import { recordAt } from '../store/timeline-slice';
 import { useApp } from '../store/store-context';
+import { McpRecordDetails } from './mcp-record-details';
 
 function HashCheck({ preimage, hash }: { preimage: string | null; hash: string }) {
   const [computed, setComputed] = useState<{ for: string; hex: string | null } | null>(null);
@@ -97,6 +98,7 @@ export function RecordInspector() {
           <HashCheck preimage={preimage} hash={record.hash} />
         </dd>
       </dl>
+      <McpRecordDetails record={record} />
       {preimage !== null ? <JsonBlock label="Canonical JSON (RFC 8785), the bytes the hash covers" text={preimage} /> : null}
       <details>
         <summary>Body, indented</summary>

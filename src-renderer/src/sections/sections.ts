@@ -33,6 +33,11 @@ export const sections = [
     label: 'Editor sessions',
     empty: 'No editor sessions observed yet. Agent Client Protocol sessions between your editor and an agent, run through agentplane acp tap, appear here live, as a verifiable record.',
   },
+  {
+    id: 'mcp',
+    label: 'MCP',
+    empty: 'No MCP servers declared yet. Servers you add here (a command the plane starts, or an HTTP URL) can be called by your agents as governed, journaled effects, each tool granted by name.',
+  },
 ] as const;
 
 export type SectionId = (typeof sections)[number]['id'];

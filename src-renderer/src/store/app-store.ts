@@ -18,6 +18,7 @@ import type { EventPayload, PlaneEvent, PlaneStatus } from '../../../src-shared/
 import { DEFAULT_ROUTE, type Route } from '../lib/route';
 import { createAcpSlice, isObservedChange, type AcpSlice } from './acp-slice';
 import { createApprovalsSlice, type ApprovalsSlice } from './approvals-slice';
+import { createMcpSlice, type McpSlice } from './mcp-slice';
 import { createPeersSlice, type PeersSlice } from './peers-slice';
 import { createRunsSlice, type RunsSlice } from './runs-slice';
 import { createSpendSlice, type SpendSlice } from './spend-slice';
@@ -45,6 +46,7 @@ export type AppState = ConnectionSlice &
   ApprovalsSlice &
   SpendSlice &
   AcpSlice &
+  McpSlice &
   UiSlice & {
     start(): () => void;
   };
@@ -104,6 +106,8 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       if (get().section === 'acp' && !get().acpOpen.runId) void get().refreshAcpSessions();
       else if (get().acpLoaded) set({ acpStale: true });
       if (get().acpOpen.runId) void get().refreshAcpSession();
+      // MCP: a snapshot of the plane's state, not of the journal; re-read while it is shown.
+      if (get().section === 'mcp') void get().refreshMcp();
     };
 
     const applyEvent = (event: PlaneEvent) => {
@@ -124,6 +128,7 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       ...createApprovalsSlice(deps),
       ...createSpendSlice(deps),
       ...createAcpSlice(deps),
+      ...createMcpSlice(deps),
       ...createUiSlice(deps, initialRoute),
 
       async refreshStatus() {

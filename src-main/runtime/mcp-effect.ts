@@ -1,0 +1,68 @@
+/**
+ * A run calling a tool of an MCP server the user declared: `callMcpTool`, a governed effect like
+ * any other (journaled once, replayed from the record and never performed twice, granted,
+ * budgeted, approved when the grant says so).
+ *
+ * The grant is exact: `mcp:<server>/<tool>`, from the operator's manifest. What a server lists
+ * is only a diff against that: a server cannot grant itself a tool by advertising it, and a
+ * tool it drops simply fails at the call. Everything about reaching the server (the declared
+ * servers file, the process or URL, the handshake, the deadline and what a failure on the wire
+ * means) is behind `McpToolCaller`, an interface this layer owns and the protocols layer
+ * implements (protocols/mcp/client/mcp-client-pool.ts): the runtime never imports the SDK. The
+ * effect's request holds the server, the tool and the arguments, never the server's env or
+ * headers (credentials stay in the servers file). What comes back is labelled `mcp:<server>`:
+ * untrusted.
+ *
+ * Large values: arguments or a result larger than LARGE_VALUE_BYTES of JSON are journaled as
+ * their digest and size (large-values.ts), because the journal keeps every byte for ever. The
+ * server still receives the whole arguments. A large result reaches the run as the same digest
+ * and size it is journaled as, on the first execution and on replay alike, so both see one value.
+ */
+import { canonicalize } from '../../src-shared/journal/canonical-json';
+import { NO_SPEND } from '../../src-shared/vocabulary/spend';
+import { digestRef, LARGE_VALUE_BYTES, type DigestRef } from './large-values';
+import type { EffectAt, RunContext } from './run-context';
+
+/** How runs reach declared MCP servers. Implemented in protocols/mcp/client, wired in plane/. */
+export interface McpToolCaller {
+  /** Where a call to this server goes, for the effect's key: its URL, or `stdio:<command>`. */
+  destinationOf(server: string): string;
+  /**
+   * Performs one tools/call. A failure is an `EffectFailure` whose disposition says whether the
+   * tool can have run (see protocols/mcp/client/mcp-client-pool.ts for the rules).
+   */
+  callTool(server: string, tool: string, args: Record<string, unknown>, at: EffectAt): Promise<{ result: unknown; provenance: string }>;
+}
+
+/** What the journal and the run hold in place of a result too large to keep. */
+export interface LargeMcpResult {
+  large: DigestRef;
+  note: string;
+}
+
+/** A value as the journal should hold it: itself, or its digest and size when it is large. */
+function bounded(value: unknown): { value: unknown; large: DigestRef | null } {
+  const text = canonicalize(value ?? null);
+  if (Buffer.byteLength(text, 'utf8') <= LARGE_VALUE_BYTES) return { value, large: null };
+  return { value: null, large: digestRef(text) };
+}
+
+export async function callMcpTool(cx: RunContext, caller: McpToolCaller, server: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
+  const journaledArgs = bounded(args);
+  return cx.effect({
+    effect: 'mcp',
+    name: `${server}/${tool}`,
+    request: { server, tool, arguments: journaledArgs.large ? { large: journaledArgs.large } : args },
+    destination: caller.destinationOf(server),
+    grant: `mcp:${server}/${tool}`,
+    estimate: { ...NO_SPEND, effects: 1 },
+    async perform(at) {
+      const { result, provenance } = await caller.callTool(server, tool, args, at);
+      const journaled = bounded(result);
+      const value: unknown = journaled.large
+        ? ({ large: journaled.large, note: `the result of ${server}/${tool} was larger than ${LARGE_VALUE_BYTES} bytes of JSON; the journal keeps its digest and size only` } satisfies LargeMcpResult)
+        : result;
+      return { result: value, spend: { ...NO_SPEND, effects: 1 }, provenance };
+    },
+  });
+}
