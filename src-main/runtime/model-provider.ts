@@ -41,12 +41,46 @@ export interface ModelUsage {
   inputTokens: number;
   outputTokens: number;
   reasoningTokens: number;
+  /**
+   * Input tokens read from the provider's prompt cache, NOT included in `inputTokens` (they are
+   * priced differently). A wire that counts them inside its input total (OpenAI's
+   * `cached_tokens`, Gemini's `cachedContentTokenCount`) is subtracted by its driver, as
+   * reasoning is from output: every token billed once.
+   */
+  cacheReadTokens?: number;
+  /** Input tokens written to the provider's prompt cache (Anthropic), likewise not in `inputTokens`. */
+  cacheWriteTokens?: number;
 }
 
-export interface ModelMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+/** A tool a model may call: the run decides what it is (a peer's skill, an MCP tool, an agent). */
+export interface ToolDeclaration {
+  /** As the model sees it: letters, digits, `_` and `-`, at most 64 (every provider accepts that). */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments (an object schema). */
+  inputSchema: Record<string, unknown>;
 }
+
+/** A call the model asked for. `arguments` is the parsed JSON the model wrote. */
+export interface ToolCall {
+  /** The provider's id for the call, echoed back with its result (`toolu_…`, `call_…`). */
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+/**
+ * One turn of a conversation. An assistant turn that came from a provider carries its
+ * `continuation`: the provider's own turn, verbatim and opaque (Anthropic's signed thinking
+ * blocks, OpenAI's encrypted reasoning items, Gemini's thought signatures), which the next
+ * request to the same provider must send back as it was. A driver that normalised the turn
+ * would have nowhere to keep what it does not understand, and that is exactly what the next
+ * request has to return.
+ */
+export type ModelMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; continuation?: unknown }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
 
 export interface ModelRequest {
   model: string;
@@ -54,7 +88,18 @@ export interface ModelRequest {
   /** Cap on generated tokens; also what a budget check estimates against. */
   maxTokens: number;
   temperature?: number;
+  /** Tools offered for this turn; none: a plain completion. */
+  tools?: ToolDeclaration[];
+  /** `auto` (default), `required` (some tool), or one tool by name (forced; structured output's fallback). */
+  toolChoice?: 'auto' | 'required' | { name: string };
+  /** Structured output: the answer must be JSON matching this schema (native where the provider has it). */
+  responseSchema?: Record<string, unknown>;
+  /** Reasoning effort where the model supports it (OpenAI reasoning.effort, Gemini thinkingConfig, Anthropic thinking budget). */
+  reasoningEffort?: 'low' | 'medium' | 'high';
 }
+
+/** Why generation stopped, in one vocabulary for every wire. */
+export type StopReason = 'end' | 'tool_calls' | 'length' | 'refusal' | 'other';
 
 export interface Completion {
   text: string;
@@ -63,6 +108,11 @@ export interface Completion {
   model: string | null;
   /** The answer was cut off (length limit): readable, but not whole. */
   truncated: boolean;
+  /** Calls the model asked for (empty when it answered in text). */
+  toolCalls?: ToolCall[];
+  stopReason?: StopReason;
+  /** The provider's own assistant turn, verbatim, for the next request (see ModelMessage). */
+  continuation?: unknown;
 }
 
 /**
