@@ -49,14 +49,31 @@
  * per-request switch would let the key record one shape while the wire carried another.
  * `ModelRequest.stream` is therefore ignored here; the Completion is whole either way.
  */
-import { type Dispatcher, Agent, request as httpRequest } from 'undici';
-import { type Completion, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, ModelError, trimProviderError } from '../runtime/model-provider';
+import { type Dispatcher, Agent } from 'undici';
+import { type Completion, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, ModelError } from '../runtime/model-provider';
+import {
+  type Redactor,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  Deadline,
+  ResponseTooLarge,
+  headerValue,
+  isCount,
+  isRecord,
+  nonEmpty,
+  normalisedBaseUrl,
+  positive,
+  post,
+  providerErrorText,
+  readSse,
+  redactorFor,
+  statusError,
+} from './wire';
+
+// Kept importable from here: the wire helpers moved to wire.ts, shared by every HTTP driver.
+export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, retryAfterOf } from './wire';
 
 export const OPENAI_CHAT_COMPLETIONS_DRIVER = 'openai-chat-completions/1';
-export const DEFAULT_TIMEOUT_MS = 300_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
-/** An error body is read only this far: it is going to be trimmed to 200 characters anyway. */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 export interface OpenAiCompatibleOptions {
   /** The provider id, also `profile.provider` (e.g. `ollama`). */
@@ -157,23 +174,19 @@ async function complete(settings: CallSettings, request: ModelRequest, callerSig
   const redact = redactorFor(request, settings.apiKey);
   const deadline = new Deadline(settings.timeoutMs, callerSignal);
   try {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await httpRequest(settings.url, {
-        method: 'POST',
-        headers: requestHeaders(settings),
-        body: JSON.stringify(wireBody(request, model, settings.streaming)),
-        signal: deadline.signal,
-        dispatcher: settings.dispatcher(),
-        headersTimeout: settings.timeoutMs,
-        bodyTimeout: settings.timeoutMs,
-      });
-    } catch (error) {
-      throw new ModelError('unavailable', `${id}: no response (${redact(deadline.describe(error))}); nothing was generated that the wire can show, safe to repeat`);
-    }
+    const response = await post({
+      id,
+      url: settings.url,
+      headers: requestHeaders(settings),
+      body: JSON.stringify(wireBody(request, model, settings.streaming)),
+      deadline,
+      dispatcher: settings.dispatcher(),
+      timeoutMs: settings.timeoutMs,
+      redact,
+    });
 
     const status = response.statusCode;
-    if (status < 200 || status >= 300) throw await statusError(settings, response, redact, deadline);
+    if (status < 200 || status >= 300) throw await statusError(id, response, redact, deadline, settings.maxResponseBytes);
 
     const state: WireState = { status, streamed: false, bytes: 0, began: false, usage: null, model: null, finishReason: null, text: [], done: false };
     const contentType = headerValue(response.headers['content-type']) ?? '';
@@ -211,73 +224,10 @@ function requestHeaders(settings: CallSettings): Record<string, string> {
   };
 }
 
-// ---- the status line ----
-
-async function statusError(settings: CallSettings, response: Dispatcher.ResponseData, redact: Redactor, deadline: Deadline): Promise<ModelError> {
-  const status = response.statusCode;
-  const { id } = settings;
-  if (status >= 300 && status < 400) {
-    await response.body.dump().catch(() => undefined);
-    return new ModelError('refused', `${id}: HTTP ${status} redirect not followed (a model endpoint must be named where it is); nothing was sent on`);
-  }
-  const body = await readErrorBody(response.body, Math.min(MAX_ERROR_BODY_BYTES, settings.maxResponseBytes), deadline);
-  const detail = body ? `: ${redact(providerErrorText(body))}` : '';
-  const retryAfterMs = retryAfterOf(response.headers);
-  if (status >= 500) return new ModelError('unavailable', `${id}: HTTP ${status} from the provider${detail}`, null, retryAfterMs);
-  if (status >= 400) return new ModelError('refused', `${id}: HTTP ${status}, refused before generation${detail}`, null, retryAfterMs);
-  return new ModelError('refused', `${id}: HTTP ${status} is not an answer${detail}`);
-}
-
-async function readErrorBody(body: Dispatcher.ResponseData['body'], limit: number, deadline: Deadline): Promise<string> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      bytes += chunk.length;
-      if (bytes >= limit || deadline.signal.aborted) break;
-    }
-  } catch {
-    // An error body cut short is still worth what arrived: the status already decided the kind.
-  }
-  if (!body.destroyed) body.destroy();
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-}
-
-/** The provider's own words: `error.message` (OpenAI, Ollama), `message` (vLLM), `detail`, or the raw text. */
-function providerErrorText(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as unknown;
-    if (isRecord(parsed)) {
-      const error = parsed.error;
-      if (isRecord(error) && typeof error.message === 'string') return error.message;
-      if (typeof error === 'string') return error;
-      if (typeof parsed.message === 'string') return parsed.message;
-      if (typeof parsed.detail === 'string') return parsed.detail;
-    }
-  } catch {
-    // Not JSON: the text itself, trimmed by the caller.
-  }
-  return body;
-}
-
-/** `retry-after-ms` (OpenAI's own) wins over `Retry-After` (delta-seconds or an HTTP-date). */
-export function retryAfterOf(headers: Record<string, string | string[] | undefined>): number | null {
-  const ms = headerValue(headers['retry-after-ms']);
-  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.ceil(Number(ms));
-  const value = headerValue(headers['retry-after'])?.trim();
-  if (!value) return null;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
-}
-
 // ---- a 2xx body ----
 
 async function readStream(settings: CallSettings, body: Dispatcher.ResponseData['body'], state: WireState, redact: Redactor, deadline: Deadline): Promise<Completion> {
   state.streamed = true;
-  const decoder = new TextDecoder('utf-8');
-  const events = new SseEvents();
   const take = (data: string): CutCause | null => {
     if (data === '[DONE]') {
       state.done = true;
@@ -297,25 +247,15 @@ async function readStream(settings: CallSettings, body: Dispatcher.ResponseData[
     return null;
   };
   try {
-    for await (const piece of body as AsyncIterable<Buffer>) {
-      state.bytes += piece.length;
-      if (state.bytes > settings.maxResponseBytes) throw oversized(settings, state, 'grew');
-      for (const data of events.push(decoder.decode(piece, { stream: true }))) {
-        const cause = take(data);
-        if (cause) throw severed(settings, state, cause, redact);
-        if (state.done) break;
-      }
+    // The state is the byte meter: a cut call reports how far the body got.
+    for await (const { data } of readSse(body as AsyncIterable<Buffer>, settings.maxResponseBytes, state)) {
+      const cause = take(data);
+      if (cause) throw severed(settings, state, cause, redact);
       if (state.done) break;
-    }
-    if (!state.done) {
-      for (const data of events.end(decoder.decode())) {
-        const cause = take(data);
-        if (cause) throw severed(settings, state, cause, redact);
-        if (state.done) break;
-      }
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
+    if (error instanceof ResponseTooLarge) throw oversized(settings, state, 'grew');
     throw severed(settings, state, { what: deadline.describe(error) }, redact);
   } finally {
     if (!body.destroyed) body.destroy();
@@ -425,154 +365,10 @@ function usageOf(usage: Record<string, unknown>): ModelUsage | null {
   return { inputTokens: prompt, outputTokens: completion - reasoning, reasoningTokens: reasoning };
 }
 
-// ---- deadline and cancellation ----
-
-/** The whole-request deadline combined with the caller's signal; says which one fired. */
-class Deadline {
-  private readonly controller = new AbortController();
-  private readonly timer: ReturnType<typeof setTimeout>;
-  private fired: 'deadline' | 'caller' | null = null;
-  private readonly onCallerAbort = () => this.fire('caller');
-
-  constructor(
-    private readonly timeoutMs: number,
-    private readonly callerSignal: AbortSignal | undefined,
-  ) {
-    this.timer = setTimeout(() => this.fire('deadline'), timeoutMs);
-    callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /** A transport failure in words: the deadline or the caller if either fired, else the error's code. */
-  describe(error: unknown): string {
-    if (this.fired === 'deadline') return `timed out after ${this.timeoutMs} ms`;
-    if (this.fired === 'caller') return 'cancelled by the caller';
-    return transportFailure(error);
-  }
-
-  dispose(): void {
-    clearTimeout(this.timer);
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
-  }
-
-  private fire(why: 'deadline' | 'caller'): void {
-    this.fired ??= why;
-    this.controller.abort();
-  }
-}
-
-function transportFailure(error: unknown): string {
-  if (!(error instanceof Error)) return 'unknown transport error';
-  const code = (error as { code?: unknown }).code;
-  const cause = (error as { cause?: unknown }).cause;
-  const causeCode = cause instanceof Error ? (cause as { code?: unknown }).code : undefined;
-  const named = [code, causeCode].filter((part): part is string => typeof part === 'string');
-  return [...new Set(named), error.message].filter(Boolean).join(' ');
-}
-
-// ---- secrets out of messages ----
-
-type Redactor = (text: string) => string;
-
-/** Trims provider text against the prompt and scrubs the API key, whole or any 8-character slice of it. */
-function redactorFor(request: ModelRequest, apiKey: string): Redactor {
-  const prompt = request.messages.map((message) => message.content);
-  return (text) => trimProviderError(scrubSecret(text, apiKey), prompt);
-}
-
-function scrubSecret(text: string, secret: string): string {
-  if (!secret) return text;
-  let out = text.split(secret).join('[key]');
-  const window = Math.min(8, secret.length);
-  for (let i = 0; i + window <= secret.length; i++) out = out.split(secret.slice(i, i + window)).join('[key]');
-  return out;
-}
-
 // ---- small parts ----
-
-/** Server-sent events: `data:` lines gathered until a blank line; comments and other fields ignored. */
-class SseEvents {
-  private buffer = '';
-  private data: string[] = [];
-
-  push(text: string): string[] {
-    this.buffer += text;
-    const out: string[] = [];
-    let newline: number;
-    while ((newline = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, newline).replace(/\r$/, '');
-      this.buffer = this.buffer.slice(newline + 1);
-      this.line(line, out);
-    }
-    return out;
-  }
-
-  /** At a clean end of stream: a last event that lacked its blank line still counts. */
-  end(text: string): string[] {
-    const out = this.push(text);
-    if (this.buffer) this.line(this.buffer.replace(/\r$/, ''), out);
-    this.buffer = '';
-    if (this.data.length) out.push(this.data.join('\n'));
-    this.data = [];
-    return out;
-  }
-
-  private line(line: string, out: string[]): void {
-    if (line === '') {
-      if (this.data.length) out.push(this.data.join('\n'));
-      this.data = [];
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    if (field !== 'data') return;
-    const value = colon < 0 ? '' : line.slice(colon + 1);
-    this.data.push(value.startsWith(' ') ? value.slice(1) : value);
-  }
-}
-
-function normalisedBaseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new TypeError('openai-compatible: baseUrl is not a URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`openai-compatible: baseUrl must be http or https, not ${url.protocol}`);
-  // The endpoint enters the profile, hence the journal: it must not be able to carry a secret.
-  if (url.username || url.password) throw new TypeError('openai-compatible: baseUrl must not carry credentials (use apiKey)');
-  if (url.search || url.hash) throw new TypeError('openai-compatible: baseUrl must not carry a query or fragment');
-  return url.href.replace(/\/+$/, '');
-}
-
-function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`openai-compatible: ${name} must be a positive number`);
-  return value;
-}
 
 function firstChoice(choices: unknown): Record<string, unknown> | null {
   if (!Array.isArray(choices)) return null;
   const first = choices.find((choice) => isRecord(choice) && (choice.index === undefined || choice.index === 0)) as unknown;
   return isRecord(first) ? first : null;
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
-}
-
-function nonEmpty(value: unknown): boolean {
-  return typeof value === 'string' && value.length > 0;
 }

@@ -1,0 +1,606 @@
+/**
+ * The Anthropic Messages driver: `POST {baseUrl}/v1/messages` with `x-api-key` and
+ * `anthropic-version: 2023-06-01`, streamed as server-sent events (default) or one JSON
+ * document. No SDK: undici through the shared deadline and bounded reads (wire.ts). Written
+ * against Anthropic's published Messages and streaming reference (event flow message_start,
+ * content_block_start/delta/stop, message_delta, message_stop, ping, error).
+ *
+ * Where each failure lands (the ladder of model-provider.ts; seed 002 "Model providers"):
+ *
+ * - no model, a bad maxTokens, a toolChoice naming an undeclared tool, extended thinking with a
+ *   forced tool or a temperature (Anthropic rejects both combinations), a continuation that is
+ *   not an Anthropic content array: `refused` before dispatch, nothing on the wire.
+ * - HTTP 3xx (never followed), 400/401/403/404/413/429: `refused` (429 with retryAfterMs from
+ *   Retry-After); 500 and 529 (`overloaded_error`): `unavailable`. The provider's own text is
+ *   in the message, trimmed against the prompt and scrubbed of the key.
+ * - after the 2xx status line, a cut (socket closed, deadline, caller's abort, an `error`
+ *   event such as overloaded_error, malformed data, a stream without message_stop) is
+ *   classified by what the wire had already said. Anthropic reports usage AS the answer is
+ *   delivered: message_start carries input_tokens (and the cache fields) before the first
+ *   content block, message_delta the cumulative output_tokens. So:
+ *     usage seen and content generated -> `interrupted`, carrying the usage seen so far (Landed);
+ *     content generated, no usage      -> `unaccounted` (only a server that skips message_start);
+ *     nothing generated yet            -> `unavailable` (DidNotHappen, safe to repeat).
+ *   `interrupted` is the best rung this wire allows, and the driver reaches it: a driver that
+ *   ignored message_start's usage would say `unaccounted` for the same cut, and the token
+ *   ceiling would read zero during exactly the failure it exists for. The output count carried
+ *   is the wire's last word (message_start's small initial output_tokens until a message_delta
+ *   arrives): what the provider said, never a guess.
+ *   Non-streaming, the usage sits inside the one document: a body cut after its first byte is
+ *   `unaccounted`.
+ * - a body over maxResponseBytes: `interrupted` with the usage seen, else `unaccounted`.
+ *
+ * Tokens: Anthropic's input_tokens excludes the cache (cache_read_input_tokens and
+ * cache_creation_input_tokens are separate), which is ModelUsage's own convention, so they
+ * map one to one. Thinking is billed inside output_tokens and the wire does not split it out,
+ * so reasoningTokens stays 0 and the thinking stays in outputTokens: billed once, at the output
+ * price, never zero.
+ *
+ * Continuation: the assistant's content array, verbatim (thinking blocks with their
+ * signatures, redacted_thinking, tool_use), is Completion.continuation, tagged with the
+ * provider as `{provider: 'anthropic', content: [...]}` (seed 002: provider-tagged opaque
+ * state; a missing or wrong-provider state fails closed), and an assistant message carrying
+ * one is sent back as exactly that array. Anthropic verifies thinking
+ * signatures on the next request; a driver that rebuilt the turn from text and tool calls
+ * would drop them. Streaming, the array is reassembled from the deltas (text_delta,
+ * thinking_delta, signature_delta, input_json_delta) into the shape the non-streaming
+ * document carries.
+ *
+ * Structured output: this wire has no native JSON-schema mode, so responseSchema becomes one
+ * forced tool (SchemaMode ForcedTool in seed 002) whose input_schema is the schema; its input
+ * is the answer, returned as JSON text. The caller validates it locally (never trusted). A
+ * model that answers without calling it is a loud metered failure, not an empty success.
+ *
+ * The profile (effect identity) is endpoint, driver version (which fixes anthropic-version
+ * and the forced-tool schema mode), streaming mode and default model. Never the key, never
+ * the timeout. The key lives in this closure and the x-api-key header only.
+ */
+import { type Dispatcher, Agent } from 'undici';
+import {
+  type Completion,
+  type ModelMessage,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelUsage,
+  type Pricing,
+  type ProviderProfile,
+  type StopReason,
+  type ToolCall,
+  ModelError,
+} from '../runtime/model-provider';
+import {
+  type Redactor,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  Deadline,
+  ResponseTooLarge,
+  headerValue,
+  isCount,
+  isRecord,
+  normalisedBaseUrl,
+  positive,
+  post,
+  providerErrorText,
+  readSse,
+  redactorFor,
+  statusError,
+} from './wire';
+
+/** Bump when the request shape changes (anthropic-version, schema mode, block mapping): it is effect identity. */
+export const ANTHROPIC_MESSAGES_DRIVER = 'anthropic-messages/1';
+export const ANTHROPIC_VERSION = '2023-06-01';
+export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+/** The forced tool that carries a structured answer (structured output has no native mode on this wire). */
+export const ANSWER_TOOL_NAME = 'structured_answer';
+/** reasoningEffort -> thinking.budget_tokens (1024 is Anthropic's minimum budget). */
+export const THINKING_BUDGETS = { low: 1024, medium: 4096, high: 16384 } as const;
+
+export interface AnthropicOptions {
+  /** The provider id, also `profile.provider` (default `anthropic`). */
+  id?: string;
+  /** Without the API version path (default https://api.anthropic.com); `/v1/messages` is appended. */
+  baseUrl?: string;
+  /** Sent only as `x-api-key`. Required. */
+  apiKey: string;
+  /** Used when a request names no model. */
+  model?: string;
+  /** Default zero: the plane supplies prices (resources/prices.json); a driver does not guess them. */
+  pricing?: Pricing;
+  /** Stream the answer (default true: the stream is what lets a cut call carry its bill). */
+  stream?: boolean;
+  /** Whole-request deadline across connect, generation and stream (default 5 minutes). */
+  timeoutMs?: number;
+  /** Cap on the response body (default 8 MiB). */
+  maxResponseBytes?: number;
+  label?: string;
+  /** Where the outbound guard (netguard) plugs in; default a private undici Agent. */
+  dispatcher?: Dispatcher;
+}
+
+export function createAnthropicProvider(options: AnthropicOptions): ModelProvider {
+  const id = options.id ?? 'anthropic';
+  const baseUrl = normalisedBaseUrl(options.baseUrl ?? DEFAULT_ANTHROPIC_BASE_URL, 'anthropic');
+  const streaming = options.stream ?? true;
+  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs', 'anthropic');
+  const maxResponseBytes = positive(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes', 'anthropic');
+  if (typeof options.apiKey !== 'string' || !options.apiKey) throw new TypeError('anthropic: apiKey is required (AGENTPLANE_ANTHROPIC_API_KEY)');
+  const apiKey = options.apiKey;
+  const profile: ProviderProfile = {
+    provider: id,
+    driver: ANTHROPIC_MESSAGES_DRIVER,
+    endpoint: baseUrl,
+    streaming,
+    label: options.label ?? `Anthropic Messages at ${baseUrl}`,
+    ...(options.model ? { defaultModel: options.model } : {}),
+  };
+  let dispatcher = options.dispatcher;
+  const settings: CallSettings = {
+    id,
+    url: `${baseUrl}/v1/messages`,
+    streaming,
+    timeoutMs,
+    maxResponseBytes,
+    defaultModel: options.model ?? '',
+    apiKey,
+    dispatcher: () => (dispatcher ??= new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs })),
+  };
+  return {
+    id,
+    profile,
+    pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
+    complete: (request, signal) => complete(settings, request, signal),
+  };
+}
+
+interface CallSettings {
+  id: string;
+  url: string;
+  streaming: boolean;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  defaultModel: string;
+  apiKey: string;
+  dispatcher: () => Dispatcher;
+}
+
+/** What the body said so far: the ladder reads it when the call is cut. */
+interface WireState {
+  status: number;
+  streamed: boolean;
+  bytes: number;
+  /** Generation provably began: a content block started or a delta arrived. */
+  began: boolean;
+  usage: ModelUsage | null;
+  model: string | null;
+  stopReason: string | null;
+  /** The assistant content array being assembled, by block index. */
+  blocks: Record<string, unknown>[];
+  /** input_json_delta fragments per tool_use block index. */
+  toolJson: Map<number, string>;
+  /** The first tool_use block whose assembled JSON did not parse (decided at the end: max_tokens cuts are truncation). */
+  brokenTool: string | null;
+  /** Indices of tool_use blocks whose JSON did not parse: never offered as calls or as the answer. */
+  brokenBlocks: Set<number>;
+  done: boolean;
+}
+
+type CutCause = { what: string; providerText?: string };
+
+async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
+  const { id } = settings;
+  const model = request.model || settings.defaultModel;
+  if (!model) throw new ModelError('refused', `${id}: the request names no model and the provider has no default`);
+  if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
+    throw new ModelError('refused', `${id}: maxTokens must be a positive integer, got ${String(request.maxTokens)}`);
+  }
+  const body = wireBody(id, request, model, settings.streaming);
+  if (callerSignal?.aborted) throw new ModelError('unavailable', `${id}: cancelled by the caller before dispatch`);
+
+  const redact = redactorFor(request, settings.apiKey);
+  const deadline = new Deadline(settings.timeoutMs, callerSignal);
+  try {
+    const response = await post({
+      id,
+      url: settings.url,
+      headers: {
+        'content-type': 'application/json',
+        accept: settings.streaming ? 'text/event-stream, application/json' : 'application/json',
+        'anthropic-version': ANTHROPIC_VERSION,
+        'x-api-key': settings.apiKey,
+      },
+      body: JSON.stringify(body),
+      deadline,
+      dispatcher: settings.dispatcher(),
+      timeoutMs: settings.timeoutMs,
+      redact,
+    });
+    const status = response.statusCode;
+    if (status < 200 || status >= 300) throw await statusError(id, response, redact, deadline, settings.maxResponseBytes, anthropicErrorText);
+
+    const state: WireState = { status, streamed: false, bytes: 0, began: false, usage: null, model: null, stopReason: null, blocks: [], toolJson: new Map(), brokenTool: null, brokenBlocks: new Set(), done: false };
+    const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
+    if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
+      response.body.destroy();
+      throw oversized(settings, state, `declares ${declared} bytes,`);
+    }
+    const contentType = headerValue(response.headers['content-type']) ?? '';
+    if (settings.streaming && contentType.includes('text/event-stream')) await readStream(settings, response.body, state, redact, deadline);
+    else await readDocument(settings, response.body, state, redact, deadline);
+    return finished(settings, state, request, redact);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+// ---- the request ----
+
+function wireBody(id: string, request: ModelRequest, model: string, streaming: boolean): Record<string, unknown> {
+  const system = request.messages.filter((m) => m.role === 'system').map((m) => m.content);
+  const tools: Record<string, unknown>[] = (request.tools ?? []).map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }));
+  const declared = new Set(tools.map((tool) => tool.name as string));
+  let toolChoice: Record<string, unknown> | undefined;
+  if (request.responseSchema) {
+    if (declared.has(ANSWER_TOOL_NAME)) throw new ModelError('refused', `${id}: a tool named ${ANSWER_TOOL_NAME} collides with the structured-output tool`);
+    if (request.toolChoice && request.toolChoice !== 'auto') throw new ModelError('refused', `${id}: responseSchema forces its own tool; it cannot be combined with toolChoice ${JSON.stringify(request.toolChoice)}`);
+    tools.push({ name: ANSWER_TOOL_NAME, description: 'Give the final answer as the input of this tool, matching its schema exactly.', input_schema: request.responseSchema });
+    // Alone, the answer tool is forced; beside other tools the model must call one of them
+    // (`any`), so it can still use the tools and must end by calling the answer tool.
+    toolChoice = tools.length === 1 ? { type: 'tool', name: ANSWER_TOOL_NAME } : { type: 'any' };
+  } else if (tools.length > 0) {
+    const choice = request.toolChoice ?? 'auto';
+    if (choice === 'auto') toolChoice = { type: 'auto' };
+    else if (choice === 'required') toolChoice = { type: 'any' };
+    else {
+      if (!declared.has(choice.name)) throw new ModelError('refused', `${id}: toolChoice names ${JSON.stringify(choice.name)}, which is not among the tools offered`);
+      toolChoice = { type: 'tool', name: choice.name };
+    }
+  } else if (request.toolChoice && request.toolChoice !== 'auto') {
+    throw new ModelError('refused', `${id}: toolChoice ${JSON.stringify(request.toolChoice)} without any tools offered`);
+  }
+
+  let maxTokens = request.maxTokens;
+  let thinking: Record<string, unknown> | undefined;
+  if (request.reasoningEffort) {
+    const budget = THINKING_BUDGETS[request.reasoningEffort];
+    if (budget === undefined) throw new ModelError('refused', `${id}: reasoningEffort ${String(request.reasoningEffort)} is not one of low, medium, high`);
+    // Anthropic refuses extended thinking with a forced tool choice (only auto/none) and with a
+    // changed temperature: refused here, naming the rule, rather than as an opaque 400.
+    if (toolChoice && toolChoice.type !== 'auto') throw new ModelError('refused', `${id}: extended thinking (reasoningEffort) cannot be combined with a forced tool choice or structured output on this wire`);
+    if (request.temperature !== undefined && request.temperature !== 1) throw new ModelError('refused', `${id}: extended thinking (reasoningEffort) requires the default temperature, got ${request.temperature}`);
+    thinking = { type: 'enabled', budget_tokens: budget };
+    // max_tokens must exceed the budget; the answer keeps the maxTokens it asked for on top.
+    maxTokens = request.maxTokens + budget;
+  }
+
+  return {
+    model,
+    max_tokens: maxTokens,
+    ...(system.length ? { system: system.join('\n\n') } : {}),
+    messages: wireMessages(id, request.messages),
+    ...(request.temperature !== undefined && !thinking ? { temperature: request.temperature } : {}),
+    ...(tools.length ? { tools } : {}),
+    ...(toolChoice ? { tool_choice: toolChoice } : {}),
+    ...(thinking ? { thinking } : {}),
+    stream: streaming,
+  };
+}
+
+interface WireTurn {
+  role: 'user' | 'assistant';
+  content: string | unknown[];
+}
+
+/**
+ * The conversation in Anthropic's shape. Consecutive user-side turns (tool results, then
+ * perhaps a user message) are merged into one user turn, tool_result blocks first: the API
+ * wants every result of a parallel tool_use turn in the next user message.
+ */
+function wireMessages(id: string, messages: readonly ModelMessage[]): WireTurn[] {
+  const turns: WireTurn[] = [];
+  const pushUser = (blocks: unknown[], plain?: string) => {
+    const last = turns[turns.length - 1];
+    if (last && last.role === 'user') {
+      const previous = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
+      last.content = [...previous, ...blocks];
+    } else turns.push({ role: 'user', content: plain ?? blocks });
+  };
+  for (const message of messages) {
+    switch (message.role) {
+      case 'system':
+        break;
+      case 'user':
+        pushUser([{ type: 'text', text: message.content }], message.content);
+        break;
+      case 'tool':
+        pushUser([{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, is_error: message.isError === true }]);
+        break;
+      case 'assistant': {
+        if (message.continuation !== undefined) {
+          // Verbatim and opaque: the provider's own turn goes back exactly as it came.
+          turns.push({ role: 'assistant', content: continuationContent(id, message.continuation) });
+          break;
+        }
+        const blocks: unknown[] = [];
+        if (message.content) blocks.push({ type: 'text', text: message.content });
+        for (const call of message.toolCalls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: call.arguments ?? {} });
+        turns.push({ role: 'assistant', content: message.toolCalls?.length ? blocks : message.content });
+        break;
+      }
+    }
+  }
+  return turns;
+}
+
+/** The tag on this driver's continuation: another wire's turn is never sent here. */
+export const ANTHROPIC_CONTINUATION = 'anthropic';
+
+/** This driver's continuation: the assistant content array, verbatim, tagged with the provider. */
+export interface AnthropicContinuation {
+  provider: typeof ANTHROPIC_CONTINUATION;
+  content: Record<string, unknown>[];
+}
+
+/** The content of a continuation this driver produced; anything else (another provider's, a bare array) fails closed. */
+function continuationContent(id: string, continuation: unknown): Record<string, unknown>[] {
+  if (isRecord(continuation) && continuation.provider === ANTHROPIC_CONTINUATION && isContentArray(continuation.content)) return continuation.content;
+  throw new ModelError('refused', `${id}: an assistant continuation that is not an Anthropic turn (from another provider?) cannot be sent back; refused rather than dropped or guessed`);
+}
+
+function isContentArray(value: unknown): value is Record<string, unknown>[] {
+  return Array.isArray(value) && value.every((block) => isRecord(block) && typeof block.type === 'string');
+}
+
+/** Anthropic's error shape is {type:'error', error:{type, message}}: both words, e.g. `overloaded_error: Overloaded`. */
+function anthropicErrorText(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (isRecord(parsed) && isRecord(parsed.error) && typeof parsed.error.type === 'string' && typeof parsed.error.message === 'string') {
+      return `${parsed.error.type}: ${parsed.error.message}`;
+    }
+  } catch {
+    // Not JSON: the generic reading below.
+  }
+  return providerErrorText(body);
+}
+
+// ---- a 2xx body ----
+
+async function readStream(settings: CallSettings, body: Dispatcher.ResponseData['body'], state: WireState, redact: Redactor, deadline: Deadline): Promise<void> {
+  state.streamed = true;
+  try {
+    for await (const { data } of readSse(body as AsyncIterable<Buffer>, settings.maxResponseBytes, state)) {
+      let event: unknown;
+      try {
+        event = JSON.parse(data);
+      } catch {
+        throw severed(settings, state, { what: 'a malformed stream event' }, redact);
+      }
+      if (!isRecord(event)) throw severed(settings, state, { what: 'a stream event that is not an object' }, redact);
+      const cause = takeEvent(state, event);
+      if (cause) throw severed(settings, state, cause, redact);
+      if (state.done) break;
+    }
+  } catch (error) {
+    if (error instanceof ModelError) throw error;
+    if (error instanceof ResponseTooLarge) throw oversized(settings, state, 'grew');
+    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  if (!state.done) throw severed(settings, state, { what: 'the stream ended without message_stop' }, redact);
+}
+
+/** One event of the Messages stream; a returned cause cuts the call. Unknown events are ignored (the API may add some). */
+function takeEvent(state: WireState, event: Record<string, unknown>): CutCause | null {
+  switch (event.type) {
+    case 'message_start': {
+      const message = isRecord(event.message) ? event.message : {};
+      if (typeof message.model === 'string' && message.model) state.model = message.model;
+      if (isRecord(message.usage)) takeUsage(state, message.usage);
+      return null;
+    }
+    case 'content_block_start': {
+      const index = event.index;
+      if (!isCount(index) || !isRecord(event.content_block)) return { what: 'a content_block_start without an index or block' };
+      state.blocks[index] = { ...event.content_block };
+      state.began = true;
+      return null;
+    }
+    case 'content_block_delta': {
+      const index = event.index;
+      const block = isCount(index) ? state.blocks[index] : undefined;
+      if (!block || !isRecord(event.delta)) return { what: 'a content_block_delta for a block that never started' };
+      state.began = true;
+      applyDelta(state, index as number, block, event.delta);
+      return null;
+    }
+    case 'content_block_stop': {
+      const index = event.index;
+      const block = isCount(index) ? state.blocks[index] : undefined;
+      if (!block) return { what: 'a content_block_stop for a block that never started' };
+      if (block.type === 'tool_use' || block.type === 'server_tool_use') {
+        const json = state.toolJson.get(index as number);
+        // No input_json_delta at all: the start's `input` ({} for a tool without arguments) stands.
+        if (json !== undefined && json !== '') {
+          try {
+            block.input = JSON.parse(json) as unknown;
+          } catch {
+            state.brokenTool ??= String(block.name);
+            state.brokenBlocks.add(index as number);
+          }
+        }
+        state.toolJson.delete(index as number);
+      }
+      return null;
+    }
+    case 'message_delta': {
+      const delta = isRecord(event.delta) ? event.delta : {};
+      if (typeof delta.stop_reason === 'string') state.stopReason = delta.stop_reason;
+      if (isRecord(event.usage)) takeUsage(state, event.usage);
+      return null;
+    }
+    case 'message_stop':
+      state.done = true;
+      return null;
+    case 'error': {
+      const error = isRecord(event.error) ? event.error : {};
+      const type = typeof error.type === 'string' ? error.type : 'error';
+      return { what: `an ${type} event mid-stream`, providerText: typeof error.message === 'string' ? `${type}: ${error.message}` : type };
+    }
+    default:
+      // ping, and event types added after this driver was written.
+      return null;
+  }
+}
+
+function applyDelta(state: WireState, index: number, block: Record<string, unknown>, delta: Record<string, unknown>): void {
+  const append = (field: string, value: unknown) => {
+    if (typeof value === 'string') block[field] = (typeof block[field] === 'string' ? block[field] : '') + value;
+  };
+  switch (delta.type) {
+    case 'text_delta':
+      append('text', delta.text);
+      break;
+    case 'thinking_delta':
+      append('thinking', delta.thinking);
+      break;
+    case 'signature_delta':
+      append('signature', delta.signature);
+      break;
+    case 'input_json_delta':
+      if (typeof delta.partial_json === 'string') state.toolJson.set(index, (state.toolJson.get(index) ?? '') + delta.partial_json);
+      break;
+    case 'citations_delta':
+      if (delta.citation !== undefined) block.citations = [...(Array.isArray(block.citations) ? (block.citations as unknown[]) : []), delta.citation];
+      break;
+    default:
+      // A delta kind this driver does not know: the block keeps what it had.
+      break;
+  }
+}
+
+/**
+ * message_start's usage, then message_delta's (cumulative: each replaces, never adds). A
+ * message_delta that repeats input or cache counts updates them too.
+ */
+function takeUsage(state: WireState, usage: Record<string, unknown>): void {
+  const previous = state.usage;
+  const input = isCount(usage.input_tokens) ? usage.input_tokens : previous?.inputTokens;
+  const output = isCount(usage.output_tokens) ? usage.output_tokens : previous?.outputTokens;
+  if (input === undefined || output === undefined) return;
+  const cacheRead = isCount(usage.cache_read_input_tokens) ? usage.cache_read_input_tokens : previous?.cacheReadTokens;
+  const cacheWrite = isCount(usage.cache_creation_input_tokens) ? usage.cache_creation_input_tokens : previous?.cacheWriteTokens;
+  state.usage = {
+    inputTokens: input,
+    // Thinking is billed inside output_tokens and not reported apart: it stays here.
+    outputTokens: output,
+    reasoningTokens: 0,
+    ...(cacheRead !== undefined ? { cacheReadTokens: cacheRead } : {}),
+    ...(cacheWrite !== undefined ? { cacheWriteTokens: cacheWrite } : {}),
+  };
+}
+
+async function readDocument(settings: CallSettings, body: Dispatcher.ResponseData['body'], state: WireState, redact: Redactor, deadline: Deadline): Promise<void> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const piece of body as AsyncIterable<Buffer>) {
+      state.bytes += piece.length;
+      // One JSON document: its first byte is the first sign the server produced an answer.
+      state.began = true;
+      if (state.bytes > settings.maxResponseBytes) throw oversized(settings, state, 'grew');
+      chunks.push(piece);
+    }
+  } catch (error) {
+    if (error instanceof ModelError) throw error;
+    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  if (state.bytes === 0) throw severed(settings, state, { what: 'an empty body' }, redact);
+  let document: unknown;
+  try {
+    document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw severed(settings, state, { what: 'a body that is not JSON' }, redact);
+  }
+  if (!isRecord(document)) throw severed(settings, state, { what: 'a JSON body that is not an object' }, redact);
+  if (isRecord(document.usage)) takeUsage(state, document.usage);
+  if (typeof document.model === 'string' && document.model) state.model = document.model;
+  if (!isContentArray(document.content)) {
+    const providerText = document.error !== undefined ? anthropicErrorText(JSON.stringify(document)) : undefined;
+    throw severed(settings, state, { what: 'an answer without a content array', providerText }, redact);
+  }
+  state.blocks = document.content.map((block) => ({ ...block }));
+  if (typeof document.stop_reason === 'string') state.stopReason = document.stop_reason;
+  state.done = true;
+}
+
+// ---- the answer ----
+
+const STOP_REASONS: Record<string, StopReason> = {
+  end_turn: 'end',
+  stop_sequence: 'end',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  refusal: 'refusal',
+};
+
+function finished(settings: CallSettings, state: WireState, request: ModelRequest, redact: Redactor): Completion {
+  if (!state.usage) {
+    throw new ModelError('unaccounted', `${settings.id}: HTTP ${state.status} answer reported no usage; it happened, and is counted as unaccounted rather than free`);
+  }
+  const stopReason = state.stopReason ? (STOP_REASONS[state.stopReason] ?? 'other') : 'other';
+  const truncated = stopReason === 'length';
+  // A tool's JSON cut by max_tokens is truncation (readable, not whole); anywhere else it is a broken answer.
+  if (state.brokenTool !== null && !truncated) {
+    throw severed(settings, state, { what: `malformed JSON arguments for tool ${JSON.stringify(state.brokenTool)}` }, redact);
+  }
+  const blocks = state.blocks.filter((block): block is Record<string, unknown> => isRecord(block));
+  const text: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  let answer: unknown;
+  let answered = false;
+  for (const [index, block] of state.blocks.entries()) {
+    if (!isRecord(block)) continue;
+    if (block.type === 'text' && typeof block.text === 'string') text.push(block.text);
+    else if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string' && !state.brokenBlocks.has(index)) {
+      if (request.responseSchema && block.name === ANSWER_TOOL_NAME) {
+        answer = block.input;
+        answered = true;
+      } else toolCalls.push({ id: block.id, name: block.name, arguments: block.input ?? {} });
+    }
+  }
+  const completion: Completion = {
+    text: text.join(''),
+    usage: state.usage,
+    model: state.model,
+    truncated,
+    toolCalls,
+    stopReason,
+    // The assistant turn exactly as the provider gave it (see the module comment).
+    continuation: { provider: ANTHROPIC_CONTINUATION, content: blocks } satisfies AnthropicContinuation,
+  };
+  if (!request.responseSchema) return completion;
+  if (answered) return { ...completion, text: JSON.stringify(answer), toolCalls: [], stopReason: truncated ? 'length' : 'end' };
+  // The model used another tool first (allowed beside tools): the loop goes on.
+  if (toolCalls.length > 0 || truncated || stopReason === 'refusal') return completion;
+  throw new ModelError('interrupted', `${settings.id}: the model answered without calling the ${ANSWER_TOOL_NAME} tool that carries the structured answer; billed, unusable`, state.usage);
+}
+
+// ---- the ladder ----
+
+/** A call cut after the 2xx status line: the rung is what the wire had said by then. */
+function severed(settings: CallSettings, state: WireState, cause: CutCause, redact: Redactor): ModelError {
+  const detail = cause.providerText ? `: ${redact(cause.providerText)}` : '';
+  const what = `${settings.id}: HTTP ${state.status} ${state.streamed ? 'stream' : 'response'} cut (${redact(cause.what)})`;
+  if (state.usage && state.began) return new ModelError('interrupted', `${what} after usage was reported${detail}; billed for what the wire said`, state.usage);
+  if (state.began) return new ModelError('unaccounted', `${what} after generation began, before any usage${detail}; it happened, the bill is unknown`);
+  return new ModelError('unavailable', `${what} before any output${detail}; safe to repeat`);
+}
+
+function oversized(settings: CallSettings, state: WireState, what: string): ModelError {
+  const message = `${settings.id}: HTTP ${state.status} response ${what} over the ${settings.maxResponseBytes}-byte cap; not read further`;
+  if (state.usage) return new ModelError('interrupted', `${message}; billed for the usage already reported`, state.usage);
+  return new ModelError('unaccounted', `${message}; it happened, the bill is unknown`);
+}
