@@ -104,7 +104,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       journal,
       agents: config.agents ?? loadAgents(config.dataDir),
       policy: config.policy ?? loadPolicy(config.dataDir),
-      providers: config.providers ?? loadProviders(),
+      providers: config.providers ?? loadProviders(process.env, { dataDir: config.dataDir }),
       tools: config.tools ?? builtinTools,
       toolContext: { workspace: workspaceOf(config.dataDir) },
       logger,

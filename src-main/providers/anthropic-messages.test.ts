@@ -172,7 +172,7 @@ describe('the provider and its request', () => {
       ask('ok', {
         messages: [
           { role: 'user', content: USER },
-          { role: 'assistant', content: 'ignored when a continuation is present', toolCalls: [{ id: 'x', name: 'y', arguments: {} }], continuation: { provider: 'anthropic', content: continuation } },
+          { role: 'assistant', content: 'ignored when a continuation is present', toolCalls: [{ id: 'x', name: 'y', arguments: {} }], continuation: { wire: 'anthropic-messages/1', turn: continuation } },
           { role: 'tool', toolCallId: 'toolu_9', name: 'lookup', content: 'z found' },
         ],
         tools: [{ name: 'lookup', description: 'd', inputSchema: { type: 'object' } }],
@@ -188,7 +188,7 @@ describe('the provider and its request', () => {
     const first = await p.complete(ask('thinking', { reasoningEffort: 'low' }));
     await p.complete(ask('ok', { reasoningEffort: 'low', messages: [{ role: 'user', content: USER }, { role: 'assistant', content: first.text, continuation: first.continuation }, { role: 'user', content: 'More.' }] }));
     const sent = (lastBody('ok').messages as { content: unknown }[])[1]!.content;
-    expect(sent).toEqual((first.continuation as { content: unknown }).content);
+    expect(sent).toEqual(first.continuation?.turn);
     expect(JSON.stringify(sent)).toContain(FAKE_SIGNATURE);
   });
 
@@ -213,7 +213,7 @@ describe('the provider and its request', () => {
     expect((await failure(p.complete(ask('ok', { tools, toolChoice: 'required', reasoningEffort: 'high' })), 'refused')).message).toContain('forced tool');
     await failure(p.complete(ask('ok', { responseSchema: { type: 'object' }, reasoningEffort: 'low' })), 'refused');
     expect((await failure(p.complete(ask('ok', { temperature: 0.2, reasoningEffort: 'low' })), 'refused')).message).toContain('temperature');
-    for (const continuation of [{ wire: 'openai-responses', output: [{ type: 'reasoning', id: 'rs_1' }] }, { provider: 'gemini', content: { role: 'model', parts: [] } }, [{ type: 'text', text: 'untagged' }], { provider: 'anthropic', content: [{ text: 'no type' }] }]) {
+    for (const continuation of [{ wire: 'openai-responses/1', turn: [{ type: 'reasoning', id: 'rs_1' }] }, { wire: 'gemini-generate-content/1', turn: { role: 'model', parts: [] } }, [{ type: 'text', text: 'untagged' }], { wire: 'anthropic-messages/1', turn: [{ text: 'no type' }] }, { provider: 'anthropic', content: [{ type: 'text', text: 'the old, pre-convention tag' }] }, { wire: 'anthropic-messages/0', turn: [{ type: 'text', text: 'another driver version' }] }]) {
       const foreign = { role: 'assistant' as const, content: '', continuation };
       expect((await failure(p.complete(ask('ok', { messages: [{ role: 'user', content: USER }, foreign] })), 'refused')).message).toContain('not an Anthropic turn');
     }
@@ -237,7 +237,7 @@ describe('the answer', () => {
         truncated: false,
         toolCalls: [],
         stopReason: 'end',
-        continuation: { provider: 'anthropic', content: [{ type: 'text', text: FAKE_TEXT }] },
+        continuation: { wire: 'anthropic-messages/1', turn: [{ type: 'text', text: FAKE_TEXT }] },
       });
       expect(lastBody('ok').stream).toBe(stream);
     });
@@ -246,8 +246,8 @@ describe('the answer', () => {
       const completion = await provider({ stream }).complete(ask('thinking', { reasoningEffort: 'medium' }));
       expect(completion.text).toBe(FAKE_TEXT);
       expect(completion.continuation).toEqual({
-        provider: 'anthropic',
-        content: [
+        wire: 'anthropic-messages/1',
+        turn: [
           { type: 'thinking', thinking: FAKE_THINKING_DELTAS.join(''), signature: FAKE_SIGNATURE },
           { type: 'text', text: FAKE_TEXT },
         ],
@@ -262,8 +262,8 @@ describe('the answer', () => {
       expect(completion.stopReason).toBe('tool_calls');
       expect(completion.text).toBe('Let me check.');
       expect(completion.continuation).toEqual({
-        provider: 'anthropic',
-        content: [
+        wire: 'anthropic-messages/1',
+        turn: [
           { type: 'text', text: 'Let me check.' },
           { type: 'tool_use', id: FAKE_TOOL_ID, name: 'get_weather', input: FAKE_TOOL_INPUT },
         ],

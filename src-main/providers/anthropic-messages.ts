@@ -38,8 +38,8 @@
  *
  * Continuation: the assistant's content array, verbatim (thinking blocks with their
  * signatures, redacted_thinking, tool_use), is Completion.continuation, tagged with the
- * provider as `{provider: 'anthropic', content: [...]}` (seed 002: provider-tagged opaque
- * state; a missing or wrong-provider state fails closed), and an assistant message carrying
+ * driver as the shared Continuation `{wire: 'anthropic-messages/1', turn: [...]}` (seed 002:
+ * provider-tagged opaque state; a missing or wrong-wire state fails closed, before dispatch), and an assistant message carrying
  * one is sent back as exactly that array. Anthropic verifies thinking
  * signatures on the next request; a driver that rebuilt the turn from text and tool calls
  * would drop them. Streaming, the array is reassembled from the deltas (text_delta,
@@ -58,6 +58,7 @@
 import { type Dispatcher, Agent } from 'undici';
 import {
   type Completion,
+  type Continuation,
   type ModelMessage,
   type ModelProvider,
   type ModelRequest,
@@ -67,6 +68,8 @@ import {
   type StopReason,
   type ToolCall,
   ModelError,
+  continuationOrigin,
+  isContinuationOf,
 } from '../runtime/model-provider';
 import {
   type Redactor,
@@ -332,18 +335,18 @@ function wireMessages(id: string, messages: readonly ModelMessage[]): WireTurn[]
 }
 
 /** The tag on this driver's continuation: another wire's turn is never sent here. */
-export const ANTHROPIC_CONTINUATION = 'anthropic';
+export const ANTHROPIC_CONTINUATION = ANTHROPIC_MESSAGES_DRIVER;
 
-/** This driver's continuation: the assistant content array, verbatim, tagged with the provider. */
-export interface AnthropicContinuation {
-  provider: typeof ANTHROPIC_CONTINUATION;
-  content: Record<string, unknown>[];
+/** This driver's continuation: the assistant content array, verbatim, tagged with the driver (see Continuation). */
+export interface AnthropicContinuation extends Continuation {
+  wire: typeof ANTHROPIC_CONTINUATION;
+  turn: Record<string, unknown>[];
 }
 
-/** The content of a continuation this driver produced; anything else (another provider's, a bare array) fails closed. */
+/** The content of a continuation this driver produced; anything else (another wire's, a bare array) fails closed. */
 function continuationContent(id: string, continuation: unknown): Record<string, unknown>[] {
-  if (isRecord(continuation) && continuation.provider === ANTHROPIC_CONTINUATION && isContentArray(continuation.content)) return continuation.content;
-  throw new ModelError('refused', `${id}: an assistant continuation that is not an Anthropic turn (from another provider?) cannot be sent back; refused rather than dropped or guessed`);
+  if (isContinuationOf(continuation, ANTHROPIC_CONTINUATION) && isContentArray(continuation.turn)) return continuation.turn;
+  throw new ModelError('refused', `${id}: an assistant continuation that is not an Anthropic turn${continuationOrigin(continuation)} cannot be sent back; refused rather than dropped or guessed`);
 }
 
 function isContentArray(value: unknown): value is Record<string, unknown>[] {
@@ -453,19 +456,25 @@ function takeEvent(state: WireState, event: Record<string, unknown>): CutCause |
   }
 }
 
+/**
+ * Appends a delta's text to a block's field. At module level, not a closure made per delta: this
+ * runs once per streamed token, and a closure per call (wrapped again by builds that keep
+ * function names) cost as much as the rest of the delta's handling (bench/providers.bench.ts).
+ */
+function appendTo(block: Record<string, unknown>, field: string, value: unknown): void {
+  if (typeof value === 'string') block[field] = (typeof block[field] === 'string' ? block[field] : '') + value;
+}
+
 function applyDelta(state: WireState, index: number, block: Record<string, unknown>, delta: Record<string, unknown>): void {
-  const append = (field: string, value: unknown) => {
-    if (typeof value === 'string') block[field] = (typeof block[field] === 'string' ? block[field] : '') + value;
-  };
   switch (delta.type) {
     case 'text_delta':
-      append('text', delta.text);
+      appendTo(block, 'text', delta.text);
       break;
     case 'thinking_delta':
-      append('thinking', delta.thinking);
+      appendTo(block, 'thinking', delta.thinking);
       break;
     case 'signature_delta':
-      append('signature', delta.signature);
+      appendTo(block, 'signature', delta.signature);
       break;
     case 'input_json_delta':
       if (typeof delta.partial_json === 'string') state.toolJson.set(index, (state.toolJson.get(index) ?? '') + delta.partial_json);
@@ -579,7 +588,7 @@ function finished(settings: CallSettings, state: WireState, request: ModelReques
     toolCalls,
     stopReason,
     // The assistant turn exactly as the provider gave it (see the module comment).
-    continuation: { provider: ANTHROPIC_CONTINUATION, content: blocks } satisfies AnthropicContinuation,
+    continuation: { wire: ANTHROPIC_CONTINUATION, turn: blocks } satisfies AnthropicContinuation,
   };
   if (!request.responseSchema) return completion;
   if (answered) return { ...completion, text: JSON.stringify(answer), toolCalls: [], stopReason: truncated ? 'length' : 'end' };

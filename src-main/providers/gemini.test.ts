@@ -194,9 +194,12 @@ describe('the provider and its wire', () => {
     await failure(provider().complete(ask('ok', { toolChoice: 'required' })), 'refused');
     const tools = [{ name: 'a', description: 'a', inputSchema: { type: 'object' } }];
     expect((await failure(provider().complete(ask('ok', { tools, toolChoice: { name: 'b' } })), 'refused')).message).toContain('not among the tools offered');
-    const foreign: ModelMessage = { role: 'assistant', content: 'x', continuation: { provider: 'anthropic', content: [{ type: 'thinking', signature: 's' }] } };
+    const foreign: ModelMessage = { role: 'assistant', content: 'x', continuation: { wire: 'anthropic-messages/1', turn: [{ type: 'thinking', signature: 's' }] } };
     const error = await failure(provider().complete(ask('ok', { messages: [{ role: 'user', content: USER }, foreign, { role: 'user', content: 'go on' }] })), 'refused');
     expect(error.message).toContain('not Gemini');
+    expect(error.message).toContain('(from anthropic-messages/1)');
+    const old: ModelMessage = { role: 'assistant', content: 'x', continuation: { provider: 'gemini', content: { role: 'model', parts: [] } } };
+    await failure(provider().complete(ask('ok', { messages: [{ role: 'user', content: USER }, old, { role: 'user', content: 'go on' }] })), 'refused');
     expect(fake.requests.length).toBe(before);
   });
 });
@@ -208,7 +211,7 @@ describe('answers', () => {
     model: FAKE_GEMINI_MODEL_VERSION,
     truncated: false,
     stopReason: 'end',
-    continuation: { provider: 'gemini', content: { role: 'model', parts: FAKE_GEMINI_DELTAS.map((text) => ({ text })) } },
+    continuation: { wire: 'gemini-generate-content/1', turn: { role: 'model', parts: FAKE_GEMINI_DELTAS.map((text) => ({ text })) } },
   };
 
   it('streaming: joins the chunks’ text, takes the last running usage and modelVersion, keeps the parts as they came', async () => {
@@ -227,7 +230,7 @@ describe('answers', () => {
       expect(completion.usage).toEqual({ inputTokens: 31, outputTokens: 9, reasoningTokens: 120 });
       // 31 x 0.3 + (9 + 120) x 2.5 = 331.8 -> 332 micro-units: thoughts billed once.
       expect(costOf(completion.usage, pricing)).toBe(332);
-      const parts = (completion.continuation as { content: { parts: Record<string, unknown>[] } }).content.parts;
+      const parts = (completion.continuation?.turn as { parts: Record<string, unknown>[] }).parts;
       expect(parts[0]).toEqual({ text: 'Weighing the invoice first.', thought: true });
       expect(parts[1]).toEqual({ text: 'Hello', thoughtSignature: FAKE_THOUGHT_SIGNATURE });
     }
@@ -286,7 +289,7 @@ describe('function calling and continuation', () => {
     // Same request, same answer, same ids: replay sees what the first run saw.
     expect((await provider({ stream: false }).complete(ask('tool-call', { tools }))).toolCalls).toEqual(first.toolCalls);
 
-    const firstParts = (first.continuation as { content: { parts: unknown[] } }).content.parts;
+    const firstParts = (first.continuation?.turn as { parts: unknown[] }).parts;
     const messages: ModelMessage[] = [
       { role: 'system', content: SYSTEM },
       { role: 'user', content: USER },

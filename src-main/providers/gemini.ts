@@ -64,7 +64,7 @@
  * - maxTokens -> `maxOutputTokens`, temperature -> `temperature`.
  *
  * Mapping (answer): candidates[0].content.parts, kept verbatim (and in arrival order when
- * streamed) as the continuation `{provider: 'gemini', content: {role: 'model', parts}}`; text is
+ * streamed) as the shared continuation `{wire: 'gemini-generate-content/1', turn: {role: 'model', parts}}`; text is
  * the non-thought text parts joined; functionCall parts become toolCalls. Gemini often gives a
  * call no id: the driver names it `call_<turn>_<index>` (turn = assistant turns already in the
  * request, index = the call's position in this answer), which is stable on replay because it is
@@ -84,7 +84,7 @@
  * message or a property of the provider; an error body that echoes it is scrubbed.
  */
 import { type Dispatcher, Agent } from 'undici';
-import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type StopReason, type ToolCall, type ToolDeclaration, ModelError } from '../runtime/model-provider';
+import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type StopReason, type ToolCall, type ToolDeclaration, ModelError, continuationOrigin, isContinuationOf } from '../runtime/model-provider';
 import {
   type Redactor,
   type ResponseBody,
@@ -133,10 +133,13 @@ export interface GeminiOptions {
 }
 
 /** The continuation this driver produces and accepts: Gemini's own model turn, verbatim. */
-export interface GeminiContinuation {
-  provider: 'gemini';
-  content: { role: 'model'; parts: unknown[] };
+export interface GeminiContinuation extends Continuation {
+  wire: typeof GEMINI_CONTINUATION;
+  turn: { role: 'model'; parts: unknown[] };
 }
+
+/** The tag on this driver's continuation (the driver id, see Continuation): another wire's turn is never sent here. */
+export const GEMINI_CONTINUATION = GEMINI_DRIVER;
 
 export function createGeminiProvider(options: GeminiOptions): ModelProvider {
   const id = options.id ?? 'gemini';
@@ -301,7 +304,7 @@ function contentsOf(id: string, messages: readonly ModelMessage[]): Record<strin
   const realIds = new Set<string>();
   for (const message of messages) {
     if (message.role !== 'assistant' || message.continuation === undefined) continue;
-    for (const part of continuationOf(id, message.continuation).content.parts) {
+    for (const part of continuationOf(id, message.continuation).turn.parts) {
       const call = isRecord(part) && isRecord(part.functionCall) ? part.functionCall : null;
       if (call && typeof call.id === 'string' && call.id) realIds.add(call.id);
     }
@@ -330,7 +333,7 @@ function contentsOf(id: string, messages: readonly ModelMessage[]): Record<strin
     }
     if (message.continuation !== undefined) {
       // Verbatim: the model's own turn, thought signatures and all, exactly as it came.
-      contents.push({ role: 'model', parts: continuationOf(id, message.continuation).content.parts });
+      contents.push({ role: 'model', parts: continuationOf(id, message.continuation).turn.parts });
       continue;
     }
     const parts: Record<string, unknown>[] = [];
@@ -343,10 +346,10 @@ function contentsOf(id: string, messages: readonly ModelMessage[]): Record<strin
 
 /** A continuation this driver produced, or a refusal: another provider's state fails closed. */
 function continuationOf(id: string, continuation: unknown): GeminiContinuation {
-  if (isRecord(continuation) && continuation.provider === 'gemini' && isRecord(continuation.content) && Array.isArray(continuation.content.parts)) {
-    return continuation as unknown as GeminiContinuation;
+  if (isContinuationOf(continuation, GEMINI_CONTINUATION) && isRecord(continuation.turn) && Array.isArray(continuation.turn.parts)) {
+    return continuation as GeminiContinuation;
   }
-  const from = isRecord(continuation) && typeof continuation.provider === 'string' ? ` (from ${continuation.provider.slice(0, 40)})` : '';
+  const from = continuationOrigin(continuation);
   throw new ModelError('refused', `${id}: an assistant turn carries a continuation that is not Gemini's${from}; it cannot be sent back to Gemini, nothing was sent`);
 }
 
@@ -572,7 +575,7 @@ function finished(settings: CallSettings, state: WireState, request: ModelReques
     stopReason,
   };
   if (toolCalls.length) completion.toolCalls = toolCalls;
-  if (state.parts.length) completion.continuation = { provider: 'gemini', content: { role: 'model', parts: state.parts } } satisfies GeminiContinuation;
+  if (state.parts.length) completion.continuation = { wire: GEMINI_CONTINUATION, turn: { role: 'model', parts: state.parts } } satisfies GeminiContinuation;
   return completion;
 }
 

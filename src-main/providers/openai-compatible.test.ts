@@ -12,7 +12,7 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelErrorKind, type ModelRequest, ModelError, costOf } from '../runtime/model-provider';
 import { type OpenAiCompatibleOptions, createOpenAiCompatibleProvider, retryAfterOf } from './openai-compatible';
-import { type FakeChatServer, FAKE_ANSWER, FAKE_LENGTH_ANSWER, FAKE_MODEL, startFakeChatServer } from '../../tests/doubles/fake-chat-server';
+import { type FakeChatServer, FAKE_ANSWER, FAKE_LENGTH_ANSWER, FAKE_MODEL, FAKE_TOOL_ARGS, FAKE_TOOL_ANSWER_PREFIX, FAKE_TOOL_USAGE, startFakeChatServer } from '../../tests/doubles/fake-chat-server';
 
 const API_KEY = 'sk-test-4f1c9a7e2b6d8053c1e9f7a2b4d6c8e0';
 const SYSTEM = 'You review supplier invoices for Harrow and Finch Holdings.';
@@ -146,6 +146,8 @@ describe('answers', () => {
       usage: { inputTokens: 21, outputTokens: 7, reasoningTokens: 0 },
       model: FAKE_MODEL,
       truncated: false,
+      toolCalls: [],
+      stopReason: 'end',
     });
   });
 
@@ -155,6 +157,8 @@ describe('answers', () => {
       usage: { inputTokens: 21, outputTokens: 7, reasoningTokens: 0 },
       model: FAKE_MODEL,
       truncated: false,
+      toolCalls: [],
+      stopReason: 'end',
     });
   });
 
@@ -165,6 +169,8 @@ describe('answers', () => {
         usage: { inputTokens: 21, outputTokens: 3, reasoningTokens: 0 },
         model: FAKE_MODEL,
         truncated: true,
+        toolCalls: [],
+        stopReason: 'length',
       });
     }
   });
@@ -353,6 +359,78 @@ describe('Retry-After', () => {
     expect(inAMinute).toBeLessThanOrEqual(60_000);
     expect(retryAfterOf({ 'retry-after': 'soon' })).toBeNull();
     expect(retryAfterOf({})).toBeNull();
+  });
+});
+
+const ECHO_TOOL = { name: 'peer__alpha__echo', description: 'Echoes text back.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
+
+describe('tools on the Chat Completions wire', () => {
+  it('sends tools, tool_choice, assistant tool_calls and tool results in the wire shapes', async () => {
+    const before = fake.requests.length;
+    await provider().complete(
+      ask('ok', {
+        tools: [ECHO_TOOL],
+        toolChoice: { name: 'peer__alpha__echo' },
+        messages: [
+          { role: 'user', content: USER },
+          { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'peer__alpha__echo', arguments: { text: 'hi' } }] },
+          { role: 'tool', toolCallId: 'call_1', name: 'peer__alpha__echo', content: '{"text":"hi"}' },
+        ],
+      }),
+    );
+    const body = fake.requests[before]!.body as Record<string, unknown>;
+    expect(body.tools).toEqual([{ type: 'function', function: { name: ECHO_TOOL.name, description: ECHO_TOOL.description, parameters: ECHO_TOOL.inputSchema } }]);
+    expect(body.tool_choice).toEqual({ type: 'function', function: { name: 'peer__alpha__echo' } });
+    expect(body.messages).toEqual([
+      { role: 'user', content: USER },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'peer__alpha__echo', arguments: '{"text":"hi"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"text":"hi"}' },
+    ]);
+    await provider().complete(ask('ok', { tools: [ECHO_TOOL], toolChoice: 'required' }));
+    expect((fake.requests.at(-1)!.body as Record<string, unknown>).tool_choice).toBe('required');
+    await provider().complete(ask('ok'));
+    expect(fake.requests.at(-1)!.body).not.toHaveProperty('tools');
+  });
+
+  for (const stream of [true, false]) {
+    it(`${stream ? 'streaming: assembles tool call deltas by index' : 'non-streaming: reads message.tool_calls'}; finish tool_calls is stopReason tool_calls, no continuation`, async () => {
+      const completion = await provider({ stream }).complete(ask('two-tool-calls', { tools: [ECHO_TOOL] }));
+      expect(completion.stopReason).toBe('tool_calls');
+      expect(completion.toolCalls).toHaveLength(2);
+      expect(completion.toolCalls![0]).toMatchObject({ name: ECHO_TOOL.name, arguments: FAKE_TOOL_ARGS });
+      expect(completion.toolCalls![1]).toMatchObject({ name: ECHO_TOOL.name, arguments: { text: 'second' } });
+      expect(completion.toolCalls![0]!.id).toMatch(/^call_fake_/);
+      expect(completion.toolCalls![0]!.id).not.toBe(completion.toolCalls![1]!.id);
+      expect(completion.usage).toEqual({ inputTokens: FAKE_TOOL_USAGE.prompt_tokens, outputTokens: FAKE_TOOL_USAGE.completion_tokens, reasoningTokens: 0 });
+      expect(completion.continuation).toBeUndefined();
+    });
+  }
+
+  it('a plain answer has no tool calls and stopReason end', async () => {
+    const completion = await provider().complete(ask('ok'));
+    expect(completion.toolCalls).toEqual([]);
+    expect(completion.stopReason).toBe('end');
+    const answered = await provider().complete(ask('tool-then-answer', { tools: [ECHO_TOOL], messages: [{ role: 'user', content: USER }, { role: 'tool', toolCallId: 'c', name: 'x', content: 'pong' }] }));
+    expect(answered.text).toBe(`${FAKE_TOOL_ANSWER_PREFIX}pong`);
+  });
+
+  for (const stream of [true, false]) {
+    it(`${stream ? 'streaming' : 'non-streaming'}: malformed tool arguments after usage: interrupted, billed, with a clear message`, async () => {
+      const error = await failure(provider({ stream }).complete(ask('bad-tool-args', { tools: [ECHO_TOOL] })), 'interrupted');
+      expect(error.message).toMatch(/arguments that are not valid JSON/);
+      expect(error.usage).toEqual({ inputTokens: FAKE_TOOL_USAGE.prompt_tokens, outputTokens: FAKE_TOOL_USAGE.completion_tokens, reasoningTokens: 0 });
+      expect(error.disposition).toBe('Landed');
+    });
+  }
+
+  it('a stream cut mid tool arguments, before usage: unaccounted (generation began)', async () => {
+    const error = await failure(provider().complete(ask('cut-mid-tool-args', { tools: [ECHO_TOOL] })), 'unaccounted');
+    expect(error.usage).toBeNull();
+    expect(error.disposition).toBe('Landed');
+  });
+
+  it('non-streaming, cut mid document that carries tool calls: unaccounted', async () => {
+    await failure(provider({ stream: false }).complete(ask('cut-mid-tool-args', { tools: [ECHO_TOOL] })), 'unaccounted');
   });
 });
 

@@ -50,7 +50,7 @@
  * `ModelRequest.stream` is therefore ignored here; the Completion is whole either way.
  */
 import { type Dispatcher, Agent } from 'undici';
-import { type Completion, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, ModelError } from '../runtime/model-provider';
+import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type ToolCall, ModelError } from '../runtime/model-provider';
 import {
   type Redactor,
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -156,6 +156,12 @@ interface WireState {
   model: string | null;
   finishReason: string | null;
   text: string[];
+  /**
+   * Tool calls being assembled. Streaming, the wire sends each call in pieces keyed by `index`
+   * (the id and name once, the arguments as string fragments), so they are gathered by index
+   * and parsed only when the answer is whole: a fragment is not JSON on its own.
+   */
+  toolCalls: Map<number, { id: string; name: string; args: string[] }>;
   done: boolean;
 }
 
@@ -188,7 +194,7 @@ async function complete(settings: CallSettings, request: ModelRequest, callerSig
     const status = response.statusCode;
     if (status < 200 || status >= 300) throw await statusError(id, response, redact, deadline, settings.maxResponseBytes);
 
-    const state: WireState = { status, streamed: false, bytes: 0, began: false, usage: null, model: null, finishReason: null, text: [], done: false };
+    const state: WireState = { status, streamed: false, bytes: 0, began: false, usage: null, model: null, finishReason: null, text: [], toolCalls: new Map(), done: false };
     const contentType = headerValue(response.headers['content-type']) ?? '';
     const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
     if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
@@ -206,14 +212,44 @@ async function complete(settings: CallSettings, request: ModelRequest, callerSig
 }
 
 function wireBody(request: ModelRequest, model: string, streaming: boolean): Record<string, unknown> {
+  const tools = request.tools ?? [];
   return {
     model,
-    messages: request.messages.map((message) => ({ role: message.role, content: message.content })),
+    messages: request.messages.map(wireMessage),
     max_tokens: request.maxTokens,
     temperature: request.temperature,
     stream: streaming,
     ...(streaming ? { stream_options: { include_usage: true } } : {}),
+    ...(tools.length
+      ? {
+          tools: tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })),
+          ...(request.toolChoice ? { tool_choice: wireToolChoice(request.toolChoice) } : {}),
+        }
+      : {}),
   };
+}
+
+/**
+ * One turn on the Chat Completions wire. This wire carries no opaque provider state (no signed
+ * thinking, no encrypted reasoning), so an assistant turn's `continuation` is not needed here and
+ * this driver never sets one; an assistant turn is rebuilt from its text and tool calls alone.
+ * Tool call arguments go back as the JSON string the wire uses.
+ */
+function wireMessage(message: ModelMessage): Record<string, unknown> {
+  if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  if (message.role === 'assistant' && message.toolCalls?.length) {
+    return {
+      role: 'assistant',
+      // The wire allows null content beside tool calls; an empty answer is sent as null.
+      content: message.content || null,
+      tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } })),
+    };
+  }
+  return { role: message.role, content: message.content };
+}
+
+function wireToolChoice(choice: NonNullable<ModelRequest['toolChoice']>): unknown {
+  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
 }
 
 function requestHeaders(settings: CallSettings): Record<string, string> {
@@ -261,7 +297,7 @@ async function readStream(settings: CallSettings, body: Dispatcher.ResponseData[
     if (!body.destroyed) body.destroy();
   }
   if (!state.done) throw severed(settings, state, { what: 'the stream ended without [DONE]' }, redact);
-  return finished(settings, state);
+  return finished(settings, state, redact);
 }
 
 function takeChunk(state: WireState, chunk: Record<string, unknown>): void {
@@ -280,6 +316,19 @@ function takeChunk(state: WireState, chunk: Record<string, unknown>): void {
   // Servers that stream reasoning text (vLLM, llama.cpp, DeepSeek: `reasoning_content`;
   // Ollama, OpenRouter: `reasoning`) prove generation began even before visible content.
   if (nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning) || (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)) state.began = true;
+  if (Array.isArray(delta.tool_calls)) {
+    for (const [position, piece] of delta.tool_calls.entries()) {
+      if (!isRecord(piece)) continue;
+      // `index` keys the call across chunks; a server that omits it sends one call per chunk position.
+      const index = isCount(piece.index) ? piece.index : position;
+      const call = state.toolCalls.get(index) ?? { id: '', name: '', args: [] };
+      const fn = isRecord(piece.function) ? piece.function : {};
+      if (typeof piece.id === 'string' && piece.id) call.id = piece.id;
+      if (typeof fn.name === 'string' && fn.name) call.name += fn.name;
+      if (typeof fn.arguments === 'string') call.args.push(fn.arguments);
+      state.toolCalls.set(index, call);
+    }
+  }
   if (typeof choice.finish_reason === 'string' && choice.finish_reason) {
     state.finishReason = choice.finish_reason;
     state.began = true;
@@ -319,11 +368,21 @@ async function readDocument(settings: CallSettings, body: Dispatcher.ResponseDat
     throw severed(settings, state, { what: 'an answer without a choice', providerText }, redact);
   }
   if (typeof message.content === 'string') state.text.push(message.content);
+  if (Array.isArray(message.tool_calls)) {
+    for (const [index, piece] of message.tool_calls.entries()) {
+      if (!isRecord(piece)) continue;
+      const fn = isRecord(piece.function) ? piece.function : {};
+      state.toolCalls.set(index, { id: typeof piece.id === 'string' ? piece.id : '', name: typeof fn.name === 'string' ? fn.name : '', args: [typeof fn.arguments === 'string' ? fn.arguments : ''] });
+    }
+  }
   if (typeof choice.finish_reason === 'string') state.finishReason = choice.finish_reason;
-  return finished(settings, state);
+  return finished(settings, state, redact);
 }
 
-function finished(settings: CallSettings, state: WireState): Completion {
+function finished(settings: CallSettings, state: WireState, redact: Redactor): Completion {
+  // Tool calls are parsed first: malformed arguments are a broken answer whatever the usage
+  // says, and the ladder (usage seen: interrupted, else unaccounted) names what it cost.
+  const toolCalls = toolCallsOf(settings, state, redact);
   if (!state.usage) {
     throw new ModelError(
       'unaccounted',
@@ -336,7 +395,44 @@ function finished(settings: CallSettings, state: WireState): Completion {
     model: state.model,
     // `length` is the documented cut; `content_filter` also stops an answer part way through.
     truncated: state.finishReason === 'length' || state.finishReason === 'content_filter',
+    toolCalls,
+    stopReason: stopReasonOf(state.finishReason, toolCalls.length > 0),
+    // No continuation: this wire has no opaque state to carry back (see wireMessage).
   };
+}
+
+/**
+ * The assembled calls in index order, arguments parsed. Arguments that are not a JSON object
+ * (a model that wrote broken JSON, a stream whose fragments do not join) are an error on the
+ * ladder: generation had begun, so `interrupted` with the usage if the wire reported it, else
+ * `unaccounted`; never `unavailable` (tokens were produced) and never a silently empty call.
+ */
+function toolCallsOf(settings: CallSettings, state: WireState, redact: Redactor): ToolCall[] {
+  const calls: ToolCall[] = [];
+  for (const index of [...state.toolCalls.keys()].sort((a, b) => a - b)) {
+    const call = state.toolCalls.get(index)!;
+    if (!call.name) throw severed(settings, state, { what: `tool call ${index} without a function name` }, redact);
+    const raw = call.args.join('');
+    let parsed: unknown;
+    try {
+      parsed = raw.trim() === '' ? {} : JSON.parse(raw);
+    } catch {
+      throw severed(settings, state, { what: `tool call ${index} (${call.name}) with arguments that are not valid JSON` }, redact);
+    }
+    if (!isRecord(parsed)) throw severed(settings, state, { what: `tool call ${index} (${call.name}) with arguments that are not a JSON object` }, redact);
+    calls.push({ id: call.id || `call_${index}`, name: call.name, arguments: parsed });
+  }
+  return calls;
+}
+
+function stopReasonOf(finish: string | null, calledTools: boolean): Completion['stopReason'] {
+  if (finish === 'tool_calls' || finish === 'function_call') return 'tool_calls';
+  if (finish === 'length') return 'length';
+  if (finish === 'content_filter') return 'refusal';
+  // Some servers (older Ollama, llama.cpp) send tool calls with finish `stop`: the calls decide.
+  if (calledTools) return 'tool_calls';
+  if (finish === 'stop') return 'end';
+  return 'other';
 }
 
 // ---- the ladder ----

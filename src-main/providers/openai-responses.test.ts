@@ -138,6 +138,10 @@ describe('the provider and its wire', () => {
     const error = await failure(provider().complete(foreign), 'refused');
     expect(error.message).toContain('continuation this wire did not produce');
     expect(error.disposition).toBe('DidNotHappen');
+    const tagged = ask('ok', { messages: [{ role: 'user', content: USER }, { role: 'assistant', content: '', continuation: { wire: 'anthropic-messages/1', turn: [{ type: 'text', text: 'x' }] } }] });
+    expect((await failure(provider().complete(tagged), 'refused')).message).toContain('(from anthropic-messages/1)');
+    const old = ask('ok', { messages: [{ role: 'user', content: USER }, { role: 'assistant', content: '', continuation: { wire: 'openai-responses', output: [{ type: 'message' }] } }] });
+    await failure(provider().complete(old), 'refused');
     expect(fake.requests.length).toBe(before);
   });
 
@@ -175,7 +179,7 @@ describe('answers', () => {
         toolCalls: [],
         stopReason: 'end',
       });
-      expect(completion.continuation).toMatchObject({ wire: OPENAI_RESPONSES_CONTINUATION, output: [{ type: 'message', id: 'msg_fake_1' }] });
+      expect(completion.continuation).toMatchObject({ wire: OPENAI_RESPONSES_CONTINUATION, turn: [{ type: 'message', id: 'msg_fake_1' }] });
     }
   });
 
@@ -191,7 +195,7 @@ describe('answers', () => {
       expect(costOf(completion.usage, pricing)).toBe(525);
       expect(completion.continuation).toEqual({
         wire: OPENAI_RESPONSES_CONTINUATION,
-        output: [
+        turn: [
           { id: 'rs_fake_1', type: 'reasoning', summary: [{ type: 'summary_text', text: '**Looking up the supplier**' }], encrypted_content: FAKE_ENCRYPTED },
           { id: 'fc_fake_1', type: 'function_call', status: 'completed', arguments: FAKE_ARGUMENTS, call_id: FAKE_CALL_ID, name: FAKE_TOOL_NAME },
         ],
@@ -218,7 +222,7 @@ describe('answers', () => {
     const input = lastBody().input as unknown[];
     expect(input).toEqual([
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: USER }] },
-      ...(turn.continuation as { output: unknown[] }).output,
+      ...(turn.continuation?.turn as unknown[]),
       { type: 'function_call_output', call_id: FAKE_CALL_ID, output: '{"rating":"A"}' },
       { type: 'function_call_output', call_id: 'call_other', output: 'Error: ledger offline' },
       { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Answer in one line.' }] },

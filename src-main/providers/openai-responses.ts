@@ -12,8 +12,8 @@
  *    keep their chain of thought across tool calls statelessly, every request asks for
  *    `include: ['reasoning.encrypted_content']`, and the response's output items (reasoning
  *    items with their encrypted_content, function_call items, messages) are returned as the
- *    Completion's `continuation`, exactly as they came, inside an envelope naming this wire
- *    (`{wire: 'openai-responses', output}`). The next request sends those items back as they
+ *    Completion's `continuation`, exactly as they came, inside the shared Continuation envelope naming this
+ *    driver (`{wire: 'openai-responses/1', turn: [...items]}`). The next request sends those items back as they
  *    were: a driver that rebuilt them would have nowhere to keep what it does not understand,
  *    and that is exactly what OpenAI needs returned. A continuation from another wire (or none
  *    of the expected shape) fails closed: refused before dispatch, never guessed at.
@@ -56,7 +56,7 @@
  * events were): event names and the response object follow it; unknown events are ignored.
  */
 import { type Dispatcher, Agent } from 'undici';
-import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type StopReason, type ToolCall, ModelError } from '../runtime/model-provider';
+import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type StopReason, type ToolCall, ModelError, continuationOrigin, isContinuationOf } from '../runtime/model-provider';
 import {
   type Redactor,
   type ResponseBody,
@@ -80,7 +80,7 @@ import {
 export const OPENAI_RESPONSES_DRIVER = 'openai-responses/1';
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 /** The tag on this driver's continuation: another wire's turn is never sent here. */
-export const OPENAI_RESPONSES_CONTINUATION = 'openai-responses';
+export const OPENAI_RESPONSES_CONTINUATION = OPENAI_RESPONSES_DRIVER;
 /** The name given to the native structured-output format (OpenAI requires one). */
 const SCHEMA_NAME = 'answer';
 const WHO = 'openai-responses';
@@ -108,9 +108,9 @@ export interface OpenAiResponsesOptions {
 }
 
 /** This driver's continuation: the response's output items, verbatim, tagged with the wire. */
-export interface OpenAiResponsesContinuation {
+export interface OpenAiResponsesContinuation extends Continuation {
   wire: typeof OPENAI_RESPONSES_CONTINUATION;
-  output: Record<string, unknown>[];
+  turn: Record<string, unknown>[];
 }
 
 export function createOpenAiResponsesProvider(options: OpenAiResponsesOptions = {}): ModelProvider {
@@ -286,10 +286,10 @@ function inputOf(id: string, messages: readonly ModelMessage[]): { instructions:
 
 /** The items of a continuation this wire produced, as they were; anything else fails closed. */
 function continuationItems(id: string, continuation: unknown): Record<string, unknown>[] {
-  if (isRecord(continuation) && continuation.wire === OPENAI_RESPONSES_CONTINUATION && Array.isArray(continuation.output) && continuation.output.every(isRecord)) {
-    return continuation.output;
+  if (isContinuationOf(continuation, OPENAI_RESPONSES_CONTINUATION) && Array.isArray(continuation.turn) && continuation.turn.every(isRecord)) {
+    return continuation.turn as Record<string, unknown>[];
   }
-  throw new ModelError('refused', `${id}: an assistant turn carries a continuation this wire did not produce (another provider's, or damaged); refusing rather than guessing at it`);
+  throw new ModelError('refused', `${id}: an assistant turn carries a continuation this wire did not produce${continuationOrigin(continuation)} (another provider's, or damaged); refusing rather than guessing at it`);
 }
 
 /**
@@ -477,7 +477,7 @@ function finished(settings: CallSettings, state: WireState, response: Record<str
   else if (refusals.length > 0 && text.length === 0) stopReason = 'refusal';
   else stopReason = 'end';
 
-  const continuation: OpenAiResponsesContinuation = { wire: OPENAI_RESPONSES_CONTINUATION, output };
+  const continuation: OpenAiResponsesContinuation = { wire: OPENAI_RESPONSES_CONTINUATION, turn: output };
   return {
     // A refusal is the model's answer in words; stopReason says it is one.
     text: text.length > 0 ? text.join('') : refusals.join(''),

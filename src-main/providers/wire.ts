@@ -272,14 +272,18 @@ export class SseParser {
   private event = '';
 
   push(text: string): SseEvent[] {
-    this.buffer += text;
+    const buffer = this.buffer + text;
     const out: SseEvent[] = [];
+    // Scanned by index and cut once at the end: re-slicing the rest of the buffer for every line
+    // made a chunk of n lines cost O(n²), and this runs for every streamed token.
+    let start = 0;
     let newline: number;
-    while ((newline = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, newline).replace(/\r$/, '');
-      this.buffer = this.buffer.slice(newline + 1);
-      this.line(line, out);
+    while ((newline = buffer.indexOf('\n', start)) >= 0) {
+      const end = newline > start && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+      this.line(buffer.slice(start, end), out);
+      start = newline + 1;
     }
+    this.buffer = start === 0 ? buffer : buffer.slice(start);
     return out;
   }
 

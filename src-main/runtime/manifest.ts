@@ -15,6 +15,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
+import { modelToolName, parseToolRef } from './model-tools';
 
 const Name = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'a lowercase name: letters, digits and dashes, starting with a letter');
 const Template = z.string();
@@ -32,7 +33,27 @@ export type Grant = z.infer<typeof GrantSchema>;
 const StepBase = { as: Name.optional() };
 
 export const StepSchema = z.union([
-  z.object({ ...StepBase, model: z.object({ provider: z.string().min(1).default('local'), model: z.string().optional(), prompt: Template, system: Template.optional(), maxTokens: z.number().int().min(1).max(32_000).default(256) }).strict() }).strict(),
+  z
+    .object({
+      ...StepBase,
+      model: z
+        .object({
+          provider: z.string().min(1).default('local'),
+          model: z.string().optional(),
+          prompt: Template,
+          system: Template.optional(),
+          maxTokens: z.number().int().min(1).max(32_000).default(256),
+          /**
+           * Tools the model may call, each its own governed effect under its own grant:
+           * `peer:<id>/<skill>`, `mcp:<server>/<tool>` (see model-tools.ts).
+           */
+          tools: z.array(z.string().regex(/^(peer|mcp|agent):[^/\s]+\/[^/\s]+$|^agent:[^/\s]+$/, 'a tool as peer:<id>/<skill>, mcp:<server>/<tool> or agent:<name>')).optional(),
+          /** The bound on the tool loop: model turns, default 8 (DEFAULT_MAX_TURNS), at most 32. */
+          maxTurns: z.number().int().min(1, 'maxTurns must be between 1 and 32').max(32, 'maxTurns must be between 1 and 32').optional(),
+        })
+        .strict(),
+    })
+    .strict(),
   z.object({ ...StepBase, tool: z.object({ name: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
   z.object({ ...StepBase, pay: z.object({ amount: z.union([z.number().positive(), Template]), currency: z.string().min(3).max(8), payee: Template }).strict() }).strict(),
   z.object({ ...StepBase, input: z.object({ prompt: Template }).strict() }).strict(),
@@ -42,13 +63,22 @@ export const StepSchema = z.union([
 ]);
 export type Step = z.infer<typeof StepSchema>;
 
+/**
+ * A run's ceilings. Money may be given as `maxCostUsd` (dollars, as people write them) or as
+ * `maxCostMicros` (the integer micro-units every record holds); the dollars are converted, rounded
+ * down so the ceiling never allows more than was written. Both at once is refused: two numbers
+ * for one ceiling would have to disagree to be worth writing.
+ */
 export const BudgetSchema = z
   .object({
     maxEffects: z.number().int().min(1).optional(),
     maxTokens: z.number().int().min(1).optional(),
     maxCostMicros: z.number().int().min(0).optional(),
+    maxCostUsd: z.number().finite().min(0).max(1_000_000_000).optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => b.maxCostUsd === undefined || b.maxCostMicros === undefined, { message: 'give maxCostUsd or maxCostMicros, not both', path: ['maxCostUsd'] })
+  .transform(({ maxCostUsd, ...rest }) => (maxCostUsd === undefined ? rest : { ...rest, maxCostMicros: Math.floor(Math.round(maxCostUsd * 1e9) / 1e3) }));
 
 export const ManifestSchema = z
   .object({
@@ -100,6 +130,7 @@ export function compileAgent(raw: unknown, source: string): LoadedAgent {
   manifest.steps.forEach((step, index) => {
     const need = grantNeeded(step);
     if (need && !granted.has(need)) throw new ManifestError(`${source}: steps.${index}: needs the grant ${need}, which the manifest does not give`);
+    if ('model' in step) checkModelTools(manifest, step.model.tools ?? [], `${source}: steps.${index}`);
     if ('peer' in step) {
       const grant = manifest.grants.find((g) => g.kind === 'peer' && g.name === step.peer.name) as { skills: string[] } | undefined;
       if (grant && !grant.skills.includes(step.peer.skill)) {
@@ -115,6 +146,35 @@ export function compileAgent(raw: unknown, source: string): LoadedAgent {
       return (validate.errors ?? []).map((e) => `input${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'}`);
     },
   };
+}
+
+/**
+ * A model step's tools, checked at load: each needs its grant exactly as the step form would
+ * (`peer:<id>` listing the skill; `mcp:<server>/<tool>`), and no two may reach the model under
+ * one name (names are sanitised to [a-zA-Z0-9_-]{1,64}, so distinct references can collide; a
+ * collision would let the model's call land on a tool other than the one it chose).
+ */
+function checkModelTools(manifest: Manifest, tools: readonly string[], where: string): void {
+  const byName = new Map<string, string>();
+  for (const ref of tools) {
+    const tool = parseToolRef(ref);
+    if (tool.kind === 'agent') {
+      throw new ManifestError(`${where}: tool ${ref}: agent tools (a child run) are not supported yet; offer the agent's work as a peer skill or an MCP tool`);
+    }
+    if (tool.kind === 'peer') {
+      const grant = manifest.grants.find((g) => g.kind === 'peer' && g.name === tool.peer) as { skills: string[] } | undefined;
+      if (!grant) throw new ManifestError(`${where}: tool ${ref} needs the grant peer:${tool.peer}, which the manifest does not give`);
+      if (!grant.skills.includes(tool.skill)) throw new ManifestError(`${where}: tool ${ref}: the peer grant allows only ${grant.skills.join(', ')}`);
+    } else if (!manifest.grants.some((g) => g.kind === 'mcp' && g.name === `${tool.server}/${tool.tool}`)) {
+      throw new ManifestError(`${where}: tool ${ref} needs the grant mcp:${tool.server}/${tool.tool}, which the manifest does not give`);
+    }
+    const name = modelToolName(tool);
+    const previous = byName.get(name);
+    if (previous !== undefined) {
+      throw new ManifestError(`${where}: tools ${previous} and ${ref} are ambiguous: both reach the model as ${name}`);
+    }
+    byName.set(name, ref);
+  }
 }
 
 /** The grant a step's effect needs, as `kind:name`; null for steps that are not effects. */

@@ -32,6 +32,13 @@ export interface McpToolCaller {
    * tool can have run (see protocols/mcp/client/mcp-client-pool.ts for the rules).
    */
   callTool(server: string, tool: string, args: Record<string, unknown>, at: EffectAt): Promise<{ result: unknown; provenance: string }>;
+  /**
+   * The tool as the server lists it (description and inputSchema), for offering it to a model;
+   * null when the server does not list it. Optional: a caller without it offers a permissive
+   * object schema. A read, not an effect: what it returns enters the model request, so a
+   * server that changed its schema shows up on replay as divergence of the model effect.
+   */
+  describeTool?(server: string, tool: string): Promise<{ description?: string; inputSchema: Record<string, unknown> } | null>;
 }
 
 /** What the journal and the run hold in place of a result too large to keep. */

@@ -111,8 +111,8 @@ export interface Completion {
   /** Calls the model asked for (empty when it answered in text). */
   toolCalls?: ToolCall[];
   stopReason?: StopReason;
-  /** The provider's own assistant turn, verbatim, for the next request (see ModelMessage). */
-  continuation?: unknown;
+  /** The provider's own assistant turn, verbatim, for the next request (see ModelMessage and Continuation). */
+  continuation?: Continuation;
 }
 
 /**
@@ -131,10 +131,48 @@ export interface ProviderProfile {
   defaultModel?: string;
 }
 
-/** Price per million tokens, in micro-units of currency (so 1 USD per Mtok = 1,000,000). */
+/**
+ * Price per million tokens, in micro-units of currency (so 1 USD per Mtok = 1,000,000).
+ * Cache rates, when absent, fall back to the input rate: over-billing a cached token is the
+ * safe error, pricing it as free is not (see costOf).
+ */
 export interface Pricing {
   inputPerMTokMicros: number;
   outputPerMTokMicros: number;
+  cacheReadPerMTokMicros?: number;
+  cacheWritePerMTokMicros?: number;
+}
+
+/**
+ * The one continuation convention every driver uses. `wire` is the id of the driver that
+ * produced it (its profile's `driver`, e.g. `anthropic-messages/1`); `turn` is the provider's own
+ * assistant turn, verbatim and opaque (Anthropic's content array with signed thinking blocks,
+ * OpenAI's Responses output items with encrypted reasoning, Gemini's model Content with thought
+ * signatures). One shape rather than three accommodations (seed 002): a driver that normalised
+ * the turn would have nowhere to keep what it does not understand, and that is exactly what the
+ * next request must return. A driver receiving another wire's continuation refuses before
+ * dispatch (fails closed): sending it would be a guess, dropping it would silently lose state.
+ * The wire includes the driver version, so a driver whose turn shape changes bumps its version
+ * and old continuations are refused rather than misread.
+ */
+export interface Continuation {
+  wire: string;
+  turn: unknown;
+}
+
+/** Whether `value` is a Continuation at all (any wire). */
+export function isContinuation(value: unknown): value is Continuation {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { wire?: unknown }).wire === 'string' && 'turn' in value;
+}
+
+/** Whether `value` is a Continuation produced by the driver `wire`. */
+export function isContinuationOf(value: unknown, wire: string): value is Continuation {
+  return isContinuation(value) && value.wire === wire;
+}
+
+/** For an error message: which wire a foreign continuation came from, bounded; '' when untagged. */
+export function continuationOrigin(value: unknown): string {
+  return isContinuation(value) ? ` (from ${value.wire.slice(0, 40)})` : '';
 }
 
 export type ModelErrorKind = 'refused' | 'unavailable' | 'interrupted' | 'unaccounted';
@@ -160,17 +198,55 @@ export class ModelError extends Error {
 export interface ModelProvider {
   readonly id: string;
   readonly profile: ProviderProfile;
+  /** The provider-wide price: the fallback when no per-model price is known (see pricingFor). */
   readonly pricing: Pricing;
+  /**
+   * The price of one model (from resources/prices.json and the user's override), or null when
+   * the model has no price: then a call's spend is marked unaccounted, never counted as free.
+   * Absent: every model is priced at `pricing`.
+   */
+  pricingFor?(model: string): Pricing | null;
   complete(request: ModelRequest, signal?: AbortSignal): Promise<Completion>;
+}
+
+/**
+ * How each provider is configured: the variables that turn it on (the first is what an error
+ * tells a person to set). Keys are transport credentials: they go to the driver, which puts them
+ * in one header and nowhere else (never the profile, the journal, a message or a log).
+ */
+export const PROVIDER_SETUP: Readonly<Record<string, { variable: string; what: string }>> = {
+  anthropic: { variable: 'AGENTPLANE_ANTHROPIC_API_KEY', what: 'Anthropic Messages' },
+  openai: { variable: 'AGENTPLANE_OPENAI_API_KEY', what: 'OpenAI Responses' },
+  chat: { variable: 'AGENTPLANE_OPENAI_BASE_URL', what: 'an OpenAI-compatible chat-completions server (Ollama, llama.cpp, vLLM)' },
+  'openai-compatible': { variable: 'AGENTPLANE_OPENAI_BASE_URL', what: 'an OpenAI-compatible chat-completions server (alias of chat)' },
+  gemini: { variable: 'AGENTPLANE_GEMINI_API_KEY', what: 'Google Gemini' },
+};
+
+/** A clear refusal for a provider a manifest names but the plane has not configured. */
+export function unconfiguredProviderMessage(agent: string, provider: string): string {
+  const setup = PROVIDER_SETUP[provider];
+  if (!setup) return `agent ${agent} uses provider ${provider}, which is not a known provider (known: local, ${Object.keys(PROVIDER_SETUP).join(', ')})`;
+  return `agent ${agent} uses provider ${provider}, which is not configured: set ${setup.variable}`;
 }
 
 export const ZERO_USAGE: ModelUsage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
 
-/** Cost in micro-units for a usage under a pricing, rounded up: never bill less than consumed. */
+/**
+ * Cost in micro-units for a usage under a pricing, rounded up once over the sum: never bill
+ * less than consumed. Reasoning is billed as output (it is, by every provider); cache reads
+ * and writes at their own rates, falling back to the input rate when the pricing has none.
+ */
 export function costOf(usage: ModelUsage, pricing: Pricing): number {
   const input = usage.inputTokens * pricing.inputPerMTokMicros;
   const output = (usage.outputTokens + usage.reasoningTokens) * pricing.outputPerMTokMicros;
-  return Math.ceil((input + output) / 1_000_000);
+  const cacheRead = (usage.cacheReadTokens ?? 0) * (pricing.cacheReadPerMTokMicros ?? pricing.inputPerMTokMicros);
+  const cacheWrite = (usage.cacheWriteTokens ?? 0) * (pricing.cacheWritePerMTokMicros ?? pricing.inputPerMTokMicros);
+  return Math.ceil((input + output + cacheRead + cacheWrite) / 1_000_000);
+}
+
+/** The price for `model` on `provider`: per model where the provider has a price book, else provider-wide; null: unpriced. */
+export function pricingOf(provider: Pick<ModelProvider, 'pricing' | 'pricingFor'>, model: string): Pricing | null {
+  return provider.pricingFor ? provider.pricingFor(model) : provider.pricing;
 }
 
 const MAX_ERROR_TEXT = 200;

@@ -23,7 +23,7 @@ import { scanWholeJournal } from '../journal/journal-workers';
 import { PlaneError } from '../base/plane-error';
 import type { Logger } from '../base/logger';
 import { errorFields } from '../base/logger';
-import type { ModelProvider } from './model-provider';
+import { type ModelProvider, unconfiguredProviderMessage } from './model-provider';
 import type { LoadedAgent } from './manifest';
 import { grantNeeded } from './manifest';
 import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
@@ -172,9 +172,8 @@ export class Runtime {
       }
       for (const step of agent.manifest.steps) {
         const need = grantNeeded(step);
-        if (need?.startsWith('model:') && !this.options.providers.has(need.slice('model:'.length))) {
-          problems.push(`agent ${agent.manifest.name} uses model provider ${need.slice(6)}, which is not configured`);
-        }
+        // A model provider that is not configured is refused at run admission (start), not here:
+        // a plane without an Anthropic key still runs every agent that does not need one.
         if (need?.startsWith('tool:') && !this.options.tools.has(need.slice('tool:'.length))) {
           problems.push(`agent ${agent.manifest.name} uses tool ${need.slice(5)}, which does not exist`);
         }
@@ -233,6 +232,15 @@ export class Runtime {
     const program = this.programs.get(request.agent);
     if (!program) {
       throw new PlaneError(ErrorCode.NotFound, request.agent.startsWith('skill:') ? `no skill named ${request.agent.slice(6)}` : `no agent named ${request.agent} (see \`agentplane agents list\`)`);
+    }
+    // Every model provider the agent's steps name must be configured, checked before anything
+    // is journaled: the person learns which variable to set now, not when the step is reached
+    // halfway through a run that has already spent.
+    const agent = this.agents.get(request.agent);
+    for (const step of agent?.manifest.steps ?? []) {
+      if ('model' in step && !this.options.providers.has(step.model.provider)) {
+        throw new PlaneError(ErrorCode.BadRequest, unconfiguredProviderMessage(request.agent, step.model.provider));
+      }
     }
     const errors = program.validateInput(request.input);
     if (errors.length > 0) throw new PlaneError(ErrorCode.BadRequest, `input for ${request.agent} does not match its schema: ${errors.join('; ')}`);

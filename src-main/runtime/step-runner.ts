@@ -13,6 +13,7 @@ import { render, TemplateError } from './template';
 import type { Tool, ToolContext } from './tools';
 import { callPeer, type PeerCaller } from './peer-effect';
 import { callMcpTool, type McpToolCaller } from './mcp-effect';
+import { DEFAULT_MAX_TURNS, runModelWithTools } from './model-tools';
 
 export interface StepDeps {
   providers: ReadonlyMap<string, ModelProvider>;
@@ -37,7 +38,10 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
       { role: 'user' as const, content: String(r(step.model.prompt)) },
     ];
     // No model named: the provider's default, which its profile (and so the effect key) records.
-    const completion = await callModel(cx, provider, { model: step.model.model ?? '', messages, maxTokens: step.model.maxTokens });
+    const request = { model: step.model.model ?? '', messages, maxTokens: step.model.maxTokens };
+    // With tools: the bounded loop, every turn and every call its own effect (model-tools.ts).
+    if (step.model.tools?.length) return runModelWithTools(cx, provider, request, step.model.tools, step.model.maxTurns ?? DEFAULT_MAX_TURNS, deps);
+    const completion = await callModel(cx, provider, request);
     return completion;
   }
   if ('tool' in step) {

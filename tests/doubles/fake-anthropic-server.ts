@@ -74,6 +74,8 @@ export const FAKE_ANTHROPIC_BEHAVIOURS = [
   'hang',
   /** A streamed answer of FAKE_ANTHROPIC_OVERSIZE_BYTES of text. */
   'oversized',
+  /** One text block of FAKE_LONG_DELTAS.length text_delta events, end_turn (bench/providers.bench.ts). */
+  'long-stream',
 ] as const;
 export type FakeAnthropicBehaviour = (typeof FAKE_ANTHROPIC_BEHAVIOURS)[number];
 
@@ -91,6 +93,8 @@ export const FAKE_START_USAGE = { input_tokens: 25, cache_creation_input_tokens:
 /** message_delta's cumulative output_tokens. */
 export const FAKE_OUTPUT_TOKENS = 15;
 export const FAKE_ANTHROPIC_OVERSIZE_BYTES = 64 * 1024;
+/** `long-stream`'s deltas: a long answer of short text deltas, as a model streams token by token (the driver benchmark). */
+export const FAKE_LONG_DELTAS: readonly string[] = Array.from({ length: 2000 }, (_, i) => (i === 0 ? 'Token' : ` t${i % 100}`));
 
 export interface RecordedAnthropicRequest {
   method: string;
@@ -172,6 +176,8 @@ function scriptOf(behaviour: FakeAnthropicBehaviour, body: Record<string, unknow
     }
     case 'refusal':
       return { blocks: [text(['I cannot help with that.'])], stop: 'refusal', outputTokens: 6 };
+    case 'long-stream':
+      return { blocks: [text([...FAKE_LONG_DELTAS])], stop: 'end_turn', outputTokens: FAKE_LONG_DELTAS.length };
     case 'malformed-tool-json':
       return { blocks: [tool('get_weather', ['{"location": ', '"San Fra'])], stop: 'tool_use', outputTokens: FAKE_OUTPUT_TOKENS };
     default:

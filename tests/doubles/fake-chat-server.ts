@@ -55,6 +55,20 @@ export const FAKE_BEHAVIOURS = [
   'oversized',
   /** A body of FAKE_OVERSIZE_BYTES with Content-Length declared. */
   'oversized-declared',
+  /** Like `ok`, with FAKE_LONG_DELTAS.length content chunks (bench/providers.bench.ts). */
+  'long-stream',
+  /** Calls the first offered tool with FAKE_TOOL_ARGS (streamed: id and name once, arguments in fragments), finish `tool_calls`. */
+  'tool-call',
+  /** Like `tool-call` until the last message is a `tool` result; then answers FAKE_TOOL_ANSWER_PREFIX + that result's content. */
+  'tool-then-answer',
+  /** Two calls to the first offered tool in one answer (indexes 0 and 1, interleaved when streamed). */
+  'two-tool-calls',
+  /** Calls a tool nobody offered: `no_such_tool`. */
+  'unknown-tool',
+  /** A tool call whose arguments are not JSON, then finish and usage. */
+  'bad-tool-args',
+  /** Streaming: a tool call whose argument fragments stop half way, then the socket is destroyed (no usage). */
+  'cut-mid-tool-args',
 ] as const;
 export type FakeBehaviour = (typeof FAKE_BEHAVIOURS)[number];
 
@@ -66,6 +80,11 @@ export const FAKE_USAGE = { prompt_tokens: 21, completion_tokens: 7, total_token
 export const FAKE_LENGTH_USAGE = { prompt_tokens: 21, completion_tokens: 3, total_tokens: 24 } as const;
 export const FAKE_REASONING_USAGE = { prompt_tokens: 21, completion_tokens: 30, total_tokens: 51, completion_tokens_details: { reasoning_tokens: 23 } } as const;
 export const FAKE_OVERSIZE_BYTES = 64 * 1024;
+export const FAKE_TOOL_ARGS = { text: 'ping from the model', count: 2 } as const;
+export const FAKE_TOOL_USAGE = { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52 } as const;
+export const FAKE_TOOL_ANSWER_PREFIX = 'The tool said: ';
+/** `long-stream`'s deltas: a long answer of short text deltas, as a model streams token by token (the driver benchmark). */
+export const FAKE_LONG_DELTAS: readonly string[] = Array.from({ length: 2000 }, (_, i) => (i === 0 ? 'Token' : ` t${i % 100}`));
 
 export interface RecordedChatRequest {
   method: string;
@@ -86,6 +105,7 @@ export interface FakeChatServer {
 interface ChatBody {
   model?: unknown;
   messages?: unknown;
+  tools?: unknown;
   stream?: unknown;
   stream_options?: { include_usage?: unknown };
 }
@@ -143,8 +163,9 @@ async function answer(behaviour: FakeBehaviour, x: Exchange): Promise<unknown> {
     case 'ok':
     case 'length':
     case 'reasoning':
-    case 'no-usage': {
-      const deltas = behaviour === 'length' ? FAKE_ANSWER_DELTAS.slice(0, 3) : FAKE_ANSWER_DELTAS;
+    case 'no-usage':
+    case 'long-stream': {
+      const deltas = behaviour === 'length' ? FAKE_ANSWER_DELTAS.slice(0, 3) : behaviour === 'long-stream' ? FAKE_LONG_DELTAS : FAKE_ANSWER_DELTAS;
       const finish = behaviour === 'length' ? 'length' : 'stop';
       const usage = behaviour === 'no-usage' ? null : behaviour === 'length' ? FAKE_LENGTH_USAGE : behaviour === 'reasoning' ? FAKE_REASONING_USAGE : FAKE_USAGE;
       if (!x.streaming) return completionDocument(x.id, deltas.join(''), finish, usage);
@@ -209,6 +230,37 @@ async function answer(behaviour: FakeBehaviour, x: Exchange): Promise<unknown> {
     case 'hang':
       reply.hijack();
       return reply;
+    case 'tool-then-answer': {
+      const messages = Array.isArray(x.body.messages) ? (x.body.messages as Record<string, unknown>[]) : [];
+      const last = messages[messages.length - 1];
+      if (last?.role === 'tool') {
+        const text = FAKE_TOOL_ANSWER_PREFIX + String(last.content);
+        if (!x.streaming) return completionDocument(x.id, text, 'stop', FAKE_USAGE);
+        const raw = hijackStream(reply);
+        writeFrames(raw, [roleChunk(x.id), contentChunk(x.id, text), finishChunk(x.id, 'stop'), ...(x.withUsage ? [usageChunk(x.id, FAKE_USAGE)] : [])]);
+        raw.end('data: [DONE]\n\n');
+        return reply;
+      }
+      return toolAnswer(x, [{ name: firstToolName(x.body), args: argsFor(x.body) }]);
+    }
+    case 'tool-call':
+      return toolAnswer(x, [{ name: firstToolName(x.body), args: argsFor(x.body) }]);
+    case 'two-tool-calls':
+      return toolAnswer(x, [
+        { name: firstToolName(x.body), args: argsFor(x.body) },
+        { name: firstToolName(x.body), args: JSON.stringify({ text: 'second' }) },
+      ]);
+    case 'unknown-tool':
+      return toolAnswer(x, [{ name: 'no_such_tool', args: '{}' }]);
+    case 'bad-tool-args':
+      return toolAnswer(x, [{ name: firstToolName(x.body), args: '{"text": "unterminated' }]);
+    case 'cut-mid-tool-args': {
+      if (!x.streaming) return cutDocument(x, FAKE_TOOL_USAGE, (json) => json.slice(0, Math.floor(json.length / 2)));
+      const raw = hijackStream(reply);
+      const args = JSON.stringify(FAKE_TOOL_ARGS);
+      writeFrames(raw, [roleChunk(x.id), toolChunk(x.id, 0, 'call_fake_0', firstToolName(x.body), ''), toolChunk(x.id, 0, undefined, undefined, args.slice(0, 8))], () => raw.socket?.destroy());
+      return reply;
+    }
     case 'oversized':
     case 'oversized-declared': {
       const filler = 'x'.repeat(1024);
@@ -232,6 +284,55 @@ async function answer(behaviour: FakeBehaviour, x: Exchange): Promise<unknown> {
       return reply;
     }
   }
+}
+
+/**
+ * Arguments for the first offered tool: FAKE_TOOL_ARGS, unless its schema requires properties,
+ * then each required property set to FAKE_TOOL_ARGS.text (so an MCP tool such as `echo`, which
+ * requires `message`, accepts the call).
+ */
+function argsFor(body: ChatBody): string {
+  const tools = Array.isArray(body.tools) ? (body.tools as { function?: { parameters?: { required?: unknown } } }[]) : [];
+  const required = tools[0]?.function?.parameters?.required;
+  if (!Array.isArray(required) || required.length === 0) return JSON.stringify(FAKE_TOOL_ARGS);
+  return JSON.stringify(Object.fromEntries(required.map((name) => [String(name), FAKE_TOOL_ARGS.text])));
+}
+
+/** The name of the first tool the request offered (`no_tools_offered` when none). */
+function firstToolName(body: ChatBody): string {
+  const tools = Array.isArray(body.tools) ? (body.tools as { function?: { name?: unknown } }[]) : [];
+  const name = tools[0]?.function?.name;
+  return typeof name === 'string' ? name : 'no_tools_offered';
+}
+
+/**
+ * An answer that calls tools, finish `tool_calls`, content null. Non-streaming: `message.tool_calls`
+ * with whole argument strings. Streaming, as OpenAI sends it: the first delta of each call has its
+ * index, id, type and name with empty arguments, then argument fragments keyed by index only;
+ * calls interleave when there are several.
+ */
+function toolAnswer(x: Exchange, calls: { name: string; args: string }[]): unknown {
+  const ids = calls.map((_, i) => `call_fake_${x.id.replace(/\D/g, '')}_${i}`);
+  if (!x.streaming) {
+    const document = completionDocument(x.id, '', 'tool_calls', FAKE_TOOL_USAGE);
+    (document.choices as Record<string, unknown>[])[0]!.message = {
+      role: 'assistant',
+      content: null,
+      tool_calls: calls.map((call, i) => ({ id: ids[i], type: 'function', function: { name: call.name, arguments: call.args } })),
+    };
+    return document;
+  }
+  const frames: object[] = [roleChunk(x.id)];
+  calls.forEach((call, i) => frames.push(toolChunk(x.id, i, ids[i], call.name, '')));
+  for (let at = 0; calls.some((call) => at < call.args.length); at += 5) {
+    calls.forEach((call, i) => {
+      if (at < call.args.length) frames.push(toolChunk(x.id, i, undefined, undefined, call.args.slice(at, at + 5)));
+    });
+  }
+  const raw = hijackStream(x.reply);
+  writeFrames(raw, [...frames, finishChunk(x.id, 'tool_calls'), ...(x.withUsage ? [usageChunk(x.id, FAKE_TOOL_USAGE)] : [])]);
+  raw.end('data: [DONE]\n\n');
+  return x.reply;
 }
 
 // ---- wire shapes ----
@@ -258,6 +359,8 @@ function chunk(id: string, choices: unknown[], extra: Record<string, unknown> = 
 
 const roleChunk = (id: string) => chunk(id, [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]);
 const contentChunk = (id: string, content: string) => chunk(id, [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }]);
+const toolChunk = (id: string, index: number, callId: string | undefined, name: string | undefined, args: string) =>
+  chunk(id, [{ index: 0, delta: { tool_calls: [{ index, ...(callId ? { id: callId, type: 'function' } : {}), function: { ...(name ? { name } : {}), arguments: args } }] }, logprobs: null, finish_reason: null }]);
 const finishChunk = (id: string, finish: string) => chunk(id, [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }]);
 /** With include_usage, the last chunk before [DONE] has empty choices and the usage. */
 const usageChunk = (id: string, usage: object) => chunk(id, [], { usage });

@@ -76,6 +76,8 @@ export const FAKE_GEMINI_BEHAVIOURS = [
   'hang',
   /** A body of FAKE_GEMINI_OVERSIZE_BYTES. */
   'oversized',
+  /** FAKE_LONG_DELTAS.length chunks of one text part each, running usage, finish STOP on the last (bench/providers.bench.ts). */
+  'long-stream',
 ] as const;
 export type FakeGeminiBehaviour = (typeof FAKE_GEMINI_BEHAVIOURS)[number];
 
@@ -84,6 +86,8 @@ export const FAKE_GEMINI_DELTAS = ['Hello', ' from the', ' fake Gemini.'];
 export const FAKE_GEMINI_ANSWER = FAKE_GEMINI_DELTAS.join('');
 export const FAKE_THOUGHT_SIGNATURE = 'CiQB0e2Kb7fake+thought/signature==';
 export const FAKE_GEMINI_OVERSIZE_BYTES = 64 * 1024;
+/** `long-stream`'s deltas: a long answer of short text deltas, as a model streams token by token (the driver benchmark). */
+export const FAKE_LONG_DELTAS: readonly string[] = Array.from({ length: 2000 }, (_, i) => (i === 0 ? 'Token' : ` t${i % 100}`));
 /** Final usage of `ok` (and of every whole answer unless stated). */
 export const FAKE_GEMINI_USAGE = { promptTokenCount: 31, candidatesTokenCount: 9, totalTokenCount: 40 } as const;
 
@@ -199,6 +203,8 @@ function script(behaviour: FakeGeminiBehaviour): Chunk[] {
       ];
     case 'malformed-call':
       return [{ finishReason: 'MALFORMED_FUNCTION_CALL', finishMessage: 'Malformed function call: call:lookup_invoice{number:', usage: running(14) }];
+    case 'long-stream':
+      return FAKE_LONG_DELTAS.map((text, i) => ({ parts: [{ text }], usage: running(i + 1), ...(i === FAKE_LONG_DELTAS.length - 1 ? { finishReason: 'STOP' } : {}) }));
     case 'end-without-finish':
       return FAKE_GEMINI_DELTAS.slice(0, 2).map((text, i) => ({ parts: [{ text }], usage: running(2 * (i + 1)) }));
     default:
@@ -241,7 +247,8 @@ async function answer(behaviour: FakeGeminiBehaviour, x: Exchange, responseId: s
     case 'length':
     case 'safety':
     case 'malformed-call':
-    case 'end-without-finish': {
+    case 'end-without-finish':
+    case 'long-stream': {
       const chunks = script(behaviour);
       if (!x.streaming) return documentOf(chunks, responseId);
       const raw = hijackStream(reply);

@@ -67,6 +67,8 @@ export const FAKE_RESPONSES_BEHAVIOURS = [
   'hang',
   /** Answers one JSON document even when asked to stream. */
   'ignores-stream',
+  /** Like `ok`, with FAKE_LONG_DELTAS.length output_text deltas (bench/providers.bench.ts). */
+  'long-stream',
 ] as const;
 export type FakeResponsesBehaviour = (typeof FAKE_RESPONSES_BEHAVIOURS)[number];
 
@@ -102,6 +104,8 @@ export const FAKE_CALL_ID = 'call_fake_7Hq2';
 export const FAKE_TOOL_NAME = 'lookup_supplier';
 export const FAKE_ARGUMENT_DELTAS = ['{"sup', 'plier":', ' "Kestrel', ' Foundry", ', '"year": 2025}'];
 export const FAKE_ARGUMENTS = FAKE_ARGUMENT_DELTAS.join('');
+/** `long-stream`'s deltas: a long answer of short text deltas, as a model streams token by token (the driver benchmark). */
+export const FAKE_LONG_DELTAS: readonly string[] = Array.from({ length: 2000 }, (_, i) => (i === 0 ? 'Token' : ` t${i % 100}`));
 
 export interface RecordedResponsesRequest {
   method: string;
@@ -166,13 +170,15 @@ async function answer(behaviour: FakeResponsesBehaviour, x: Exchange): Promise<u
   const { reply, id } = x;
   switch (behaviour) {
     case 'ok':
-    case 'no-usage': {
+    case 'no-usage':
+    case 'long-stream': {
       const usage = behaviour === 'no-usage' ? null : FAKE_TEXT_USAGE;
-      const items = textItems(FAKE_TEXT);
+      const deltas = behaviour === 'long-stream' ? FAKE_LONG_DELTAS : FAKE_TEXT_DELTAS;
+      const items = textItems(deltas.join(''));
       if (!x.streaming) return responseObject(id, 'completed', items, usage);
       const stream = new EventStream(hijackStream(reply));
       stream.opening(id);
-      stream.textItem(0, FAKE_TEXT_DELTAS);
+      stream.textItem(0, deltas);
       stream.send('response.completed', { response: responseObject(id, 'completed', items, usage) });
       stream.end();
       return reply;

@@ -19,7 +19,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** The call an effect names, or null when it is not an MCP call (or not one this build can read). */
 export function readMcpCall(effect: unknown, request: unknown): McpCall | null {
-  if (effect !== 'mcp' || !isObject(request)) return null;
+  // A model step's lookup of a tool's schema (`describe: true`) is an MCP effect but not a call.
+  if (effect !== 'mcp' || !isObject(request) || request.describe === true) return null;
   const { server, tool } = request;
   if (typeof server !== 'string' || typeof tool !== 'string') return null;
   return { server, tool, arguments: request.arguments ?? {} };

@@ -377,6 +377,21 @@ export class McpClientPool implements McpToolCaller {
 
   // ---- reads (not effects: for the CLI, the UI and tests) ----
 
+  /** The tool as the server lists it (connecting if needed), for a model step offering it; null when not listed. */
+  async describeTool(server: string, tool: string): Promise<{ description?: string; inputSchema: Record<string, unknown> } | null> {
+    const connection = this.connection(server);
+    const deadline = new Deadline(this.deadlineMs);
+    try {
+      const client = await this.ensure(connection, deadline);
+      // Listings are read on connect(); a connection opened by a call has none yet.
+      if (!connection.tools) await this.refreshListings(connection, client, deadline);
+    } finally {
+      deadline.dispose();
+    }
+    const found = (connection.tools ?? []).find((t) => t.name === tool);
+    return found ? { ...(found.description ? { description: found.description } : {}), inputSchema: found.inputSchema ?? { type: 'object' } } : null;
+  }
+
   async readResource(server: string, uri: string): Promise<unknown> {
     return this.request(server, `resources/read ${uri}`, (client, options) => client.readResource({ uri }, options));
   }

@@ -1,0 +1,153 @@
+/**
+ * Tool calling in a model step: a bounded loop in which every model turn and every tool call
+ * is its own governed effect.
+ *
+ * - Each model turn is one `model` effect through callModel; its request carries the tools
+ *   offered and the whole conversation so far (assistant turns with their tool calls and
+ *   continuation, tool results), so the effect's key covers all of it: a resumed run that
+ *   reaches the same turn with the same conversation gets the journaled answer back, and one
+ *   that reaches it with a different conversation is divergence, not a quiet reuse.
+ * - Each tool call goes through the path a step of that kind takes (callPeer, callMcpTool):
+ *   the same grant (`peer:<id>` listing the skill, `mcp:<server>/<tool>`), approvals, budget
+ *   and journal record. A tool call is never performed on the model's word alone: the model
+ *   picks among the tools the manifest declared, and each of those was checked against its
+ *   grant at load (manifest.ts).
+ * - The loop is bounded by the step's maxTurns (default 8, at most 32): a model still calling
+ *   tools after that many turns fails the step, naming the bound.
+ * - A call to a name nobody declared is not an effect: the model gets a `tool` result with
+ *   isError saying the tool does not exist, and the loop goes on (within maxTurns).
+ * - A tool that fails (an EffectFailure: refused, errored, not reachable) is reported to the
+ *   model as an isError result, as the failure was journaled; suspensions (an approval), denials
+ *   and cancellations are not failures and propagate, so a run waiting for a person stops
+ *   mid-loop and, resumed, replays every journaled turn and call without repeating any.
+ * - The assistant turn goes back verbatim, continuation included (opaque provider state, see
+ *   model-provider.ts): a driver that needs it finds it where it put it.
+ *
+ * `agent:<name>` (a child run) is not implemented: the manifest refuses it at load.
+ */
+import { callModel } from './model-effect';
+import type { Completion, ModelMessage, ModelProvider, ModelRequest, ToolDeclaration } from './model-provider';
+import { callMcpTool, type McpToolCaller } from './mcp-effect';
+import { callPeer, type PeerCaller } from './peer-effect';
+import type { RunContext } from './run-context';
+import { EffectFailure } from './run-signals';
+import { NO_SPEND } from '../../src-shared/vocabulary/spend';
+
+export const DEFAULT_MAX_TURNS = 8;
+export const MAX_TURNS_LIMIT = 32;
+
+export type ToolRef =
+  | { kind: 'peer'; ref: string; peer: string; skill: string }
+  | { kind: 'mcp'; ref: string; server: string; tool: string }
+  | { kind: 'agent'; ref: string; name: string };
+
+/** `peer:<id>/<skill>`, `mcp:<server>/<tool>` or `agent:<name>`; anything else is a TypeError. */
+export function parseToolRef(ref: string): ToolRef {
+  const match = /^(peer|mcp|agent):([^/\s]+)(?:\/([^/\s]+))?$/.exec(ref);
+  if (!match) throw new TypeError(`not a tool reference: ${ref}`);
+  const [, kind, first, second] = match as unknown as [string, string, string, string | undefined];
+  if (kind === 'agent' && second === undefined) return { kind, ref, name: first };
+  if (second === undefined) throw new TypeError(`not a tool reference: ${ref} (expected ${kind}:<a>/<b>)`);
+  if (kind === 'peer') return { kind, ref, peer: first, skill: second };
+  if (kind === 'mcp') return { kind, ref, server: first, tool: second };
+  throw new TypeError(`not a tool reference: ${ref}`);
+}
+
+/**
+ * The name the model sees: `<kind>__<a>__<b>`, every character outside [a-zA-Z0-9_-] replaced
+ * by `_`, cut to 64 (what every provider accepts). Distinct references can therefore collide;
+ * the manifest refuses a step whose tools do (an ambiguous name would route a call elsewhere).
+ */
+export function modelToolName(tool: ToolRef): string {
+  const parts = tool.kind === 'peer' ? [tool.peer, tool.skill] : tool.kind === 'mcp' ? [tool.server, tool.tool] : [tool.name];
+  return [tool.kind, ...parts].join('__').replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+}
+
+export interface ToolLoopDeps {
+  peers?: PeerCaller;
+  mcp?: McpToolCaller;
+}
+
+/** What the model is offered for one tool: name, description and input schema. */
+async function declare(cx: RunContext, tool: ToolRef, deps: ToolLoopDeps): Promise<ToolDeclaration> {
+  const name = modelToolName(tool);
+  if (tool.kind === 'mcp') {
+    // The server's own schema where it can be read; it enters the model request (the key). The
+    // lookup is journaled like any effect (no grant of its own: it reads, it acts on nothing,
+    // so it never asks a person), so a resumed run replays the schema the model was offered
+    // rather than needing the server up, or quietly offering a changed one.
+    const caller = deps.mcp;
+    const listed = caller?.describeTool
+      ? ((await cx.effect({
+          effect: 'mcp',
+          name: `schema:${tool.server}/${tool.tool}`,
+          request: { server: tool.server, tool: tool.tool, describe: true },
+          destination: caller.destinationOf(tool.server),
+          grant: null,
+          estimate: NO_SPEND,
+          perform: async () => ({ result: (await caller.describeTool!(tool.server, tool.tool)) ?? null, spend: NO_SPEND, provenance: `mcp:${tool.server}` }),
+        })) as { description?: string; inputSchema?: Record<string, unknown> } | null)
+      : null;
+    return { name, description: listed?.description ?? `MCP tool ${tool.tool} of the server ${tool.server}`, inputSchema: listed?.inputSchema ?? { type: 'object' } };
+  }
+  if (tool.kind === 'peer') return { name, description: `The skill ${tool.skill} of the peer ${tool.peer}`, inputSchema: { type: 'object' } };
+  throw new EffectFailure('NoAgentTools', `tool ${tool.ref}: agent tools are not supported`, 'DidNotHappen');
+}
+
+async function perform(cx: RunContext, tool: ToolRef, args: Record<string, unknown>, deps: ToolLoopDeps): Promise<unknown> {
+  if (tool.kind === 'peer') {
+    if (!deps.peers) throw new EffectFailure('NoPeers', 'this plane hosts no peers', 'DidNotHappen');
+    return callPeer(cx, deps.peers, tool.peer, tool.skill, args);
+  }
+  if (tool.kind === 'mcp') {
+    if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');
+    return callMcpTool(cx, deps.mcp, tool.server, tool.tool, args);
+  }
+  throw new EffectFailure('NoAgentTools', `tool ${tool.ref}: agent tools are not supported`, 'DidNotHappen');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Runs the loop and returns the model's last completion (the one without tool calls).
+ * Deterministic given the journaled answers, which is what makes replay repeat nothing.
+ */
+export async function runModelWithTools(
+  cx: RunContext,
+  provider: ModelProvider,
+  request: ModelRequest,
+  refs: readonly string[],
+  maxTurns: number,
+  deps: ToolLoopDeps,
+): Promise<Completion> {
+  const tools = refs.map(parseToolRef);
+  const byName = new Map(tools.map((tool) => [modelToolName(tool), tool]));
+  const declarations: ToolDeclaration[] = [];
+  for (const tool of tools) declarations.push(await declare(cx, tool, deps));
+  const messages: ModelMessage[] = [...request.messages];
+  for (let turn = 1; turn <= maxTurns; turn++) {
+    const completion = await callModel(cx, provider, { ...request, messages: [...messages], tools: declarations });
+    const calls = completion.toolCalls ?? [];
+    if (calls.length === 0) return completion;
+    messages.push({ role: 'assistant', content: completion.text, toolCalls: calls, ...(completion.continuation !== undefined ? { continuation: completion.continuation } : {}) });
+    for (const call of calls) {
+      const tool = byName.get(call.name);
+      if (!tool) {
+        messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `There is no tool named ${call.name}. The tools are: ${[...byName.keys()].join(', ')}.`, isError: true });
+        continue;
+      }
+      const args = isObject(call.arguments) ? call.arguments : {};
+      try {
+        const result = await perform(cx, tool, args, deps);
+        messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: JSON.stringify(result ?? null) });
+      } catch (error) {
+        // Only a failed effect is the model's business; a suspension, denial or cancellation is the run's.
+        if (!(error instanceof EffectFailure)) throw error;
+        messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `The tool failed (${error.code}): ${error.message}`, isError: true });
+      }
+    }
+  }
+  throw new EffectFailure('ModelMaxTurns', `the model was still calling tools after maxTurns (${maxTurns}) turns; raise maxTurns in the step (at most ${MAX_TURNS_LIMIT}) or narrow the task`, 'Landed');
+}
