@@ -55,7 +55,7 @@
  * and the forced-tool schema mode), streaming mode and default model. Never the key, never
  * the timeout. The key lives in this closure and the x-api-key header only.
  */
-import { type Dispatcher, Agent } from 'undici';
+import type { Dispatcher } from 'undici';
 import {
   type Completion,
   type Continuation,
@@ -72,6 +72,11 @@ import {
   isContinuationOf,
 } from '../runtime/model-provider';
 import {
+  type CallSettings,
+  type CutCause,
+  callSettings,
+  oversizedError,
+  severedError,
   type Redactor,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
@@ -136,34 +141,24 @@ export function createAnthropicProvider(options: AnthropicOptions): ModelProvide
     label: options.label ?? `Anthropic Messages at ${baseUrl}`,
     ...(options.model ? { defaultModel: options.model } : {}),
   };
-  let dispatcher = options.dispatcher;
-  const settings: CallSettings = {
-    id,
-    url: `${baseUrl}/v1/messages`,
-    streaming,
-    timeoutMs,
-    maxResponseBytes,
-    defaultModel: options.model ?? '',
-    apiKey,
-    dispatcher: () => (dispatcher ??= new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs })),
-  };
+  const settings = callSettings(
+    {
+      id,
+      url: `${baseUrl}/v1/messages`,
+      streaming,
+      timeoutMs,
+      maxResponseBytes,
+      defaultModel: options.model ?? '',
+      apiKey,
+    },
+    options.dispatcher,
+  );
   return {
     id,
     profile,
     pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
     complete: (request, signal) => complete(settings, request, signal),
   };
-}
-
-interface CallSettings {
-  id: string;
-  url: string;
-  streaming: boolean;
-  timeoutMs: number;
-  maxResponseBytes: number;
-  defaultModel: string;
-  apiKey: string;
-  dispatcher: () => Dispatcher;
 }
 
 /** What the body said so far: the ladder reads it when the call is cut. */
@@ -186,8 +181,6 @@ interface WireState {
   brokenBlocks: Set<number>;
   done: boolean;
 }
-
-type CutCause = { what: string; providerText?: string };
 
 async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
   const { id } = settings;
@@ -224,7 +217,7 @@ async function complete(settings: CallSettings, request: ModelRequest, callerSig
     const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
     if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
       response.body.destroy();
-      throw oversized(settings, state, `declares ${declared} bytes,`);
+      throw oversizedError(settings, state, `declares ${declared} bytes,`);
     }
     const contentType = headerValue(response.headers['content-type']) ?? '';
     if (settings.streaming && contentType.includes('text/event-stream')) await readStream(settings, response.body, state, redact, deadline);
@@ -376,21 +369,21 @@ async function readStream(settings: CallSettings, body: Dispatcher.ResponseData[
       try {
         event = JSON.parse(data);
       } catch {
-        throw severed(settings, state, { what: 'a malformed stream event' }, redact);
+        throw severedError(settings, state, { what: 'a malformed stream event' }, redact, USAGE_BEFORE_OUTPUT);
       }
-      if (!isRecord(event)) throw severed(settings, state, { what: 'a stream event that is not an object' }, redact);
+      if (!isRecord(event)) throw severedError(settings, state, { what: 'a stream event that is not an object' }, redact, USAGE_BEFORE_OUTPUT);
       const cause = takeEvent(state, event);
-      if (cause) throw severed(settings, state, cause, redact);
+      if (cause) throw severedError(settings, state, cause, redact, USAGE_BEFORE_OUTPUT);
       if (state.done) break;
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
-    if (error instanceof ResponseTooLarge) throw oversized(settings, state, 'grew');
-    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+    if (error instanceof ResponseTooLarge) throw oversizedError(settings, state, 'grew');
+    throw severedError(settings, state, { what: deadline.describe(error) }, redact, USAGE_BEFORE_OUTPUT);
   } finally {
     if (!body.destroyed) body.destroy();
   }
-  if (!state.done) throw severed(settings, state, { what: 'the stream ended without message_stop' }, redact);
+  if (!state.done) throw severedError(settings, state, { what: 'the stream ended without message_stop' }, redact, USAGE_BEFORE_OUTPUT);
 }
 
 /** One event of the Messages stream; a returned cause cuts the call. Unknown events are ignored (the API may add some). */
@@ -516,28 +509,28 @@ async function readDocument(settings: CallSettings, body: Dispatcher.ResponseDat
       state.bytes += piece.length;
       // One JSON document: its first byte is the first sign the server produced an answer.
       state.began = true;
-      if (state.bytes > settings.maxResponseBytes) throw oversized(settings, state, 'grew');
+      if (state.bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
       chunks.push(piece);
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
-    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+    throw severedError(settings, state, { what: deadline.describe(error) }, redact, USAGE_BEFORE_OUTPUT);
   } finally {
     if (!body.destroyed) body.destroy();
   }
-  if (state.bytes === 0) throw severed(settings, state, { what: 'an empty body' }, redact);
+  if (state.bytes === 0) throw severedError(settings, state, { what: 'an empty body' }, redact, USAGE_BEFORE_OUTPUT);
   let document: unknown;
   try {
     document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    throw severed(settings, state, { what: 'a body that is not JSON' }, redact);
+    throw severedError(settings, state, { what: 'a body that is not JSON' }, redact, USAGE_BEFORE_OUTPUT);
   }
-  if (!isRecord(document)) throw severed(settings, state, { what: 'a JSON body that is not an object' }, redact);
+  if (!isRecord(document)) throw severedError(settings, state, { what: 'a JSON body that is not an object' }, redact, USAGE_BEFORE_OUTPUT);
   if (isRecord(document.usage)) takeUsage(state, document.usage);
   if (typeof document.model === 'string' && document.model) state.model = document.model;
   if (!isContentArray(document.content)) {
     const providerText = document.error !== undefined ? anthropicErrorText(JSON.stringify(document)) : undefined;
-    throw severed(settings, state, { what: 'an answer without a content array', providerText }, redact);
+    throw severedError(settings, state, { what: 'an answer without a content array', providerText }, redact, USAGE_BEFORE_OUTPUT);
   }
   state.blocks = document.content.map((block) => ({ ...block }));
   if (typeof document.stop_reason === 'string') state.stopReason = document.stop_reason;
@@ -563,7 +556,7 @@ function finished(settings: CallSettings, state: WireState, request: ModelReques
   const truncated = stopReason === 'length';
   // A tool's JSON cut by max_tokens is truncation (readable, not whole); anywhere else it is a broken answer.
   if (state.brokenTool !== null && !truncated) {
-    throw severed(settings, state, { what: `malformed JSON arguments for tool ${JSON.stringify(state.brokenTool)}` }, redact);
+    throw severedError(settings, state, { what: `malformed JSON arguments for tool ${JSON.stringify(state.brokenTool)}` }, redact, USAGE_BEFORE_OUTPUT);
   }
   const blocks = state.blocks.filter((block): block is Record<string, unknown> => isRecord(block));
   const text: string[] = [];
@@ -599,17 +592,6 @@ function finished(settings: CallSettings, state: WireState, request: ModelReques
 
 // ---- the ladder ----
 
-/** A call cut after the 2xx status line: the rung is what the wire had said by then. */
-function severed(settings: CallSettings, state: WireState, cause: CutCause, redact: Redactor): ModelError {
-  const detail = cause.providerText ? `: ${redact(cause.providerText)}` : '';
-  const what = `${settings.id}: HTTP ${state.status} ${state.streamed ? 'stream' : 'response'} cut (${redact(cause.what)})`;
-  if (state.usage && state.began) return new ModelError('interrupted', `${what} after usage was reported${detail}; billed for what the wire said`, state.usage);
-  if (state.began) return new ModelError('unaccounted', `${what} after generation began, before any usage${detail}; it happened, the bill is unknown`);
-  return new ModelError('unavailable', `${what} before any output${detail}; safe to repeat`);
-}
+/** message_start reports usage before the first token: usage alone is not proof of generation. */
+const USAGE_BEFORE_OUTPUT = true;
 
-function oversized(settings: CallSettings, state: WireState, what: string): ModelError {
-  const message = `${settings.id}: HTTP ${state.status} response ${what} over the ${settings.maxResponseBytes}-byte cap; not read further`;
-  if (state.usage) return new ModelError('interrupted', `${message}; billed for the usage already reported`, state.usage);
-  return new ModelError('unaccounted', `${message}; it happened, the bill is unknown`);
-}

@@ -83,9 +83,13 @@
  * The key lives in this closure and the request header only: never in the URL, the profile, a
  * message or a property of the provider; an error body that echoes it is scrubbed.
  */
-import { type Dispatcher, Agent } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type StopReason, type ToolCall, type ToolDeclaration, ModelError, continuationOrigin, isContinuationOf } from '../runtime/model-provider';
 import {
+  type CallSettings,
+  callSettings,
+  oversizedError,
+  severedError,
   type Redactor,
   type ResponseBody,
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -157,35 +161,24 @@ export function createGeminiProvider(options: GeminiOptions): ModelProvider {
     label: options.label ?? `Google Gemini at ${baseUrl}`,
     ...(options.model ? { defaultModel: options.model } : {}),
   };
-  let dispatcher = options.dispatcher;
-  const settings: CallSettings = {
-    id,
-    baseUrl,
-    streaming,
-    timeoutMs,
-    maxResponseBytes,
-    defaultModel: options.model ?? '',
-    apiKey,
-    // Created on first use: an idle Agent holds no sockets, and an unused provider costs nothing.
-    dispatcher: () => (dispatcher ??= new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs })),
-  };
+  const settings = callSettings(
+    {
+      id,
+      url: baseUrl,
+      streaming,
+      timeoutMs,
+      maxResponseBytes,
+      defaultModel: options.model ?? '',
+      apiKey,
+    },
+    options.dispatcher,
+  );
   return {
     id,
     profile,
     pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
     complete: (request, signal) => complete(settings, request, signal),
   };
-}
-
-interface CallSettings {
-  id: string;
-  baseUrl: string;
-  streaming: boolean;
-  timeoutMs: number;
-  maxResponseBytes: number;
-  defaultModel: string;
-  apiKey: string;
-  dispatcher: () => Dispatcher;
 }
 
 /** What the body said so far: the ladder reads it when the call is cut. */
@@ -204,8 +197,6 @@ interface WireState {
   parts: Record<string, unknown>[];
 }
 
-type CutCause = { what: string; providerText?: string };
-
 async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
   const { id } = settings;
   const model = (request.model || settings.defaultModel).replace(/^models\//, '');
@@ -217,7 +208,7 @@ async function complete(settings: CallSettings, request: ModelRequest, callerSig
   if (callerSignal?.aborted) throw new ModelError('unavailable', `${id}: cancelled by the caller before dispatch`);
 
   const action = settings.streaming ? 'streamGenerateContent?alt=sse' : 'generateContent';
-  const url = `${settings.baseUrl}/models/${encodeURIComponent(model)}:${action}`;
+  const url = `${settings.url}/models/${encodeURIComponent(model)}:${action}`;
   const redact = redactorFor(request, settings.apiKey);
   const deadline = new Deadline(settings.timeoutMs, callerSignal);
   try {
@@ -249,7 +240,7 @@ async function complete(settings: CallSettings, request: ModelRequest, callerSig
     const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
     if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
       response.body.destroy();
-      throw oversized(settings, state, `declares ${declared} bytes,`);
+      throw oversizedError(settings, state, `declares ${declared} bytes,`);
     }
     const contentType = headerValue(response.headers['content-type']) ?? '';
     // A server asked to stream may still answer with one JSON document: read what it sent.
@@ -459,23 +450,23 @@ async function readStream(settings: CallSettings, body: ResponseBody, state: Wir
       try {
         chunk = JSON.parse(event.data);
       } catch {
-        throw severed(settings, state, { what: 'a malformed stream chunk' }, redact);
+        throw severedError(settings, state, { what: 'a malformed stream chunk' }, redact);
       }
-      if (!isRecord(chunk)) throw severed(settings, state, { what: 'a stream chunk that is not an object' }, redact);
+      if (!isRecord(chunk)) throw severedError(settings, state, { what: 'a stream chunk that is not an object' }, redact);
       if (chunk.error !== undefined && chunk.error !== null) {
-        throw severed(settings, state, { what: 'an error event mid-stream', providerText: googleErrorText(event.data) }, redact);
+        throw severedError(settings, state, { what: 'an error event mid-stream', providerText: googleErrorText(event.data) }, redact);
       }
       takeResponse(state, chunk);
     }
   } catch (error) {
     state.bytes = meter.bytes;
     if (error instanceof ModelError) throw error;
-    if (error instanceof ResponseTooLarge) throw oversized(settings, state, 'grew');
-    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+    if (error instanceof ResponseTooLarge) throw oversizedError(settings, state, 'grew');
+    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
   } finally {
     if (!body.destroyed) body.destroy();
   }
-  if (!state.finishReason && !state.blockReason) throw severed(settings, state, { what: 'the stream ended without a finishReason' }, redact);
+  if (!state.finishReason && !state.blockReason) throw severedError(settings, state, { what: 'the stream ended without a finishReason' }, redact);
 }
 
 async function readDocument(settings: CallSettings, body: ResponseBody, state: WireState, redact: Redactor, deadline: Deadline): Promise<void> {
@@ -485,27 +476,27 @@ async function readDocument(settings: CallSettings, body: ResponseBody, state: W
       state.bytes += piece.length;
       // One JSON document: its first byte is the first sign the server produced an answer.
       state.began = true;
-      if (state.bytes > settings.maxResponseBytes) throw oversized(settings, state, 'grew');
+      if (state.bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
       chunks.push(piece);
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
-    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
   } finally {
     if (!body.destroyed) body.destroy();
   }
-  if (state.bytes === 0) throw severed(settings, state, { what: 'an empty body' }, redact);
+  if (state.bytes === 0) throw severedError(settings, state, { what: 'an empty body' }, redact);
   let document: unknown;
   try {
     document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    throw severed(settings, state, { what: 'a body that is not JSON' }, redact);
+    throw severedError(settings, state, { what: 'a body that is not JSON' }, redact);
   }
-  if (!isRecord(document)) throw severed(settings, state, { what: 'a JSON body that is not an object' }, redact);
+  if (!isRecord(document)) throw severedError(settings, state, { what: 'a JSON body that is not an object' }, redact);
   takeResponse(state, document);
   if (!state.finishReason && !state.blockReason) {
     const providerText = document.error !== undefined ? googleErrorText(JSON.stringify(document)) : undefined;
-    throw severed(settings, state, { what: 'an answer without a finished candidate', providerText }, redact);
+    throw severedError(settings, state, { what: 'an answer without a finished candidate', providerText }, redact);
   }
 }
 
@@ -580,20 +571,6 @@ function finished(settings: CallSettings, state: WireState, request: ModelReques
 }
 
 // ---- the ladder ----
-
-function severed(settings: CallSettings, state: WireState, cause: CutCause, redact: Redactor): ModelError {
-  const detail = cause.providerText ? `: ${redact(cause.providerText)}` : '';
-  const what = `${settings.id}: HTTP ${state.status} ${state.streamed ? 'stream' : 'response'} cut (${redact(cause.what)})`;
-  if (state.usage) return new ModelError('interrupted', `${what} after usage was reported${detail}; billed for what the wire said`, state.usage);
-  if (state.began) return new ModelError('unaccounted', `${what} after generation began, before any usage${detail}; it happened, the bill is unknown`);
-  return new ModelError('unavailable', `${what} before any output${detail}; safe to repeat`);
-}
-
-function oversized(settings: CallSettings, state: WireState, what: string): ModelError {
-  const message = `${settings.id}: HTTP ${state.status} response ${what} over the ${settings.maxResponseBytes}-byte cap; not read further`;
-  if (state.usage) return new ModelError('interrupted', `${message}; billed for the usage already reported`, state.usage);
-  return new ModelError('unaccounted', `${message}; it happened, the bill is unknown`);
-}
 
 function usageOf(meta: Record<string, unknown>): ModelUsage | null {
   if (!isCount(meta.promptTokenCount)) return null;

@@ -49,9 +49,14 @@
  * per-request switch would let the key record one shape while the wire carried another.
  * `ModelRequest.stream` is therefore ignored here; the Completion is whole either way.
  */
-import { type Dispatcher, Agent } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type ToolCall, ModelError } from '../runtime/model-provider';
 import {
+  type CallSettings,
+  type CutCause,
+  callSettings,
+  oversizedError,
+  severedError,
   type Redactor,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
@@ -113,35 +118,24 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
     label: options.label ?? `OpenAI-compatible server at ${baseUrl}`,
     ...(options.model ? { defaultModel: options.model } : {}),
   };
-  let dispatcher = options.dispatcher;
-  const settings: CallSettings = {
-    id,
-    url: `${baseUrl}/chat/completions`,
-    streaming,
-    timeoutMs,
-    maxResponseBytes,
-    defaultModel: options.model ?? '',
-    apiKey,
-    // Created on first use: an idle Agent holds no sockets, and an unused provider costs nothing.
-    dispatcher: () => (dispatcher ??= new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs })),
-  };
+  const settings = callSettings(
+    {
+      id,
+      url: `${baseUrl}/chat/completions`,
+      streaming,
+      timeoutMs,
+      maxResponseBytes,
+      defaultModel: options.model ?? '',
+      apiKey,
+    },
+    options.dispatcher,
+  );
   return {
     id,
     profile,
     pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
     complete: (request, signal) => complete(settings, request, signal),
   };
-}
-
-interface CallSettings {
-  id: string;
-  url: string;
-  streaming: boolean;
-  timeoutMs: number;
-  maxResponseBytes: number;
-  defaultModel: string;
-  apiKey: string;
-  dispatcher: () => Dispatcher;
 }
 
 /** What the body said so far: the ladder reads it when the call is cut. */
@@ -166,7 +160,6 @@ interface WireState {
 }
 
 /** Why a call stopped early, for the message; the rung comes from the WireState. */
-type CutCause = { what: string; providerText?: string };
 
 async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
   const { id } = settings;
@@ -199,7 +192,7 @@ async function complete(settings: CallSettings, request: ModelRequest, callerSig
     const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
     if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
       response.body.destroy();
-      throw oversized(settings, state, `declares ${declared} bytes,`);
+      throw oversizedError(settings, state, `declares ${declared} bytes,`);
     }
     // A server asked to stream may answer with one JSON document; read what it sent.
     const completion = settings.streaming && contentType.includes('text/event-stream')
@@ -286,17 +279,17 @@ async function readStream(settings: CallSettings, body: Dispatcher.ResponseData[
     // The state is the byte meter: a cut call reports how far the body got.
     for await (const { data } of readSse(body as AsyncIterable<Buffer>, settings.maxResponseBytes, state)) {
       const cause = take(data);
-      if (cause) throw severed(settings, state, cause, redact);
+      if (cause) throw severedError(settings, state, cause, redact);
       if (state.done) break;
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
-    if (error instanceof ResponseTooLarge) throw oversized(settings, state, 'grew');
-    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+    if (error instanceof ResponseTooLarge) throw oversizedError(settings, state, 'grew');
+    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
   } finally {
     if (!body.destroyed) body.destroy();
   }
-  if (!state.done) throw severed(settings, state, { what: 'the stream ended without [DONE]' }, redact);
+  if (!state.done) throw severedError(settings, state, { what: 'the stream ended without [DONE]' }, redact);
   return finished(settings, state, redact);
 }
 
@@ -342,30 +335,30 @@ async function readDocument(settings: CallSettings, body: Dispatcher.ResponseDat
       state.bytes += piece.length;
       // One JSON document: its first byte is the first sign the server produced an answer.
       state.began = true;
-      if (state.bytes > settings.maxResponseBytes) throw oversized(settings, state, 'grew');
+      if (state.bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
       chunks.push(piece);
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
-    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
   } finally {
     if (!body.destroyed) body.destroy();
   }
-  if (state.bytes === 0) throw severed(settings, state, { what: 'an empty body' }, redact);
+  if (state.bytes === 0) throw severedError(settings, state, { what: 'an empty body' }, redact);
   let document: unknown;
   try {
     document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    throw severed(settings, state, { what: 'a body that is not JSON' }, redact);
+    throw severedError(settings, state, { what: 'a body that is not JSON' }, redact);
   }
-  if (!isRecord(document)) throw severed(settings, state, { what: 'a JSON body that is not an object' }, redact);
+  if (!isRecord(document)) throw severedError(settings, state, { what: 'a JSON body that is not an object' }, redact);
   if (isRecord(document.usage)) state.usage = usageOf(document.usage);
   if (typeof document.model === 'string' && document.model) state.model = document.model;
   const choice = firstChoice(document.choices);
   const message = choice && isRecord(choice.message) ? choice.message : null;
   if (!choice || !message) {
     const providerText = document.error !== undefined ? providerErrorText(JSON.stringify(document)) : undefined;
-    throw severed(settings, state, { what: 'an answer without a choice', providerText }, redact);
+    throw severedError(settings, state, { what: 'an answer without a choice', providerText }, redact);
   }
   if (typeof message.content === 'string') state.text.push(message.content);
   if (Array.isArray(message.tool_calls)) {
@@ -411,15 +404,15 @@ function toolCallsOf(settings: CallSettings, state: WireState, redact: Redactor)
   const calls: ToolCall[] = [];
   for (const index of [...state.toolCalls.keys()].sort((a, b) => a - b)) {
     const call = state.toolCalls.get(index)!;
-    if (!call.name) throw severed(settings, state, { what: `tool call ${index} without a function name` }, redact);
+    if (!call.name) throw severedError(settings, state, { what: `tool call ${index} without a function name` }, redact);
     const raw = call.args.join('');
     let parsed: unknown;
     try {
       parsed = raw.trim() === '' ? {} : JSON.parse(raw);
     } catch {
-      throw severed(settings, state, { what: `tool call ${index} (${call.name}) with arguments that are not valid JSON` }, redact);
+      throw severedError(settings, state, { what: `tool call ${index} (${call.name}) with arguments that are not valid JSON` }, redact);
     }
-    if (!isRecord(parsed)) throw severed(settings, state, { what: `tool call ${index} (${call.name}) with arguments that are not a JSON object` }, redact);
+    if (!isRecord(parsed)) throw severedError(settings, state, { what: `tool call ${index} (${call.name}) with arguments that are not a JSON object` }, redact);
     calls.push({ id: call.id || `call_${index}`, name: call.name, arguments: parsed });
   }
   return calls;
@@ -436,21 +429,6 @@ function stopReasonOf(finish: string | null, calledTools: boolean): Completion['
 }
 
 // ---- the ladder ----
-
-/** A call cut after the 2xx status line: the rung is what the wire had said by then. */
-function severed(settings: CallSettings, state: WireState, cause: CutCause, redact: Redactor): ModelError {
-  const detail = cause.providerText ? `: ${redact(cause.providerText)}` : '';
-  const what = `${settings.id}: HTTP ${state.status} ${state.streamed ? 'stream' : 'response'} cut (${redact(cause.what)})`;
-  if (state.usage) return new ModelError('interrupted', `${what} after usage was reported${detail}; billed for what the wire said`, state.usage);
-  if (state.began) return new ModelError('unaccounted', `${what} after generation began, before any usage${detail}; it happened, the bill is unknown`);
-  return new ModelError('unavailable', `${what} before any output${detail}; safe to repeat`);
-}
-
-function oversized(settings: CallSettings, state: WireState, what: string): ModelError {
-  const message = `${settings.id}: HTTP ${state.status} response ${what} over the ${settings.maxResponseBytes}-byte cap; not read further`;
-  if (state.usage) return new ModelError('interrupted', `${message}; billed for the usage already reported`, state.usage);
-  return new ModelError('unaccounted', `${message}; it happened, the bill is unknown`);
-}
 
 function usageOf(usage: Record<string, unknown>): ModelUsage | null {
   const prompt = usage.prompt_tokens;

@@ -55,9 +55,14 @@
  * author (the reference pages were not reachable from here; third-party typings of the same
  * events were): event names and the response object follow it; unknown events are ignored.
  */
-import { type Dispatcher, Agent } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type StopReason, type ToolCall, ModelError, continuationOrigin, isContinuationOf } from '../runtime/model-provider';
 import {
+  type CallSettings,
+  type CutCause,
+  callSettings,
+  oversizedError,
+  severedError,
   type Redactor,
   type ResponseBody,
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -127,35 +132,24 @@ export function createOpenAiResponsesProvider(options: OpenAiResponsesOptions = 
     label: options.label ?? `OpenAI Responses at ${baseUrl}`,
     ...(options.model ? { defaultModel: options.model } : {}),
   };
-  let dispatcher = options.dispatcher;
-  const settings: CallSettings = {
-    id,
-    url: `${baseUrl}/responses`,
-    streaming,
-    timeoutMs,
-    maxResponseBytes,
-    defaultModel: options.model ?? '',
-    apiKey: options.apiKey ?? '',
-    // Created on first use: an idle Agent holds no sockets, and an unused provider costs nothing.
-    dispatcher: () => (dispatcher ??= new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs })),
-  };
+  const settings = callSettings(
+    {
+      id,
+      url: `${baseUrl}/responses`,
+      streaming,
+      timeoutMs,
+      maxResponseBytes,
+      defaultModel: options.model ?? '',
+      apiKey: options.apiKey ?? '',
+    },
+    options.dispatcher,
+  );
   return {
     id,
     profile,
     pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
     complete: (request, signal) => complete(settings, request, signal),
   };
-}
-
-interface CallSettings {
-  id: string;
-  url: string;
-  streaming: boolean;
-  timeoutMs: number;
-  maxResponseBytes: number;
-  defaultModel: string;
-  apiKey: string;
-  dispatcher: () => Dispatcher;
 }
 
 /** What the body said so far: the ladder reads it when the call is cut. */
@@ -173,7 +167,6 @@ interface WireState {
 }
 
 /** Why a call stopped early, for the message; the rung comes from the WireState. */
-type CutCause = { what: string; providerText?: string };
 
 async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
   const { id } = settings;
@@ -196,7 +189,7 @@ async function complete(settings: CallSettings, request: ModelRequest, callerSig
     const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
     if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
       response.body.destroy();
-      throw oversized(settings, state, `declares ${declared} bytes,`);
+      throw oversizedError(settings, state, `declares ${declared} bytes,`);
     }
     const contentType = headerValue(response.headers['content-type']) ?? '';
     // A server asked to stream may answer with one JSON document; read what it sent.
@@ -340,21 +333,21 @@ async function readStream(settings: CallSettings, body: ResponseBody, state: Wir
       try {
         data = JSON.parse(event.data);
       } catch {
-        throw severed(settings, state, { what: 'a malformed stream event' }, redact);
+        throw severedError(settings, state, { what: 'a malformed stream event' }, redact);
       }
-      if (!isRecord(data)) throw severed(settings, state, { what: 'a stream event that is not an object' }, redact);
+      if (!isRecord(data)) throw severedError(settings, state, { what: 'a stream event that is not an object' }, redact);
       const cause = takeEvent(state, typeof data.type === 'string' ? data.type : event.event, data);
-      if (cause) throw severed(settings, state, cause, redact);
+      if (cause) throw severedError(settings, state, cause, redact);
       if (state.terminal) break;
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
-    if (error instanceof ResponseTooLarge) throw oversized(settings, state, 'grew');
-    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+    if (error instanceof ResponseTooLarge) throw oversizedError(settings, state, 'grew');
+    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
   } finally {
     if (!body.destroyed) body.destroy();
   }
-  if (!state.terminal) throw severed(settings, state, { what: 'the stream ended without response.completed' }, redact);
+  if (!state.terminal) throw severedError(settings, state, { what: 'the stream ended without response.completed' }, redact);
   return finished(settings, state, state.terminal, redact);
 }
 
@@ -408,27 +401,27 @@ async function readDocument(settings: CallSettings, body: ResponseBody, state: W
       bytes += piece.length;
       // One JSON document: its first byte is the first sign the server produced an answer.
       state.began = true;
-      if (bytes > settings.maxResponseBytes) throw oversized(settings, state, 'grew');
+      if (bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
       chunks.push(piece);
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
-    throw severed(settings, state, { what: deadline.describe(error) }, redact);
+    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
   } finally {
     if (!body.destroyed) body.destroy();
   }
-  if (bytes === 0) throw severed(settings, state, { what: 'an empty body' }, redact);
+  if (bytes === 0) throw severedError(settings, state, { what: 'an empty body' }, redact);
   let document: unknown;
   try {
     document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    throw severed(settings, state, { what: 'a body that is not JSON' }, redact);
+    throw severedError(settings, state, { what: 'a body that is not JSON' }, redact);
   }
-  if (!isRecord(document)) throw severed(settings, state, { what: 'a JSON body that is not an object' }, redact);
+  if (!isRecord(document)) throw severedError(settings, state, { what: 'a JSON body that is not an object' }, redact);
   if (document.status === 'completed' || document.status === 'incomplete') return finished(settings, state, document, redact);
   if (isRecord(document.usage)) state.usage = usageOf(document.usage);
   const status = typeof document.status === 'string' ? document.status : 'none';
-  throw severed(settings, state, { what: `a response with status ${status}`, providerText: failureText(document) }, redact);
+  throw severedError(settings, state, { what: `a response with status ${status}`, providerText: failureText(document) }, redact);
 }
 
 /** A terminal response (completed or incomplete) made a Completion. */
@@ -498,21 +491,6 @@ function failureText(response: Record<string, unknown>): string | undefined {
 }
 
 // ---- the ladder ----
-
-/** A call cut after the 2xx status line: the rung is what the wire had said by then. */
-function severed(settings: CallSettings, state: WireState, cause: CutCause, redact: Redactor): ModelError {
-  const detail = cause.providerText ? `: ${redact(cause.providerText)}` : '';
-  const what = `${settings.id}: HTTP ${state.status} ${state.streamed ? 'stream' : 'response'} cut (${redact(cause.what)})`;
-  if (state.usage) return new ModelError('interrupted', `${what} after usage was reported${detail}; billed for what the wire said`, state.usage);
-  if (state.began) return new ModelError('unaccounted', `${what} after generation began, before any usage${detail}; it happened, the bill is unknown`);
-  return new ModelError('unavailable', `${what} before any output${detail}; safe to repeat`);
-}
-
-function oversized(settings: CallSettings, state: WireState, what: string): ModelError {
-  const message = `${settings.id}: HTTP ${state.status} response ${what} over the ${settings.maxResponseBytes}-byte cap; not read further`;
-  if (state.usage) return new ModelError('interrupted', `${message}; billed for the usage already reported`, state.usage);
-  return new ModelError('unaccounted', `${message}; it happened, the bill is unknown`);
-}
 
 /** OpenAI's usage, every token counted once (see the header). */
 export function usageOf(usage: Record<string, unknown>): ModelUsage | null {

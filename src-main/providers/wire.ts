@@ -20,8 +20,8 @@
  * Nothing here knows a provider's answer shape; the drivers classify a cut stream themselves
  * from what their wire had said (usage seen, content generated, nothing yet).
  */
-import { type Dispatcher, request as httpRequest } from 'undici';
-import { type ModelRequest, ModelError, trimProviderError } from '../runtime/model-provider';
+import { type Dispatcher, Agent, request as httpRequest } from 'undici';
+import { type ModelRequest, type ModelUsage, ModelError, trimProviderError } from '../runtime/model-provider';
 
 /** Default whole-request deadline (5 minutes): long answers stream for minutes. */
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -379,4 +379,64 @@ export function isCount(value: unknown): value is number {
 /** A non-empty string. */
 export function nonEmpty(value: unknown): boolean {
   return typeof value === 'string' && value.length > 0;
+}
+
+/** What one driver's calls need, fixed when its provider is built. The key lives here and in its header only. */
+export interface CallSettings {
+  id: string;
+  /** The endpoint (a driver whose path depends on the model, Gemini, keeps its base URL here). */
+  url: string;
+  streaming: boolean;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  defaultModel: string;
+  apiKey: string;
+  dispatcher: () => Dispatcher;
+}
+
+/**
+ * A provider's call settings. The undici Agent is created on first use: an idle Agent holds no
+ * sockets, and a configured provider nobody calls costs nothing. A given dispatcher (where the
+ * outbound guard plugs in) is used as it is.
+ */
+export function callSettings(fields: Omit<CallSettings, 'dispatcher'>, dispatcher?: Dispatcher): CallSettings {
+  let agent = dispatcher;
+  return { ...fields, dispatcher: () => (agent ??= new Agent({ headersTimeout: fields.timeoutMs, bodyTimeout: fields.timeoutMs })) };
+}
+
+/** What cut a call after its 2xx status line, in words, with the provider's own text when it gave any. */
+export type CutCause = { what: string; providerText?: string };
+
+/** What the ladder reads of a call when it is cut: how far the wire had got. */
+export interface LadderState {
+  status: number;
+  /** Read as server-sent events rather than one document. */
+  streamed: boolean;
+  /** Generation provably began (content, reasoning or a tool call arrived). */
+  began: boolean;
+  /** The usage the wire had reported by then. */
+  usage: ModelUsage | null;
+}
+
+/**
+ * A call cut after the 2xx status line: the rung is what the wire had said by then (see the
+ * ladder in runtime/model-provider.ts). Usage seen → `interrupted`, billed for it; generation
+ * began without usage → `unaccounted`, never free; nothing generated → `unavailable`. A wire
+ * that reports usage before any output (Anthropic's message_start) passes `usageNeedsOutput`:
+ * there, usage alone does not mean anything was generated, and a cut before the first token is
+ * still safe to repeat.
+ */
+export function severedError(settings: CallSettings, state: LadderState, cause: CutCause, redact: Redactor, usageNeedsOutput = false): ModelError {
+  const detail = cause.providerText ? `: ${redact(cause.providerText)}` : '';
+  const what = `${settings.id}: HTTP ${state.status} ${state.streamed ? 'stream' : 'response'} cut (${redact(cause.what)})`;
+  if (state.usage && (state.began || !usageNeedsOutput)) return new ModelError('interrupted', `${what} after usage was reported${detail}; billed for what the wire said`, state.usage);
+  if (state.began) return new ModelError('unaccounted', `${what} after generation began, before any usage${detail}; it happened, the bill is unknown`);
+  return new ModelError('unavailable', `${what} before any output${detail}; safe to repeat`);
+}
+
+/** A 2xx body over the cap: it was produced, so never `unavailable`; billed if usage had arrived. */
+export function oversizedError(settings: CallSettings, state: LadderState, what: string): ModelError {
+  const message = `${settings.id}: HTTP ${state.status} response ${what} over the ${settings.maxResponseBytes}-byte cap; not read further`;
+  if (state.usage) return new ModelError('interrupted', `${message}; billed for the usage already reported`, state.usage);
+  return new ModelError('unaccounted', `${message}; it happened, the bill is unknown`);
 }
