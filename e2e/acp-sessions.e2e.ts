@@ -24,7 +24,7 @@ import { createPlaneClient, type PlaneClient } from '../src-shared/ipc/client';
 import { createHttpTransport } from '../src-main/cli/http-transport';
 import { launchChromium, requireChromium } from './support/chromium';
 import { spawnCli, type CliProcess } from './support/cli-process';
-import { makeTempDir, PACKAGE_VERSION, requireBuild, stableDataDir, startServe, stopWith, type ServeProcess } from './support/serve-process';
+import { closeServeAndBrowser, makeTempDir, PACKAGE_VERSION, requireBuild, stableDataDir, startServe, type ServeProcess } from './support/serve-process';
 import { emptyTextOf, expectConnection, POLL, sectionButton, sectionHeading } from './support/shell-checks';
 import { cleanScreenshot, seriousAxeViolations, UI_SCREENSHOTS, type AxeFinding } from './support/ui-checks';
 
@@ -131,10 +131,7 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
 
   afterAll(async () => {
     for (const demo of demos) demo.dispose();
-    await context?.close();
-    if (plane && plane.child.exitCode === null && plane.child.signalCode === null) await stopWith(plane, 'SIGTERM', 15_000).catch(() => undefined);
-    plane?.dispose();
-    for (const dir of [profileDir, dataDir, workspaces]) if (dir) rmSync(dir, { recursive: true, force: true });
+    await closeServeAndBrowser(context, plane, { dirs: [profileDir, dataDir, workspaces] });
   });
 
   it('shows how to connect an editor while no session was observed: the tap command, the demo command and Zed’s snippet', async () => {

@@ -13,7 +13,7 @@
  * The plane is also asked directly (through the bridge, as a script would) for what the UI
  * must agree with: a record's hashes, a run's result.
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,12 +22,12 @@ import { createPlaneClient, type PlaneClient } from '../src-shared/ipc/client';
 import { createHttpTransport } from '../src-main/cli/http-transport';
 import { launchChromium, requireChromium } from './support/chromium';
 import {
+  closeServeAndBrowser,
   makeTempDir,
   portAcceptsConnections,
   requireBuild,
   stableDataDir,
   startServe,
-  stopWith,
   type ServeProcess,
 } from './support/serve-process';
 import { expectConnection, POLL, sectionButton, sectionHeading, type SectionLabel } from './support/shell-checks';
@@ -101,12 +101,8 @@ describe('the control UI in Chromium, with the demo peers', () => {
   });
 
   afterAll(async () => {
-    await context?.close();
-    // SIGTERM, not the SIGKILL of dispose(): the plane stops the peer processes it started
-    // (alpha is still running here), so none outlives the test.
-    if (plane && plane.child.exitCode === null && plane.child.signalCode === null) await stopWith(plane, 'SIGTERM', 15_000).catch(() => undefined);
-    plane?.dispose();
-    for (const dir of [profileDir, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+    // alpha is still running here: the SIGTERM stops it with the plane.
+    await closeServeAndBrowser(context, plane, { dirs: [profileDir, dataDir] });
   });
 
   it('lists the demo peers and starts alpha and beta by click, showing progress, then address, health and uptime', async () => {

@@ -14,13 +14,13 @@
  * are screenshotted (ui-mcp-*.png) and scanned with axe-core; the last test fails on any
  * serious or critical violation found.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpEndpointView, McpServerView } from '../src-shared/protocol/mcp';
 import { launchChromium, requireChromium } from './support/chromium';
-import { callCommand, makeTempDir, REPO_ROOT, requireBuild, stableDataDir, startServe, stopWith, type ServeProcess } from './support/serve-process';
+import { closeServeAndBrowser, callCommand, makeTempDir, REPO_ROOT, requireBuild, stableDataDir, startServe, type ServeProcess } from './support/serve-process';
 import { emptyTextOf, expectConnection, POLL, sectionButton, sectionHeading } from './support/shell-checks';
 import { cleanScreenshot, seriousAxeViolations, UI_SCREENSHOTS, type AxeFinding } from './support/ui-checks';
 
@@ -107,10 +107,7 @@ describe('the MCP section in Chromium, with server-everything added through the 
   });
 
   afterAll(async () => {
-    await context?.close();
-    if (plane && plane.child.exitCode === null && plane.child.signalCode === null) await stopWith(plane, 'SIGTERM', 15_000).catch(() => undefined);
-    plane?.dispose();
-    for (const dir of [profileDir, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+    await closeServeAndBrowser(context, plane, { dirs: [profileDir, dataDir] });
   });
 
   it('shows the plane’s own endpoint: URL (or why not), masked token, stdio command, revisions and agents, as the plane says', async () => {

@@ -5,13 +5,12 @@
  * remedy named in this form's own words (never a CLI flag). A run starts from a form generated
  * from the agent's input schema (issue 11, item 4). Each view is scanned with axe.
  */
-import { rmSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaneClient, type PlaneClient } from '../src-shared/ipc/client';
 import { createHttpTransport } from '../src-main/cli/http-transport';
 import { launchChromium, requireChromium } from './support/chromium';
-import { makeTempDir, requireBuild, startServe, stopWith, type ServeProcess } from './support/serve-process';
+import { closeServeAndBrowser, makeTempDir, requireBuild, startServe, type ServeProcess } from './support/serve-process';
 import { expectConnection, sectionButton, sectionHeading } from './support/shell-checks';
 import { seriousAxeViolations, type AxeFinding } from './support/ui-checks';
 
@@ -37,10 +36,7 @@ describe('the Peers and Runs views in Chromium: UI words, schema forms', () => {
   });
 
   afterAll(async () => {
-    await context?.close();
-    if (plane && plane.child.exitCode === null && plane.child.signalCode === null) await stopWith(plane, 'SIGTERM', 15_000).catch(() => undefined);
-    plane?.dispose();
-    for (const dir of [profileDir, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+    await closeServeAndBrowser(context, plane, { dirs: [profileDir, dataDir] });
   });
 
   it('guides a first run on an empty data dir: four steps on Peers, each a button', async () => {

@@ -184,15 +184,36 @@ export interface CliRun {
   elapsedMs: number;
 }
 
-/** Runs the CLI to completion (for commands that exit on their own) with a deadline. */
-export function runCli(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliRun> {
+/**
+ * The end of a browser test against `serve`: the browser closed, then the plane stopped with
+ * SIGTERM (not the SIGKILL of dispose(), so it stops the peer processes it started and none
+ * outlives the test), then whatever else the test opened, then its folders removed.
+ */
+export async function closeServeAndBrowser(
+  context: { close(): Promise<void> } | undefined,
+  plane: ServeProcess | undefined,
+  options: { also?: (() => unknown)[]; dirs?: (string | undefined)[] } = {},
+): Promise<void> {
+  await context?.close();
+  if (plane && plane.child.exitCode === null && plane.child.signalCode === null) await stopWith(plane, 'SIGTERM', 15_000).catch(() => undefined);
+  plane?.dispose();
+  for (const close of options.also ?? []) await close();
+  for (const dir of options.dirs ?? []) if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Runs the CLI to completion (for commands that exit on their own) with a deadline. `stdin`
+ * given: piped in and closed (a key read with --key-stdin); else stdin is closed from the start.
+ */
+export function runCli(args: string[], options: { env?: Record<string, string>; timeoutMs?: number; stdin?: string } = {}): Promise<CliRun> {
   return new Promise((resolveRun, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: childEnv(options.env), stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin);
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`agentplane ${args.join(' ')} did not exit within ${options.timeoutMs ?? 15_000} ms; stdout:\n${stdout}\nstderr:\n${stderr}`));

@@ -18,6 +18,7 @@ import { addPeerCommands } from './peer-commands';
 import { addReplCommand } from './repl';
 import { addAcpCommands } from './acp-commands';
 import { addMcpCommands } from './mcp-commands';
+import { addProviderCommands } from './provider-commands';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -77,6 +78,7 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
   addReplCommand(program);
   addAcpCommands(program);
   addMcpCommands(program);
+  addProviderCommands(program);
   return program;
 }
 

@@ -4,7 +4,8 @@
  * command's result, or `{"ok":false,"error":{"code","message"}}` with exit code 1.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import type { RunView } from '../../src-shared/ipc/contract';
+import type { CommandResponse, RunView } from '../../src-shared/ipc/contract';
+import { modelCallsOf, modelCallWords } from '../../src-shared/vocabulary/model-refs';
 import { RecoveryResolutionSchema, type DecisionValue } from '../../src-shared/vocabulary/decisions';
 import { RunStatusSchema, type RunStatus } from '../../src-shared/vocabulary/runs';
 import { ErrorCode } from '../../src-shared/ipc/errors';
@@ -48,6 +49,40 @@ function describeWait(run: RunView): string[] {
 
 const act = runAndPrint;
 
+/** Records read for a run's model calls: a run with more shows the first this many. */
+const MAX_RECORDS_READ = 5000;
+
+/**
+ * Each model call of a run, one line each: `  model anthropic:claude-sonnet-4-5 →
+ * claude-sonnet-4-5-20250929` (the model that answered, when another), or the failure.
+ */
+export function modelCallLines(records: readonly { kind: string; body: unknown }[]): string[] {
+  return modelCallsOf(records).map((call) => `  model ${modelCallWords(call.provider, call.requested, call.answered)}${call.error ? ` · failed: ${call.error}` : ''}`);
+}
+
+/**
+ * Reads the run's records into `lines` (modelCallLines) for the human output, and answers the
+ * run unchanged, so `--json` prints exactly the contract's RunView (and reads nothing more).
+ */
+async function withModelCalls(plane: PlaneConnection, run: RunView, options: Common, lines: string[]): Promise<RunView> {
+  if (options.json) return run;
+  const records: { kind: string; body: unknown }[] = [];
+  let fromSeq: number | null = 1;
+  try {
+    while (fromSeq !== null && records.length < MAX_RECORDS_READ) {
+      const page: CommandResponse<'journal.records'> = await plane.call('journal.records', { runId: run.runId, fromSeq, limit: 1000 });
+      records.push(...page.records);
+      fromSeq = page.records.length > 0 ? page.nextSeq : null;
+    }
+    lines.splice(0, lines.length, ...modelCallLines(records));
+  } catch (error) {
+    // The run was admitted or read: the command did what was asked, so a failed read of the
+    // extra detail is said, not turned into a failure of the command.
+    lines.splice(0, lines.length, `  (model calls not shown: ${(error as Error).message.slice(0, 200)})`);
+  }
+  return run;
+}
+
 /**
  * The run id as the plane knows it. An id of the wrong shape names no run, so it is told the
  * same "no run <id>" as an unknown one rather than the contract's schema message.
@@ -79,6 +114,8 @@ async function pendingOf(plane: PlaneConnection, id: string): Promise<RunView> {
 const common = (command: Command) => command.option('--data-dir <dir>', 'data folder').option('--json', 'print JSON for scripts');
 
 export function addRuntimeCommands(program: Command, out: Out = (l) => process.stdout.write(`${l}\n`)): void {
+  /** The model-call lines of the run a command printed (filled by withModelCalls; one command per process). */
+  const calls: string[] = [];
   const agents = program.command('agents').description('the agents this plane can run');
   common(agents.command('list').description('list declared agents')).action(async (options: Common) =>
     act(options, out, (p) => p.call('agents.list', {}), ({ agents: list }) => {
@@ -98,8 +135,9 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       .option('--input <json>', 'the run input as JSON', parseJson, {})
       .option('--wait', 'wait until the run ends or waits for a person'),
   ).action(async (agent: string, options: Common & { input: unknown; wait?: boolean }) =>
-    act(options, out, (p) => p.call('runs.start', { agent, input: options.input, wait: options.wait ?? false }), (run) => {
+    act(options, out, async (p) => withModelCalls(p, await p.call('runs.start', { agent, input: options.input, wait: options.wait ?? false }), options, calls), (run) => {
       out(describeRun(run));
+      for (const line of calls) out(line);
       for (const line of describeWait(run)) out(line);
       if (run.status === 'sealed' && run.result !== undefined) out(`  result: ${JSON.stringify(run.result)}`);
       if (run.error) out(`  error: ${run.error.code}: ${run.error.message}`);
@@ -114,9 +152,10 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
         for (const run of list) out(describeRun(run));
       }),
   );
-  common(runs.command('show').argument('<runId>').description('one run, with what it waits on')).action(async (runId: string, options: Common) =>
-    act(options, out, (p) => p.call('runs.get', { runId: knownRunId(runId) }), (run) => {
+  common(runs.command('show').argument('<runId>').description('one run, with its model calls and what it waits on')).action(async (runId: string, options: Common) =>
+    act(options, out, async (p) => withModelCalls(p, await p.call('runs.get', { runId: knownRunId(runId) }), options, calls), (run) => {
       out(describeRun(run));
+      for (const line of calls) out(line);
       for (const line of describeWait(run)) out(line);
       if (run.result !== undefined) out(`  result: ${JSON.stringify(run.result)}`);
       if (run.error) out(`  error: ${run.error.code}: ${run.error.message}`);

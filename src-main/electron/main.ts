@@ -6,13 +6,14 @@
  * fold) can freeze the windows. Commands from the renderer are routed to it as they arrived;
  * events come back the same way; the renderer's contract client validates both.
  */
-import { app, BrowserWindow, dialog, ipcMain, session, utilityProcess, type IpcMainInvokeEvent } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, safeStorage, session, utilityProcess, type IpcMainInvokeEvent } from 'electron';
 import { join } from 'node:path';
 import type { CommandName } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { IPC_COMMAND_CHANNEL, IPC_EVENT_CHANNEL } from '../../src-shared/ipc/preload-api';
 import { appRoot, appVersion, rendererDir, resolveDataDir } from '../base/app-paths';
 import { startPlaneHost } from '../plane/plane-host';
+import type { KeySealer } from '../plane/provider-settings';
 import { isTrustedSender, lockDownContents, lockDownSession } from './window-security';
 
 if (!app.requestSingleInstanceLock()) {
@@ -30,7 +31,13 @@ async function main(): Promise<void> {
   await app.whenReady();
   const dataDir = resolveDataDir(undefined);
   const child = utilityProcess.fork(join(appRoot(), 'out', 'main', 'plane-host.js'), [], { serviceName: 'AgentPlane plane', stdio: 'inherit' });
-  const plane = await startPlaneHost(child, { dataDir, version: appVersion(), host: 'electron', demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' });
+  // Provider keys sealed with the OS keychain (safeStorage) where it is available; where it is
+  // not (Linux without a secret service), the plane keeps them in its 0600 providers.json, as
+  // headless. Linux's `basic_text` backend encrypts with a password written into Chromium, which
+  // protects nothing the file's mode does not, so it is not called sealing (the view would lie).
+  const weakBackend = process.platform === 'linux' && safeStorage.getSelectedStorageBackend() === 'basic_text';
+  const sealer = safeStorage.isEncryptionAvailable() && !weakBackend ? keychainSealer() : undefined;
+  const plane = await startPlaneHost(child, { dataDir, version: appVersion(), host: 'electron', demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0', sealKeys: sealer !== undefined }, undefined, sealer);
 
   lockDownSession(session.defaultSession);
   app.on('web-contents-created', (_event, contents) => lockDownContents(contents));
@@ -100,4 +107,12 @@ async function main(): Promise<void> {
   app.on('window-all-closed', () => app.quit());
 
   await window.loadFile(rendererIndex);
+}
+
+/** safeStorage as the plane's KeySealer: ciphertext as base64, so it travels and stores as text. */
+function keychainSealer(): KeySealer {
+  return {
+    seal: async (plain) => safeStorage.encryptString(plain).toString('base64'),
+    open: async (sealed) => safeStorage.decryptString(Buffer.from(sealed, 'base64')),
+  };
 }

@@ -12,7 +12,7 @@ import { createLogger, errorFields } from '../base/logger';
 import { startWebBridge } from '../bridge/web-bridge';
 import { createPlane } from '../plane/plane';
 import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
-import { hostPlane } from '../plane/plane-host';
+import { channelSealer, hostPlane } from '../plane/plane-host';
 import { startPlaneMcpEndpoint } from '../plane/mcp-endpoint';
 import { channelToParent } from '../plane/process-channel';
 
@@ -24,7 +24,10 @@ if (!channel) {
 
 hostPlane(channel, async (config) => {
   const logger = createLogger(join(config.dataDir, 'plane.log'));
-  const plane = await createPlane({ dataDir: config.dataDir, version: config.version, host: config.host, logger, demoPeers: config.demoPeers });
+  // Provider keys sealed by the desktop app's safeStorage when it offers it (a request over
+  // this channel, answered in the Electron main); else kept in the 0600 providers.json alone.
+  const keySealer = config.sealKeys ? channelSealer(channel) : undefined;
+  const plane = await createPlane({ dataDir: config.dataDir, version: config.version, host: config.host, logger, demoPeers: config.demoPeers, ...(keySealer ? { keySealer } : {}) });
   let bridge;
   try {
     bridge = await startWebBridge({ plane, port: 0, rendererDir: rendererDir() });

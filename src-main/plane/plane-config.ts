@@ -3,7 +3,8 @@
  * resources/agents, plus the person's own in <data dir>/agents), the policy (<data dir>/policy.json
  * when present, else the bundled default), and model providers (the local deterministic one
  * always; Anthropic, OpenAI Responses, an OpenAI-compatible chat server and Gemini from their
- * AGENTPLANE_* variables, see loadProviders), priced per model (resources/prices.json, overridden
+ * AGENTPLANE_* variables and the settings stored in <data dir>/providers.json, see loadProviders
+ * and provider-settings.ts), priced per model (resources/prices.json, overridden
  * by <data dir>/prices.json).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -19,6 +20,8 @@ import { createAnthropicProvider } from '../providers/anthropic-messages';
 import { createGeminiProvider } from '../providers/gemini';
 import { loadPrices, type PriceBook } from '../providers/prices';
 import { appRoot } from '../base/app-paths';
+import { SETTABLE_PROVIDERS } from '../../src-shared/protocol/providers';
+import { resolveProviderSettings, type OpenedSettings, type ResolvedProviderSettings } from './provider-settings';
 
 export function resourcesDir(): string {
   return join(appRoot(), 'resources');
@@ -53,53 +56,72 @@ export interface LoadProvidersOptions {
   dataDir?: string;
   /** The bundled resources directory (tests); default resourcesDir(). */
   resources?: string;
+  /**
+   * What Settings stored (keys opened; see provider-settings.ts), merged under the environment:
+   * a variable wins over a stored value for the same field. Absent: the environment alone.
+   */
+  stored?: OpenedSettings;
 }
 
 /**
  * The configured providers, by id:
  * - `local` always (the keyless deterministic default);
- * - `anthropic` when AGENTPLANE_ANTHROPIC_API_KEY is set (AGENTPLANE_ANTHROPIC_BASE_URL, _MODEL optional);
- * - `openai` (Responses) when AGENTPLANE_OPENAI_API_KEY is set (AGENTPLANE_OPENAI_BASE_URL, _MODEL optional);
- * - `chat` (chat-completions) when AGENTPLANE_OPENAI_BASE_URL is set, key optional (self-hosted
- *   servers usually have none); `openai-compatible` is the same server under its former id, kept
- *   so manifests and the peer host that name it still work (its own instance, so its effects
- *   and grants say `openai-compatible`, as the manifest did);
- * - `gemini` when AGENTPLANE_GEMINI_API_KEY is set (AGENTPLANE_GEMINI_BASE_URL, _MODEL optional).
- * Every provider is priced per model from the price book (see providers/prices.ts).
+ * - `anthropic` when it has a key: AGENTPLANE_ANTHROPIC_API_KEY or one stored in Settings
+ *   (AGENTPLANE_ANTHROPIC_BASE_URL, _MODEL or their stored values optional);
+ * - `openai` (Responses) when it has a key (AGENTPLANE_OPENAI_API_KEY or stored; _BASE_URL, _MODEL optional);
+ * - `chat` (chat-completions) when it has a base URL (AGENTPLANE_OPENAI_BASE_URL or stored), key
+ *   optional (self-hosted servers usually have none); `openai-compatible` is the same server
+ *   under its former id, kept so manifests and the peer host that name it still work (its own
+ *   instance, so its effects and grants say `openai-compatible`, as the manifest did);
+ * - `gemini` when it has a key (AGENTPLANE_GEMINI_API_KEY or stored; _BASE_URL, _MODEL optional).
+ * Which source wins for each field is resolveProviderSettings' rule (env first). Every provider is
+ * priced per model from the price book (see providers/prices.ts).
  */
 export function loadProviders(env: NodeJS.ProcessEnv = process.env, options: LoadProvidersOptions = {}): Map<string, ModelProvider> {
   const book = loadPrices(options.resources ?? resourcesDir(), options.dataDir);
   const providers = new Map<string, ModelProvider>();
   const add = (provider: ModelProvider) => providers.set(provider.id, withPrices(provider, book));
-  const set = (name: string) => (env[name] ? env[name] : undefined);
+  const settings = resolveProviderSettings(env, options.stored);
+  /** The optional fields, as driver options (absent ones left out: the driver's defaults apply). */
+  const optional = ({ baseUrl, model }: ResolvedProviderSettings) => ({ ...(baseUrl ? { baseUrl } : {}), ...(model ? { model } : {}) });
   add(createLocalProvider());
 
-  const anthropicKey = set('AGENTPLANE_ANTHROPIC_API_KEY');
-  if (anthropicKey) {
-    const baseUrl = set('AGENTPLANE_ANTHROPIC_BASE_URL');
-    const model = set('AGENTPLANE_ANTHROPIC_MODEL');
-    add(createAnthropicProvider({ id: 'anthropic', apiKey: anthropicKey, ...(baseUrl ? { baseUrl } : {}), ...(model ? { model } : {}) }));
-  }
+  const anthropic = settings.anthropic;
+  if (anthropic.apiKey) add(createAnthropicProvider({ id: 'anthropic', apiKey: anthropic.apiKey, ...optional(anthropic) }));
 
-  const openAiKey = set('AGENTPLANE_OPENAI_API_KEY');
-  const openAiBase = set('AGENTPLANE_OPENAI_BASE_URL');
-  const openAiModel = set('AGENTPLANE_OPENAI_MODEL');
-  if (openAiKey) {
-    add(createOpenAiResponsesProvider({ id: 'openai', apiKey: openAiKey, ...(openAiBase ? { baseUrl: openAiBase } : {}), ...(openAiModel ? { model: openAiModel } : {}) }));
-  }
-  if (openAiBase) {
+  const openai = settings.openai;
+  if (openai.apiKey) add(createOpenAiResponsesProvider({ id: 'openai', apiKey: openai.apiKey, ...optional(openai) }));
+
+  const chat = settings.chat;
+  if (chat.baseUrl) {
     for (const id of ['chat', 'openai-compatible']) {
-      add(createOpenAiCompatibleProvider({ id, baseUrl: openAiBase, ...(openAiKey ? { apiKey: openAiKey } : {}), ...(openAiModel ? { model: openAiModel } : {}) }));
+      add(createOpenAiCompatibleProvider({ id, baseUrl: chat.baseUrl, ...(chat.apiKey ? { apiKey: chat.apiKey } : {}), ...(chat.model ? { model: chat.model } : {}) }));
     }
   }
 
-  const geminiKey = set('AGENTPLANE_GEMINI_API_KEY');
-  if (geminiKey) {
-    const baseUrl = set('AGENTPLANE_GEMINI_BASE_URL');
-    const model = set('AGENTPLANE_GEMINI_MODEL');
-    add(createGeminiProvider({ id: 'gemini', apiKey: geminiKey, ...(baseUrl ? { baseUrl } : {}), ...(model ? { model } : {}) }));
-  }
+  const gemini = settings.gemini;
+  if (gemini.apiKey) add(createGeminiProvider({ id: 'gemini', apiKey: gemini.apiKey, ...optional(gemini) }));
   return providers;
+}
+
+/** The ids loadProviders may add or leave out depending on configuration (`local` is always there). */
+const CONFIGURABLE_IDS = [...SETTABLE_PROVIDERS, 'openai-compatible'];
+
+/**
+ * Rebuilds the configurable providers into `target`, in place: the runtime holds that very Map
+ * and looks a provider up at admission and at each model step, so the next run sees the change
+ * without a restart. A run already past admission keeps the driver it was handed for the call
+ * in flight; its next step uses the new one (and a changed endpoint is then divergence on
+ * replay, as it would be after a restart with other variables: the endpoint is effect identity).
+ * Throws (a driver's TypeError) before touching `target` when a setting is unusable.
+ */
+export function reloadProviders(target: Map<string, ModelProvider>, env: NodeJS.ProcessEnv, options: LoadProvidersOptions): void {
+  const fresh = loadProviders(env, options);
+  for (const id of CONFIGURABLE_IDS) {
+    const provider = fresh.get(id);
+    if (provider) target.set(id, provider);
+    else target.delete(id);
+  }
 }
 
 /**

@@ -14,6 +14,15 @@
  *                   {type: 'host.failed', message}       could not start; it exits
  *                   {type: 'host.stopped'}               closed cleanly; it exits
  *
+ * and, when the parent seals provider keys (`config.sealKeys`: the desktop app, with
+ * safeStorage available), a request of the host's and its answer:
+ *
+ *   host → parent   {type: 'host.seal', id, op: 'seal' | 'open', text}
+ *   parent → host   {type: 'host.sealed', id, ok: true, text} | {…, ok: false, message}
+ *
+ * safeStorage exists only in Electron's main process, so the plane (in the utility process)
+ * asks for it over the channel it already has; the key crosses it in memory, never to disk.
+ *
  * A host whose parent is gone (the channel closed) closes its plane and exits: a plane with no
  * window and no one to serve must not hold the data dir.
  */
@@ -24,12 +33,67 @@ import { createMessageTransport } from '../../src-shared/ipc/message-transport';
 import type { Plane } from './plane';
 import { channelToChild, contractPort, type Channel, type ChildLike } from './process-channel';
 import { serveContract } from './serve-contract';
+import type { KeySealer } from './provider-settings';
+
+const SealRequestSchema = z.object({ type: z.literal('host.seal'), id: z.number().int(), op: z.enum(['seal', 'open']), text: z.string() });
+const SealAnswerSchema = z.discriminatedUnion('ok', [
+  z.object({ type: z.literal('host.sealed'), id: z.number().int(), ok: z.literal(true), text: z.string() }),
+  z.object({ type: z.literal('host.sealed'), id: z.number().int(), ok: z.literal(false), message: z.string() }),
+]);
+/** A keychain that does not answer is a failure to seal, not a hung Save. */
+const SEAL_TIMEOUT_MS = 10_000;
+
+/** The host's KeySealer: each seal or open is a request to the parent over the channel. */
+export function channelSealer(channel: Channel): KeySealer {
+  let next = 0;
+  const ask = (op: 'seal' | 'open', text: string) =>
+    new Promise<string>((resolve, reject) => {
+      const id = ++next;
+      const timer = setTimeout(() => {
+        stop();
+        reject(new Error(`the desktop app did not ${op} the key within ${SEAL_TIMEOUT_MS / 1000} s`));
+      }, SEAL_TIMEOUT_MS);
+      const stop = channel.onMessage((raw) => {
+        const answer = SealAnswerSchema.safeParse(raw);
+        if (!answer.success || answer.data.id !== id) return;
+        clearTimeout(timer);
+        stop();
+        if (answer.data.ok) resolve(answer.data.text);
+        else reject(new Error(answer.data.message));
+      });
+      channel.send({ type: 'host.seal', id, op, text });
+    });
+  return { seal: (plain) => ask('seal', plain), open: (sealed) => ask('open', sealed) };
+}
+
+/** The parent's side: answers the host's seal requests with `sealer` (safeStorage in the desktop app). */
+export function answerSealRequests(channel: Channel, sealer: KeySealer): void {
+  channel.onMessage((raw) => {
+    const request = SealRequestSchema.safeParse(raw);
+    if (!request.success) return;
+    const { id, op, text } = request.data;
+    const send = (answer: z.infer<typeof SealAnswerSchema>) => {
+      try {
+        channel.send(answer);
+      } catch {
+        // The host is gone; nobody waits for the answer.
+      }
+    };
+    (op === 'seal' ? sealer.seal(text) : sealer.open(text)).then(
+      (out) => send({ type: 'host.sealed', id, ok: true, text: out }),
+      // Only the error's message: it is about the keychain, and never holds the text.
+      (error: unknown) => send({ type: 'host.sealed', id, ok: false, message: error instanceof Error ? error.message : 'the keychain refused' }),
+    );
+  });
+}
 
 export const HostConfigSchema = z.object({
   dataDir: z.string(),
   version: z.string(),
   host: PlaneStatusSchema.shape.host,
   demoPeers: z.boolean(),
+  /** The parent answers `host.seal` (provider keys sealed with the OS keychain); absent: the 0600 file alone. */
+  sealKeys: z.boolean().optional(),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -113,8 +177,9 @@ export interface PlaneHostHandle {
 }
 
 /** The parent's side: starts the hosted plane in `child` and resolves once it serves. */
-export function startPlaneHost(child: ChildLike, config: HostConfig, timeoutMs = 60_000): Promise<PlaneHostHandle> {
+export function startPlaneHost(child: ChildLike, config: HostConfig, timeoutMs = 60_000, sealer?: KeySealer): Promise<PlaneHostHandle> {
   const channel = channelToChild(child);
+  if (sealer) answerSealRequests(channel, sealer);
   const exited = new Promise<void>((resolve) => channel.onClose(resolve));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

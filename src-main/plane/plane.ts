@@ -20,6 +20,8 @@ import type { LoadedAgent } from '../runtime/manifest';
 import type { PolicyEngine } from '../runtime/policy';
 import type { ModelProvider } from '../runtime/model-provider';
 import { loadAgents, loadPolicy, loadProviders } from './plane-config';
+import { openProviderSettings, providerHandlers } from './provider-handlers';
+import type { KeySealer } from './provider-settings';
 import { LOCAL_USER, runtimeHandlers } from './runtime-handlers';
 import { peerHandlers } from './peer-handlers';
 import { readJournalChanges } from './journal-changes';
@@ -50,6 +52,13 @@ export interface PlaneConfig {
   policy?: PolicyEngine;
   providers?: Map<string, ModelProvider>;
   tools?: ReadonlyMap<string, Tool>;
+  /** Where AGENTPLANE_* provider variables are read (default process.env); tests pass their own. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Seals stored provider keys with the OS keychain (the desktop app's safeStorage, over the
+   * plane host's channel); absent: keys are kept in the 0600 providers.json alone.
+   */
+  keySealer?: KeySealer;
   /**
    * On a data dir with no peers yet, register the two demo peers (alpha and beta, loopback,
    * a free port each start, beta in LLM mode; alpha may call beta's ping, ask and pay, beta
@@ -96,20 +105,30 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   }
   // Peers left alive by an earlier plane on this data dir are taken over, never doubled.
   await peers.adoptRunning();
+  // Provider settings (Settings, `agentplane providers`) under the environment; the Map is the
+  // one the runtime holds, so a change is applied to it in place (provider-handlers.ts).
+  const env = config.env ?? process.env;
+  let providerSettings: Awaited<ReturnType<typeof openProviderSettings>>;
+  let providers: Map<string, ModelProvider>;
   // The MCP servers the user declared, for agents' `mcp` steps; connected on first use.
   const mcpPool = createMcpClientPool(config.dataDir, logger, { clientVersion: config.version });
   let runtime: Runtime;
   try {
+    providerSettings = await openProviderSettings(config.dataDir, config.keySealer ?? null, logger);
+    providers = config.providers ?? loadProviders(env, { dataDir: config.dataDir, stored: providerSettings.settings });
     runtime = await Runtime.create({
       journal,
       agents: config.agents ?? loadAgents(config.dataDir),
       policy: config.policy ?? loadPolicy(config.dataDir),
-      providers: config.providers ?? loadProviders(process.env, { dataDir: config.dataDir }),
+      providers,
       tools: config.tools ?? builtinTools,
       toolContext: { workspace: workspaceOf(config.dataDir) },
       logger,
       peers: createPeerCaller({ registry: peers.registry, portOf: (id) => peers.portOf(id) }),
       mcp: mcpPool,
+      // A model's answer while it streams, to every connected client (never journaled: the
+      // sealed effect is the record; the runtime coalesces to 20 updates a second per call).
+      onModelText: (update) => events.publish('runs.streaming', update),
     });
   } catch (error) {
     await journal.close();
@@ -140,6 +159,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...acp.handlers,
     ...mcpEndpointHandlers(config.dataDir, runtime),
     ...mcpClientHandlers(mcpPool),
+    ...providerHandlers({ state: providerSettings, providers, env, dataDir: config.dataDir, logger }),
     // An editor session's permission request (under --policy inbox) waits in the same inbox as
     // the runtime's waits, is read as a run like them, and is decided through the same command.
     async 'approvals.list'(request, context) {

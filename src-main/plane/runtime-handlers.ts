@@ -10,6 +10,7 @@ import type { CommandHandlers, CallContext } from './dispatch';
 import { PlaneError } from '../base/plane-error';
 import type { RunHistory } from '../runtime/run-history';
 import type { Runtime } from '../runtime/runtime';
+import { billedToParent } from '../runtime/agent-effect';
 
 export const LOCAL_USER = 'user:local';
 
@@ -148,7 +149,10 @@ export async function spendSummary(runtime: Runtime, limit: number): Promise<Spe
   const byPeer = new Map<string, SpendSummary['byPeer'][number]>();
   let total = NO_SPEND;
   for (const run of runs) {
-    total = addSpend(total, run.spend);
+    // A child run an agent tool started is billed to its parent's agent effect as well (so the
+    // parent's ceilings hold across the delegation; runtime/agent-effect.ts): the plane's total
+    // counts it through the parent only. Rows by agent or peer stay each run's whole spend.
+    if (!billedToParent(run)) total = addSpend(total, run.spend);
     const agentRow = byAgent.get(run.agent) ?? { key: run.agent, runs: 0, spend: NO_SPEND };
     byAgent.set(run.agent, { ...agentRow, runs: agentRow.runs + 1, spend: addSpend(agentRow.spend, run.spend) });
     // A skill run is hosted by a peer; an agent's calls to a peer are that peer's too.
@@ -196,7 +200,7 @@ export async function spendSummary(runtime: Runtime, limit: number): Promise<Spe
   }
   let running = NO_SPEND;
   const timeline = chronological.map((run) => {
-    running = addSpend(running, run.spend);
+    if (!billedToParent(run)) running = addSpend(running, run.spend);
     return { at: run.lastTime, tokens: tokensOf(running), costMicros: running.costMicros, effects: running.effects };
   });
   return {

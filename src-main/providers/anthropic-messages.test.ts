@@ -324,7 +324,8 @@ describe('the status line', () => {
   ];
   for (const [behaviour, status, kind, type] of cases) {
     it(`${status}: ${kind}, with the provider's error type and words`, async () => {
-      const error = await failure(provider().complete(ask(behaviour)), kind);
+      // One answer's mapping: 429/529 are otherwise sent again (rate-limit.test.ts covers that).
+      const error = await failure(provider({ rateLimitRetries: 0 }).complete(ask(behaviour)), kind);
       expect(error.message).toContain(`HTTP ${status}`);
       expect(error.message).toContain(type);
       expect(error.disposition).toBe('DidNotHappen');
@@ -382,7 +383,7 @@ describe('a severed stream, rung by rung (this wire reaches interrupted: usage a
   });
 
   it('an error event before any content: unavailable, safe to repeat', async () => {
-    const error = await failure(provider().complete(ask('error-before-content')), 'unavailable');
+    const error = await failure(provider({ rateLimitRetries: 0 }).complete(ask('error-before-content')), 'unavailable');
     expect(error.message).toContain('overloaded_error');
     expect(error.usage).toBeNull();
   });

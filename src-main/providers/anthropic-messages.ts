@@ -12,7 +12,9 @@
  *   not an Anthropic content array: `refused` before dispatch, nothing on the wire.
  * - HTTP 3xx (never followed), 400/401/403/404/413/429: `refused` (429 with retryAfterMs from
  *   Retry-After); 500 and 529 (`overloaded_error`): `unavailable`. The provider's own text is
- *   in the message, trimmed against the prompt and scrubbed of the key.
+ *   in the message, trimmed against the prompt and scrubbed of the key. A 429 with a window,
+ *   a 529, and an overloaded_error event before the first token are first sent again inside
+ *   this one call (wire.ts sendWithRetry: the provider's window, the cap, the deadline).
  * - after the 2xx status line, a cut (socket closed, deadline, caller's abort, an `error`
  *   event such as overloaded_error, malformed data, a stream without message_stop) is
  *   classified by what the wire had already said. Anthropic reports usage AS the answer is
@@ -62,35 +64,33 @@ import {
   type ModelMessage,
   type ModelProvider,
   type ModelRequest,
+  type ModelStreamObserver,
   type ModelUsage,
-  type Pricing,
-  type ProviderProfile,
   type StopReason,
   type ToolCall,
   ModelError,
   continuationOrigin,
   isContinuationOf,
+  notifyText,
 } from '../runtime/model-provider';
 import {
   type CallSettings,
   type CutCause,
-  callSettings,
-  oversizedError,
-  severedError,
+  type HttpCall,
+  type HttpDriverOptions,
   type Redactor,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_TIMEOUT_MS,
-  Deadline,
+  type WireRequest,
+  type Deadline,
   ResponseTooLarge,
-  headerValue,
+  createHttpDriver,
   isCount,
   isRecord,
-  normalisedBaseUrl,
-  positive,
-  post,
+  jsonHeaders,
+  oversizedError,
+  providerBusy,
   providerErrorText,
-  readSse,
-  redactorFor,
+  readSseBatches,
+  severedError,
   statusError,
 } from './wire';
 
@@ -103,62 +103,21 @@ export const ANSWER_TOOL_NAME = 'structured_answer';
 /** reasoningEffort -> thinking.budget_tokens (1024 is Anthropic's minimum budget). */
 export const THINKING_BUDGETS = { low: 1024, medium: 4096, high: 16384 } as const;
 
-export interface AnthropicOptions {
+export interface AnthropicOptions extends HttpDriverOptions {
   /** The provider id, also `profile.provider` (default `anthropic`). */
   id?: string;
   /** Without the API version path (default https://api.anthropic.com); `/v1/messages` is appended. */
   baseUrl?: string;
   /** Sent only as `x-api-key`. Required. */
   apiKey: string;
-  /** Used when a request names no model. */
-  model?: string;
-  /** Default zero: the plane supplies prices (resources/prices.json); a driver does not guess them. */
-  pricing?: Pricing;
-  /** Stream the answer (default true: the stream is what lets a cut call carry its bill). */
-  stream?: boolean;
-  /** Whole-request deadline across connect, generation and stream (default 5 minutes). */
-  timeoutMs?: number;
-  /** Cap on the response body (default 8 MiB). */
-  maxResponseBytes?: number;
-  label?: string;
-  /** Where the outbound guard (netguard) plugs in; default a private undici Agent. */
-  dispatcher?: Dispatcher;
 }
 
 export function createAnthropicProvider(options: AnthropicOptions): ModelProvider {
-  const id = options.id ?? 'anthropic';
-  const baseUrl = normalisedBaseUrl(options.baseUrl ?? DEFAULT_ANTHROPIC_BASE_URL, 'anthropic');
-  const streaming = options.stream ?? true;
-  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs', 'anthropic');
-  const maxResponseBytes = positive(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes', 'anthropic');
-  if (typeof options.apiKey !== 'string' || !options.apiKey) throw new TypeError('anthropic: apiKey is required (AGENTPLANE_ANTHROPIC_API_KEY)');
-  const apiKey = options.apiKey;
-  const profile: ProviderProfile = {
-    provider: id,
-    driver: ANTHROPIC_MESSAGES_DRIVER,
-    endpoint: baseUrl,
-    streaming,
-    label: options.label ?? `Anthropic Messages at ${baseUrl}`,
-    ...(options.model ? { defaultModel: options.model } : {}),
-  };
-  const settings = callSettings(
-    {
-      id,
-      url: `${baseUrl}/v1/messages`,
-      streaming,
-      timeoutMs,
-      maxResponseBytes,
-      defaultModel: options.model ?? '',
-      apiKey,
-    },
-    options.dispatcher,
+  return createHttpDriver(
+    { who: 'anthropic', defaultId: 'anthropic', driver: ANTHROPIC_MESSAGES_DRIVER, defaultBaseUrl: DEFAULT_ANTHROPIC_BASE_URL, wire: 'Anthropic Messages', path: '/v1/messages', keyVariable: 'AGENTPLANE_ANTHROPIC_API_KEY' },
+    options,
+    { build, refusal: (response, call) => statusError(call.settings.id, response, call.redact, call.deadline, call.settings.maxResponseBytes, anthropicErrorText), read },
   );
-  return {
-    id,
-    profile,
-    pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
-    complete: (request, signal) => complete(settings, request, signal),
-  };
 }
 
 /** What the body said so far: the ladder reads it when the call is cut. */
@@ -180,52 +139,23 @@ interface WireState {
   /** Indices of tool_use blocks whose JSON did not parse: never offered as calls or as the answer. */
   brokenBlocks: Set<number>;
   done: boolean;
+  /** Shown each text_delta as it arrives (visible text only: never thinking, never input_json). */
+  observer?: ModelStreamObserver;
 }
 
-async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
-  const { id } = settings;
-  const model = request.model || settings.defaultModel;
-  if (!model) throw new ModelError('refused', `${id}: the request names no model and the provider has no default`);
-  if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
-    throw new ModelError('refused', `${id}: maxTokens must be a positive integer, got ${String(request.maxTokens)}`);
-  }
-  const body = wireBody(id, request, model, settings.streaming);
-  if (callerSignal?.aborted) throw new ModelError('unavailable', `${id}: cancelled by the caller before dispatch`);
+function build({ settings, request, model }: Pick<HttpCall, 'settings' | 'request' | 'model'>): WireRequest {
+  return {
+    headers: jsonHeaders(settings, { 'anthropic-version': ANTHROPIC_VERSION, 'x-api-key': settings.apiKey }),
+    body: JSON.stringify(wireBody(settings.id, request, model, settings.streaming)),
+  };
+}
 
-  const redact = redactorFor(request, settings.apiKey);
-  const deadline = new Deadline(settings.timeoutMs, callerSignal);
-  try {
-    const response = await post({
-      id,
-      url: settings.url,
-      headers: {
-        'content-type': 'application/json',
-        accept: settings.streaming ? 'text/event-stream, application/json' : 'application/json',
-        'anthropic-version': ANTHROPIC_VERSION,
-        'x-api-key': settings.apiKey,
-      },
-      body: JSON.stringify(body),
-      deadline,
-      dispatcher: settings.dispatcher(),
-      timeoutMs: settings.timeoutMs,
-      redact,
-    });
-    const status = response.statusCode;
-    if (status < 200 || status >= 300) throw await statusError(id, response, redact, deadline, settings.maxResponseBytes, anthropicErrorText);
-
-    const state: WireState = { status, streamed: false, bytes: 0, began: false, usage: null, model: null, stopReason: null, blocks: [], toolJson: new Map(), brokenTool: null, brokenBlocks: new Set(), done: false };
-    const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
-    if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
-      response.body.destroy();
-      throw oversizedError(settings, state, `declares ${declared} bytes,`);
-    }
-    const contentType = headerValue(response.headers['content-type']) ?? '';
-    if (settings.streaming && contentType.includes('text/event-stream')) await readStream(settings, response.body, state, redact, deadline);
-    else await readDocument(settings, response.body, state, redact, deadline);
-    return finished(settings, state, request, redact);
-  } finally {
-    deadline.dispose();
-  }
+async function read(response: Dispatcher.ResponseData, { settings, request, redact, deadline, observer }: HttpCall, streamed: boolean): Promise<Completion> {
+  const state: WireState = { status: response.statusCode, streamed: false, bytes: 0, began: false, usage: null, model: null, stopReason: null, blocks: [], toolJson: new Map(), brokenTool: null, brokenBlocks: new Set(), done: false };
+  if (observer) state.observer = observer;
+  if (streamed) await readStream(settings, response.body, state, redact, deadline);
+  else await readDocument(settings, response.body, state, redact, deadline);
+  return finished(settings, state, request, redact);
 }
 
 // ---- the request ----
@@ -364,17 +294,12 @@ function anthropicErrorText(body: string): string {
 async function readStream(settings: CallSettings, body: Dispatcher.ResponseData['body'], state: WireState, redact: Redactor, deadline: Deadline): Promise<void> {
   state.streamed = true;
   try {
-    for await (const { data } of readSse(body as AsyncIterable<Buffer>, settings.maxResponseBytes, state)) {
-      let event: unknown;
-      try {
-        event = JSON.parse(data);
-      } catch {
-        throw severedError(settings, state, { what: 'a malformed stream event' }, redact, USAGE_BEFORE_OUTPUT);
+    // By the chunk (readSseBatches): this loop runs once per streamed token.
+    read: for await (const batch of readSseBatches(body as AsyncIterable<Buffer>, settings.maxResponseBytes, state)) {
+      for (const { data } of batch) {
+        takeData(settings, state, data, redact);
+        if (state.done) break read;
       }
-      if (!isRecord(event)) throw severedError(settings, state, { what: 'a stream event that is not an object' }, redact, USAGE_BEFORE_OUTPUT);
-      const cause = takeEvent(state, event);
-      if (cause) throw severedError(settings, state, cause, redact, USAGE_BEFORE_OUTPUT);
-      if (state.done) break;
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
@@ -384,6 +309,28 @@ async function readStream(settings: CallSettings, body: Dispatcher.ResponseData[
     if (!body.destroyed) body.destroy();
   }
   if (!state.done) throw severedError(settings, state, { what: 'the stream ended without message_stop' }, redact, USAGE_BEFORE_OUTPUT);
+}
+
+/** One `data:` payload of the stream, parsed and folded into the state; a cut throws its rung. */
+function takeData(settings: CallSettings, state: WireState, data: string, redact: Redactor): void {
+  let event: unknown;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    throw severedError(settings, state, { what: 'a malformed stream event' }, redact, USAGE_BEFORE_OUTPUT);
+  }
+  if (!isRecord(event)) throw severedError(settings, state, { what: 'a stream event that is not an object' }, redact, USAGE_BEFORE_OUTPUT);
+  const cause = takeEvent(state, event);
+  if (cause) {
+    const error = severedError(settings, state, cause, redact, USAGE_BEFORE_OUTPUT);
+    // Overloaded before the first token is a refusal like a 529: nothing generated, sent again after a backoff.
+    throw !state.began && isOverload(event) ? providerBusy(error, 'overloaded') : error;
+  }
+}
+
+/** An `error` event saying the provider is overloaded (Anthropic's overloaded_error, the SSE form of a 529). */
+function isOverload(event: Record<string, unknown>): boolean {
+  return event.type === 'error' && isRecord(event.error) && event.error.type === 'overloaded_error';
 }
 
 /** One event of the Messages stream; a returned cause cuts the call. Unknown events are ignored (the API may add some). */
@@ -400,6 +347,8 @@ function takeEvent(state: WireState, event: Record<string, unknown>): CutCause |
       if (!isCount(index) || !isRecord(event.content_block)) return { what: 'a content_block_start without an index or block' };
       state.blocks[index] = { ...event.content_block };
       state.began = true;
+      // A text block may open with text of its own (usually ''): it is part of the answer too.
+      if (event.content_block.type === 'text') notifyText(state.observer, event.content_block.text);
       return null;
     }
     case 'content_block_delta': {
@@ -462,6 +411,7 @@ function applyDelta(state: WireState, index: number, block: Record<string, unkno
   switch (delta.type) {
     case 'text_delta':
       appendTo(block, 'text', delta.text);
+      notifyText(state.observer, delta.text);
       break;
     case 'thinking_delta':
       appendTo(block, 'thinking', delta.thinking);

@@ -380,10 +380,10 @@ describe('refused before generation (DidNotHappen, costs nothing)', () => {
   });
 
   it('429 RESOURCE_EXHAUSTED: refused, the window from RetryInfo, or from Retry-After when sent', async () => {
-    const info = await failure(provider().complete(ask('rate-limited')), 'refused');
+    const info = await failure(provider({ rateLimitRetries: 0 }).complete(ask('rate-limited')), 'refused');
     expect(info).toMatchObject({ disposition: 'DidNotHappen', usage: null, retryAfterMs: 7000 });
     expect(info.message).toContain('RESOURCE_EXHAUSTED');
-    expect((await failure(provider().complete(ask('rate-limited-header')), 'refused')).retryAfterMs).toBe(2000);
+    expect((await failure(provider({ rateLimitRetries: 0 }).complete(ask('rate-limited-header')), 'refused')).retryAfterMs).toBe(2000);
   });
 
   it('reads RetryInfo delays in seconds, fractions and the proto form', () => {

@@ -12,7 +12,8 @@
  * - 3xx (never followed), 400 INVALID_ARGUMENT (Google also answers a bad key with 400), 401,
  *   403 PERMISSION_DENIED, 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED: `refused`, DidNotHappen. The
  *   retry window is `Retry-After` when sent, else the google.rpc.RetryInfo `retryDelay` in the
- *   error's details (Google's usual way of naming it).
+ *   error's details (Google's usual way of naming it); a 429 naming one is first sent again
+ *   inside this one call (wire.ts sendWithRetry).
  * - 500 INTERNAL, 503 UNAVAILABLE: `unavailable`, DidNotHappen (a ceiling may under-count by at
  *   most one call: the documented cost).
  * - transport failure, deadline or the caller's abort before any response: `unavailable`.
@@ -84,27 +85,24 @@
  * message or a property of the provider; an error body that echoes it is scrubbed.
  */
 import type { Dispatcher } from 'undici';
-import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type StopReason, type ToolCall, type ToolDeclaration, ModelError, continuationOrigin, isContinuationOf } from '../runtime/model-provider';
+import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamObserver, type ModelUsage, type StopReason, type ToolCall, type ToolDeclaration, ModelError, continuationOrigin, isContinuationOf, notifyText } from '../runtime/model-provider';
 import {
   type CallSettings,
-  callSettings,
-  oversizedError,
-  severedError,
+  type Deadline,
+  type HttpCall,
+  type HttpDriverOptions,
   type Redactor,
   type ResponseBody,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_TIMEOUT_MS,
-  Deadline,
+  type WireRequest,
   ResponseTooLarge,
-  headerValue,
+  createHttpDriver,
   isCount,
   isRecord,
-  normalisedBaseUrl,
-  positive,
-  post,
+  jsonHeaders,
+  oversizedError,
   providerErrorText,
-  readSse,
-  redactorFor,
+  readSseBatches,
+  severedError,
   statusError,
 } from './wire';
 
@@ -115,25 +113,13 @@ export const GEMINI_THINKING_BUDGET = { low: 1024, medium: 8192, high: 24576 } a
 
 const WHO = 'gemini';
 
-export interface GeminiOptions {
+export interface GeminiOptions extends HttpDriverOptions {
   /** The provider id, also `profile.provider` (default `gemini`). */
   id?: string;
   /** Up to and including the API version (default DEFAULT_GEMINI_BASE_URL). */
   baseUrl?: string;
-  /** Sent only as the `x-goog-api-key` header. */
+  /** Sent only as the `x-goog-api-key` header. Required. */
   apiKey: string;
-  /** Used when a request names no model. */
-  model?: string;
-  pricing?: Pricing;
-  /** Stream the answer (default true: the stream is what lets a cut call carry its bill). */
-  stream?: boolean;
-  /** Whole-request deadline across connect, generation and stream (default 5 minutes). */
-  timeoutMs?: number;
-  /** Cap on the response body (default 8 MiB). */
-  maxResponseBytes?: number;
-  label?: string;
-  /** Where the outbound guard plugs in; default a private undici Agent. */
-  dispatcher?: Dispatcher;
 }
 
 /** The continuation this driver produces and accepts: Gemini's own model turn, verbatim. */
@@ -146,39 +132,11 @@ export interface GeminiContinuation extends Continuation {
 export const GEMINI_CONTINUATION = GEMINI_DRIVER;
 
 export function createGeminiProvider(options: GeminiOptions): ModelProvider {
-  const id = options.id ?? 'gemini';
-  const baseUrl = normalisedBaseUrl(options.baseUrl ?? DEFAULT_GEMINI_BASE_URL, WHO);
-  const streaming = options.stream ?? true;
-  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs', WHO);
-  const maxResponseBytes = positive(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes', WHO);
-  if (typeof options.apiKey !== 'string' || options.apiKey === '') throw new TypeError(`${WHO}: an apiKey is required (AGENTPLANE_GEMINI_API_KEY)`);
-  const apiKey = options.apiKey;
-  const profile: ProviderProfile = {
-    provider: id,
-    driver: GEMINI_DRIVER,
-    endpoint: baseUrl,
-    streaming,
-    label: options.label ?? `Google Gemini at ${baseUrl}`,
-    ...(options.model ? { defaultModel: options.model } : {}),
-  };
-  const settings = callSettings(
-    {
-      id,
-      url: baseUrl,
-      streaming,
-      timeoutMs,
-      maxResponseBytes,
-      defaultModel: options.model ?? '',
-      apiKey,
-    },
-    options.dispatcher,
+  return createHttpDriver(
+    { who: WHO, defaultId: 'gemini', driver: GEMINI_DRIVER, defaultBaseUrl: DEFAULT_GEMINI_BASE_URL, wire: 'Google Gemini', path: '', keyVariable: 'AGENTPLANE_GEMINI_API_KEY' },
+    options,
+    { model: (named) => named.replace(/^models\//, ''), build, refusal, read },
   );
-  return {
-    id,
-    profile,
-    pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
-    complete: (request, signal) => complete(settings, request, signal),
-  };
 }
 
 /** What the body said so far: the ladder reads it when the call is cut. */
@@ -195,61 +153,36 @@ interface WireState {
   blockReason: string | null;
   /** The model turn's parts, verbatim, in arrival order. */
   parts: Record<string, unknown>[];
+  /** Shown each streamed non-thought text part (visible text only: never thoughts, never functionCall args). */
+  observer?: ModelStreamObserver;
 }
 
-async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
-  const { id } = settings;
-  const model = (request.model || settings.defaultModel).replace(/^models\//, '');
-  if (!model) throw new ModelError('refused', `${id}: the request names no model and the provider has no default`);
-  if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
-    throw new ModelError('refused', `${id}: maxTokens must be a positive integer, got ${String(request.maxTokens)}`);
-  }
-  const body = JSON.stringify(wireBody(id, request));
-  if (callerSignal?.aborted) throw new ModelError('unavailable', `${id}: cancelled by the caller before dispatch`);
-
+/** The path names the model and the mode: `models/{model}:streamGenerateContent?alt=sse` or `:generateContent`. */
+function build({ settings, request, model }: Pick<HttpCall, 'settings' | 'request' | 'model'>): WireRequest {
   const action = settings.streaming ? 'streamGenerateContent?alt=sse' : 'generateContent';
-  const url = `${settings.url}/models/${encodeURIComponent(model)}:${action}`;
-  const redact = redactorFor(request, settings.apiKey);
-  const deadline = new Deadline(settings.timeoutMs, callerSignal);
-  try {
-    const response = await post({
-      id,
-      url,
-      headers: {
-        'content-type': 'application/json',
-        accept: settings.streaming ? 'text/event-stream, application/json' : 'application/json',
-        'x-goog-api-key': settings.apiKey,
-      },
-      body,
-      deadline,
-      dispatcher: settings.dispatcher(),
-      timeoutMs: settings.timeoutMs,
-      redact,
-    });
-    const status = response.statusCode;
-    if (status < 200 || status >= 300) {
-      let retryDelayMs: number | null = null;
-      const error = await statusError(id, response, redact, deadline, settings.maxResponseBytes, (text) => {
-        retryDelayMs = retryInfoOf(text);
-        return googleErrorText(text);
-      });
-      // Retry-After (the header) wins; Google usually names the window only in RetryInfo.
-      throw error.retryAfterMs === null && retryDelayMs !== null ? new ModelError(error.kind, error.message, error.usage, retryDelayMs) : error;
-    }
-    const state: WireState = { status, streamed: false, bytes: 0, began: false, usage: null, model: null, finishReason: null, finishMessage: null, blockReason: null, parts: [] };
-    const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
-    if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
-      response.body.destroy();
-      throw oversizedError(settings, state, `declares ${declared} bytes,`);
-    }
-    const contentType = headerValue(response.headers['content-type']) ?? '';
-    // A server asked to stream may still answer with one JSON document: read what it sent.
-    if (settings.streaming && contentType.includes('text/event-stream')) await readStream(settings, response.body, state, redact, deadline);
-    else await readDocument(settings, response.body, state, redact, deadline);
-    return finished(settings, state, request, redact);
-  } finally {
-    deadline.dispose();
-  }
+  return {
+    url: `${settings.url}/models/${encodeURIComponent(model)}:${action}`,
+    headers: jsonHeaders(settings, { 'x-goog-api-key': settings.apiKey }),
+    body: JSON.stringify(wireBody(settings.id, request)),
+  };
+}
+
+async function refusal(response: Dispatcher.ResponseData, { settings, redact, deadline }: HttpCall): Promise<ModelError> {
+  let retryDelayMs: number | null = null;
+  const error = await statusError(settings.id, response, redact, deadline, settings.maxResponseBytes, (text) => {
+    retryDelayMs = retryInfoOf(text);
+    return googleErrorText(text);
+  });
+  // Retry-After (the header) wins; Google usually names the window only in RetryInfo.
+  return error.retryAfterMs === null && retryDelayMs !== null ? new ModelError(error.kind, error.message, error.usage, retryDelayMs) : error;
+}
+
+async function read(response: Dispatcher.ResponseData, { settings, request, redact, deadline, observer }: HttpCall, streamed: boolean): Promise<Completion> {
+  const state: WireState = { status: response.statusCode, streamed: false, bytes: 0, began: false, usage: null, model: null, finishReason: null, finishMessage: null, blockReason: null, parts: [] };
+  if (observer) state.observer = observer;
+  if (streamed) await readStream(settings, response.body, state, redact, deadline);
+  else await readDocument(settings, response.body, state, redact, deadline);
+  return finished(settings, state, request, redact);
 }
 
 // ---- the request ----
@@ -444,7 +377,8 @@ async function readStream(settings: CallSettings, body: ResponseBody, state: Wir
   state.streamed = true;
   const meter = { bytes: 0 };
   try {
-    for await (const event of readSse(body as AsyncIterable<Buffer>, settings.maxResponseBytes, meter)) {
+    // By the chunk (readSseBatches): the inner loop runs once per streamed token.
+    for await (const batch of readSseBatches(body as AsyncIterable<Buffer>, settings.maxResponseBytes, meter)) for (const event of batch) {
       state.bytes = meter.bytes;
       let chunk: unknown;
       try {
@@ -518,6 +452,8 @@ function takeResponse(state: WireState, response: Record<string, unknown>): void
       if (!isRecord(part)) continue;
       state.parts.push(part);
       state.began = true;
+      // Streamed chunks only (a whole document is its own seal); the same parts `finished` joins.
+      if (state.streamed && part.thought !== true) notifyText(state.observer, part.text);
     }
   }
   if (typeof candidate.finishReason === 'string' && candidate.finishReason) {

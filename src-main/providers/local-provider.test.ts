@@ -172,4 +172,39 @@ describe('local provider', () => {
       expect(midMessage.text).toBe('[local model] Summary: Please do not !fail:refused here.');
     });
   });
+  describe('structured output', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        title: { type: 'string' },
+        note: { type: 'string' },
+        words: { type: 'integer' },
+        level: { enum: ['low', 'high'] },
+        done: { type: 'boolean' },
+        tags: { type: 'array', items: { type: 'string' }, minItems: 1 },
+      },
+      required: ['title', 'words'],
+    };
+
+    it('answers with JSON shaped by the schema, the same bytes every time', async () => {
+      const request = { ...ask('Summarise the incident report. It was long.'), responseSchema: schema };
+      const first = await provider.complete(request);
+      expect(JSON.parse(first.text)).toEqual({
+        title: '[local model] Summary: Summarise the incident report.',
+        note: '[local model]',
+        words: 7,
+        level: 'low',
+        done: false,
+        tags: ['[local model]'],
+      });
+      expect(first.truncated).toBe(false);
+      expect((await provider.complete(request)).text).toBe(first.text);
+    });
+
+    it('is never cut at maxTokens (half a JSON document is no answer)', async () => {
+      const completion = await provider.complete({ ...ask('Summarise the incident report.', { maxTokens: 2 }), responseSchema: schema });
+      expect(() => JSON.parse(completion.text)).not.toThrow();
+      expect(completion.truncated).toBe(false);
+    });
+  });
 });

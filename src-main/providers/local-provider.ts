@@ -28,6 +28,13 @@
  * Any other `!fail:` word is refused as an unknown directive, so a typo fails loudly rather
  * than quietly succeeding. Only the last user message is read for a directive: an earlier turn
  * that exercised a failure does not make every later turn of the conversation fail.
+ *
+ * Structured output. A request with a `responseSchema` is answered with JSON shaped by it (see
+ * instanceOf): the summary in the first string field, the answer's word count in numbers, the
+ * first of an enum, each required or declared property filled. So a keyless agent with a
+ * `schema` runs end to end, and the runtime's local validation is what is exercised, not this
+ * model's cleverness: a schema it cannot satisfy this way (a pattern, a minimum above the count)
+ * gets an answer the runtime refuses, as it would refuse a real model's.
  */
 import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, ModelError } from '../runtime/model-provider';
 
@@ -51,6 +58,8 @@ export function createLocalProvider(): ModelProvider {
       label: 'Local deterministic model (no network, no key)',
     },
     pricing: { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
+    // No stream observer: the answer is computed whole, in process, and sealed at once, so there
+    // is nothing live to show (a buffered answer emits no deltas; see ModelStreamObserver).
     complete: (request, signal) => {
       // A promise, not a throw from inside a sync function: callers treat both the same way.
       try {
@@ -83,6 +92,11 @@ function completeLocally(request: ModelRequest, signal: AbortSignal | undefined)
   const memory = userTurns.length > 1 ? [`(turn ${userTurns.length}; earlier: ${wordsOf(userTurns[0]!.content).slice(0, 8).join(' ')})`] : [];
   const answer = answerWords(source.content);
   const { words, truncated } = capped(memory.length > 0 ? [...answer.slice(0, 2), ...wordsOf(memory[0]!), ...answer.slice(2)] : answer, request.maxTokens);
+  if (request.responseSchema) {
+    // Whole JSON or none: cutting it at maxTokens would only produce an answer nobody can parse.
+    const text = JSON.stringify(instanceOf(request.responseSchema, { summary: words.join(' '), count: words.length, usedSummary: false }));
+    return { text, usage: { inputTokens, outputTokens: wordsOf(text).length, reasoningTokens: 0 }, model: LOCAL_MODEL, truncated: false, stopReason: 'end' };
+  }
   return {
     text: words.join(' '),
     usage: { inputTokens, outputTokens: words.length, reasoningTokens: 0 },
@@ -130,4 +144,50 @@ function answerWords(source: string): string[] {
 
 function capped(words: string[], maxTokens: number): { words: string[]; truncated: boolean } {
   return words.length > maxTokens ? { words: words.slice(0, maxTokens), truncated: true } : { words, truncated: false };
+}
+
+interface Filling {
+  summary: string;
+  count: number;
+  /** The summary goes into the first string field only; later ones get the prefix. */
+  usedSummary: boolean;
+}
+
+/**
+ * A deterministic JSON value for a (local, already validated) JSON Schema: `const`, else the
+ * first `enum` value, else by `type` (the first listed when several); objects get every declared
+ * property; arrays get `minItems` copies of their item. Depth-bounded, since a recursive `$ref`
+ * is not followed (this model reads no references at all).
+ */
+function instanceOf(schema: unknown, fill: Filling, depth = 0): unknown {
+  if (typeof schema !== 'object' || schema === null || depth > 8) return null;
+  const s = schema as Record<string, unknown>;
+  if ('const' in s) return s.const;
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const options = s[key];
+    if (Array.isArray(options) && options.length > 0 && s.type === undefined) return instanceOf(options[0], fill, depth + 1);
+  }
+  const type = Array.isArray(s.type) ? s.type[0] : s.type ?? (s.properties ? 'object' : undefined);
+  switch (type) {
+    case 'object': {
+      const properties = (typeof s.properties === 'object' && s.properties !== null ? s.properties : {}) as Record<string, unknown>;
+      return Object.fromEntries(Object.entries(properties).map(([name, sub]) => [name, instanceOf(sub, fill, depth + 1)]));
+    }
+    case 'array': {
+      const count = typeof s.minItems === 'number' ? Math.min(s.minItems, 8) : 0;
+      return Array.from({ length: count }, () => instanceOf(s.items, fill, depth + 1));
+    }
+    case 'string':
+      if (fill.usedSummary) return PREFIX.join(' ');
+      fill.usedSummary = true;
+      return fill.summary;
+    case 'integer':
+    case 'number':
+      return fill.count;
+    case 'boolean':
+      return false;
+    default:
+      return null;
+  }
 }

@@ -211,7 +211,7 @@ describe('refused before generation (DidNotHappen, costs nothing)', () => {
   });
 
   it('429: refused, with the provider’s Retry-After as retryAfterMs', async () => {
-    const error = await failure(provider().complete(ask('rate-limited')), 'refused');
+    const error = await failure(provider({ rateLimitRetries: 0 }).complete(ask('rate-limited')), 'refused');
     expect(error).toMatchObject({ disposition: 'DidNotHappen', usage: null, retryAfterMs: 2000 });
     expect(error.message).toContain('HTTP 429');
   });

@@ -11,7 +11,8 @@
  * - HTTP 3xx (redirects are never followed: a model endpoint that moves is misconfigured, and
  *   following it would send the prompt and the key somewhere nobody declared) and 4xx (400,
  *   401, 403, 404, 422, 429, ...): `refused`, DidNotHappen. `Retry-After` / `retry-after-ms`
- *   become retryAfterMs (rate limits are the one case where the provider names the window).
+ *   become retryAfterMs (rate limits are the one case where the provider names the window),
+ *   and a 429 naming one is first sent again inside this one call (wire.ts sendWithRetry).
  * - HTTP 5xx: `unavailable`, DidNotHappen, with the documented cost that a ceiling may
  *   under-count by at most one call.
  * - connection refused, DNS failure, reset, deadline or cancellation before any byte of the
@@ -50,29 +51,25 @@
  * `ModelRequest.stream` is therefore ignored here; the Completion is whole either way.
  */
 import type { Dispatcher } from 'undici';
-import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type ToolCall, ModelError } from '../runtime/model-provider';
+import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamObserver, type ModelUsage, type ToolCall, ModelError, notifyText } from '../runtime/model-provider';
 import {
   type CallSettings,
   type CutCause,
-  callSettings,
-  oversizedError,
-  severedError,
+  type Deadline,
+  type HttpCall,
+  type HttpDriverOptions,
   type Redactor,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_TIMEOUT_MS,
-  Deadline,
+  type WireRequest,
   ResponseTooLarge,
-  headerValue,
+  bearerHeaders,
+  createHttpDriver,
   isCount,
   isRecord,
   nonEmpty,
-  normalisedBaseUrl,
-  positive,
-  post,
+  oversizedError,
   providerErrorText,
-  readSse,
-  redactorFor,
-  statusError,
+  readSseBatches,
+  severedError,
 } from './wire';
 
 // Kept importable from here: the wire helpers moved to wire.ts, shared by every HTTP driver.
@@ -80,62 +77,17 @@ export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, retryAfterOf } from './
 
 export const OPENAI_CHAT_COMPLETIONS_DRIVER = 'openai-chat-completions/1';
 
-export interface OpenAiCompatibleOptions {
+export interface OpenAiCompatibleOptions extends HttpDriverOptions {
   /** The provider id, also `profile.provider` (e.g. `ollama`). */
   id: string;
   /** Up to and including the API version, e.g. `http://127.0.0.1:11434/v1`. */
   baseUrl: string;
   /** Sent only as `Authorization: Bearer …`. Omit for servers that need none. */
   apiKey?: string;
-  /** Used when a request names no model (`request.model` empty). */
-  model?: string;
-  /** Default zero: a local server costs nothing per token. */
-  pricing?: Pricing;
-  /** Stream the answer (default true: the stream is what lets a cut call carry its bill). */
-  stream?: boolean;
-  /** Whole-request deadline across connect, generation and stream (default 5 minutes). */
-  timeoutMs?: number;
-  /** Cap on the response body (default 8 MiB). */
-  maxResponseBytes?: number;
-  /** Shown to people; defaults to naming the server. */
-  label?: string;
-  /** Where the outbound guard (netguard) plugs in; default a private undici Agent. */
-  dispatcher?: Dispatcher;
 }
 
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): ModelProvider {
-  const id = options.id;
-  const baseUrl = normalisedBaseUrl(options.baseUrl);
-  const streaming = options.stream ?? true;
-  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
-  const maxResponseBytes = positive(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
-  const apiKey = options.apiKey ?? '';
-  const profile: ProviderProfile = {
-    provider: id,
-    driver: OPENAI_CHAT_COMPLETIONS_DRIVER,
-    endpoint: baseUrl,
-    streaming,
-    label: options.label ?? `OpenAI-compatible server at ${baseUrl}`,
-    ...(options.model ? { defaultModel: options.model } : {}),
-  };
-  const settings = callSettings(
-    {
-      id,
-      url: `${baseUrl}/chat/completions`,
-      streaming,
-      timeoutMs,
-      maxResponseBytes,
-      defaultModel: options.model ?? '',
-      apiKey,
-    },
-    options.dispatcher,
-  );
-  return {
-    id,
-    profile,
-    pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
-    complete: (request, signal) => complete(settings, request, signal),
-  };
+  return createHttpDriver({ who: 'openai-compatible', defaultId: options.id, driver: OPENAI_CHAT_COMPLETIONS_DRIVER, wire: 'OpenAI-compatible server', path: '/chat/completions' }, options, { build, read });
 }
 
 /** What the body said so far: the ladder reads it when the call is cut. */
@@ -157,51 +109,18 @@ interface WireState {
    */
   toolCalls: Map<number, { id: string; name: string; args: string[] }>;
   done: boolean;
+  /** Shown each streamed `delta.content` (visible text only: never reasoning, never tool arguments). */
+  observer?: ModelStreamObserver;
 }
 
-/** Why a call stopped early, for the message; the rung comes from the WireState. */
+function build({ settings, request, model }: Pick<HttpCall, 'settings' | 'request' | 'model'>): WireRequest {
+  return { headers: bearerHeaders(settings), body: JSON.stringify(wireBody(request, model, settings.streaming)) };
+}
 
-async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
-  const { id } = settings;
-  const model = request.model || settings.defaultModel;
-  if (!model) throw new ModelError('refused', `${id}: the request names no model and the provider has no default`);
-  if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
-    throw new ModelError('refused', `${id}: maxTokens must be a positive integer, got ${String(request.maxTokens)}`);
-  }
-  if (callerSignal?.aborted) throw new ModelError('unavailable', `${id}: cancelled by the caller before dispatch`);
-
-  const redact = redactorFor(request, settings.apiKey);
-  const deadline = new Deadline(settings.timeoutMs, callerSignal);
-  try {
-    const response = await post({
-      id,
-      url: settings.url,
-      headers: requestHeaders(settings),
-      body: JSON.stringify(wireBody(request, model, settings.streaming)),
-      deadline,
-      dispatcher: settings.dispatcher(),
-      timeoutMs: settings.timeoutMs,
-      redact,
-    });
-
-    const status = response.statusCode;
-    if (status < 200 || status >= 300) throw await statusError(id, response, redact, deadline, settings.maxResponseBytes);
-
-    const state: WireState = { status, streamed: false, bytes: 0, began: false, usage: null, model: null, finishReason: null, text: [], toolCalls: new Map(), done: false };
-    const contentType = headerValue(response.headers['content-type']) ?? '';
-    const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
-    if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
-      response.body.destroy();
-      throw oversizedError(settings, state, `declares ${declared} bytes,`);
-    }
-    // A server asked to stream may answer with one JSON document; read what it sent.
-    const completion = settings.streaming && contentType.includes('text/event-stream')
-      ? await readStream(settings, response.body, state, redact, deadline)
-      : await readDocument(settings, response.body, state, redact, deadline);
-    return completion;
-  } finally {
-    deadline.dispose();
-  }
+async function read(response: Dispatcher.ResponseData, { settings, redact, deadline, observer }: HttpCall, streamed: boolean): Promise<Completion> {
+  const state: WireState = { status: response.statusCode, streamed: false, bytes: 0, began: false, usage: null, model: null, finishReason: null, text: [], toolCalls: new Map(), done: false };
+  if (observer) state.observer = observer;
+  return streamed ? readStream(settings, response.body, state, redact, deadline) : readDocument(settings, response.body, state, redact, deadline);
 }
 
 function wireBody(request: ModelRequest, model: string, streaming: boolean): Record<string, unknown> {
@@ -219,8 +138,16 @@ function wireBody(request: ModelRequest, model: string, streaming: boolean): Rec
           ...(request.toolChoice ? { tool_choice: wireToolChoice(request.toolChoice) } : {}),
         }
       : {}),
+    // Structured output natively: `response_format: json_schema`, which OpenAI, vLLM, llama.cpp
+    // and Ollama all read. Not `strict`: compatible servers differ in what strict accepts, and
+    // the answer is validated locally against the exact schema anyway (structured-output.ts).
+    ...(request.responseSchema ? { response_format: { type: 'json_schema', json_schema: { name: CHAT_SCHEMA_NAME, schema: request.responseSchema } } } : {}),
+    ...(request.reasoningEffort ? { reasoning_effort: request.reasoningEffort } : {}),
   };
 }
+
+/** The name `response_format.json_schema` requires; the schema itself is the step's, unchanged. */
+export const CHAT_SCHEMA_NAME = 'answer';
 
 /**
  * One turn on the Chat Completions wire. This wire carries no opaque provider state (no signed
@@ -243,14 +170,6 @@ function wireMessage(message: ModelMessage): Record<string, unknown> {
 
 function wireToolChoice(choice: NonNullable<ModelRequest['toolChoice']>): unknown {
   return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
-}
-
-function requestHeaders(settings: CallSettings): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    accept: settings.streaming ? 'text/event-stream, application/json' : 'application/json',
-    ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
-  };
 }
 
 // ---- a 2xx body ----
@@ -277,10 +196,11 @@ async function readStream(settings: CallSettings, body: Dispatcher.ResponseData[
   };
   try {
     // The state is the byte meter: a cut call reports how far the body got.
-    for await (const { data } of readSse(body as AsyncIterable<Buffer>, settings.maxResponseBytes, state)) {
+    // By the chunk (readSseBatches): the inner loop runs once per streamed token.
+    read: for await (const batch of readSseBatches(body as AsyncIterable<Buffer>, settings.maxResponseBytes, state)) for (const { data } of batch) {
       const cause = take(data);
       if (cause) throw severedError(settings, state, cause, redact);
-      if (state.done) break;
+      if (state.done) break read;
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
@@ -305,6 +225,7 @@ function takeChunk(state: WireState, chunk: Record<string, unknown>): void {
   if (typeof delta.content === 'string') {
     state.text.push(delta.content);
     if (delta.content) state.began = true;
+    notifyText(state.observer, delta.content);
   }
   // Servers that stream reasoning text (vLLM, llama.cpp, DeepSeek: `reasoning_content`;
   // Ollama, OpenRouter: `reasoning`) prove generation began even before visible content.

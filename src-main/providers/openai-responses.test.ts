@@ -286,7 +286,7 @@ describe('refused before generation (DidNotHappen, costs nothing)', () => {
   });
 
   it('429 with Retry-After: refused, carrying retryAfterMs', async () => {
-    const error = await failure(provider({ stream: false }).complete(ask('rate-limited')), 'refused');
+    const error = await failure(provider({ stream: false, rateLimitRetries: 0 }).complete(ask('rate-limited')), 'refused');
     expect(error).toMatchObject({ disposition: 'DidNotHappen', usage: null, retryAfterMs: 2000 });
   });
 

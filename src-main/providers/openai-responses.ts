@@ -32,7 +32,8 @@
  *    (text, refusal, function-call arguments, reasoning summary): reasoning tokens are billed
  *    even though their text is never shown, so a reasoning summary delta counts.
  *    HTTP: 3xx refused (never followed), 4xx refused (429 with retryAfterMs), 5xx unavailable;
- *    all through wire.ts, shared with the other drivers.
+ *    all through wire.ts, shared with the other drivers (a 429 naming its window is first sent
+ *    again inside this one call: sendWithRetry).
  *    Non-streaming, the answer is one JSON document (the response object): a body cut after its
  *    first byte is `unaccounted`, before it `unavailable`.
  *
@@ -56,30 +57,26 @@
  * events were): event names and the response object follow it; unknown events are ignored.
  */
 import type { Dispatcher } from 'undici';
-import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelUsage, type Pricing, type ProviderProfile, type StopReason, type ToolCall, ModelError, continuationOrigin, isContinuationOf } from '../runtime/model-provider';
+import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamObserver, type ModelUsage, type StopReason, type ToolCall, ModelError, continuationOrigin, isContinuationOf, notifyText } from '../runtime/model-provider';
 import {
   type CallSettings,
   type CutCause,
-  callSettings,
-  oversizedError,
-  severedError,
+  type Deadline,
+  type HttpCall,
+  type HttpDriverOptions,
   type Redactor,
   type ResponseBody,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_TIMEOUT_MS,
-  Deadline,
+  type WireRequest,
   ResponseTooLarge,
-  headerValue,
+  bearerHeaders,
+  createHttpDriver,
   isCount,
   isRecord,
   nonEmpty,
-  normalisedBaseUrl,
-  positive,
-  post,
+  oversizedError,
   providerErrorText,
-  readSse,
-  redactorFor,
-  statusError,
+  readSseBatches,
+  severedError,
 } from './wire';
 
 export const OPENAI_RESPONSES_DRIVER = 'openai-responses/1';
@@ -90,26 +87,13 @@ export const OPENAI_RESPONSES_CONTINUATION = OPENAI_RESPONSES_DRIVER;
 const SCHEMA_NAME = 'answer';
 const WHO = 'openai-responses';
 
-export interface OpenAiResponsesOptions {
+export interface OpenAiResponsesOptions extends HttpDriverOptions {
   /** The provider id, also `profile.provider` (default `openai`). */
   id?: string;
   /** Up to and including the API version (default https://api.openai.com/v1). */
   baseUrl?: string;
   /** Sent only as `Authorization: Bearer …`. */
   apiKey?: string;
-  /** Used when a request names no model (`request.model` empty). */
-  model?: string;
-  pricing?: Pricing;
-  /** Stream the answer (default true). The profile's choice, not a request's: it is effect identity. */
-  stream?: boolean;
-  /** Whole-request deadline across connect, generation and stream (default 5 minutes). */
-  timeoutMs?: number;
-  /** Cap on the response body (default 8 MiB). */
-  maxResponseBytes?: number;
-  /** Shown to people; defaults to naming the endpoint. */
-  label?: string;
-  /** Where the outbound guard (netguard) plugs in; default a private undici Agent. */
-  dispatcher?: Dispatcher;
 }
 
 /** This driver's continuation: the response's output items, verbatim, tagged with the wire. */
@@ -119,37 +103,7 @@ export interface OpenAiResponsesContinuation extends Continuation {
 }
 
 export function createOpenAiResponsesProvider(options: OpenAiResponsesOptions = {}): ModelProvider {
-  const id = options.id ?? 'openai';
-  const baseUrl = normalisedBaseUrl(options.baseUrl ?? OPENAI_DEFAULT_BASE_URL, WHO);
-  const streaming = options.stream ?? true;
-  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs', WHO);
-  const maxResponseBytes = positive(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes', WHO);
-  const profile: ProviderProfile = {
-    provider: id,
-    driver: OPENAI_RESPONSES_DRIVER,
-    endpoint: baseUrl,
-    streaming,
-    label: options.label ?? `OpenAI Responses at ${baseUrl}`,
-    ...(options.model ? { defaultModel: options.model } : {}),
-  };
-  const settings = callSettings(
-    {
-      id,
-      url: `${baseUrl}/responses`,
-      streaming,
-      timeoutMs,
-      maxResponseBytes,
-      defaultModel: options.model ?? '',
-      apiKey: options.apiKey ?? '',
-    },
-    options.dispatcher,
-  );
-  return {
-    id,
-    profile,
-    pricing: options.pricing ?? { inputPerMTokMicros: 0, outputPerMTokMicros: 0 },
-    complete: (request, signal) => complete(settings, request, signal),
-  };
+  return createHttpDriver({ who: WHO, defaultId: 'openai', driver: OPENAI_RESPONSES_DRIVER, defaultBaseUrl: OPENAI_DEFAULT_BASE_URL, wire: 'OpenAI Responses', path: '/responses' }, options, { build, read });
 }
 
 /** What the body said so far: the ladder reads it when the call is cut. */
@@ -164,41 +118,18 @@ interface WireState {
   items: Record<string, unknown>[];
   /** The terminal response object (completed or incomplete). */
   terminal: Record<string, unknown> | null;
+  /** Shown each response.output_text.delta (visible text only: never reasoning, arguments or refusals). */
+  observer?: ModelStreamObserver;
 }
 
-/** Why a call stopped early, for the message; the rung comes from the WireState. */
+function build({ settings, request, model }: Pick<HttpCall, 'settings' | 'request' | 'model'>): WireRequest {
+  return { headers: bearerHeaders(settings), body: JSON.stringify(wireBody(settings.id, request, model, settings.streaming)) };
+}
 
-async function complete(settings: CallSettings, request: ModelRequest, callerSignal: AbortSignal | undefined): Promise<Completion> {
-  const { id } = settings;
-  const model = request.model || settings.defaultModel;
-  if (!model) throw new ModelError('refused', `${id}: the request names no model and the provider has no default`);
-  if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
-    throw new ModelError('refused', `${id}: maxTokens must be a positive integer, got ${String(request.maxTokens)}`);
-  }
-  const body = JSON.stringify(wireBody(id, request, model, settings.streaming));
-  if (callerSignal?.aborted) throw new ModelError('unavailable', `${id}: cancelled by the caller before dispatch`);
-
-  const redact = redactorFor(request, settings.apiKey);
-  const deadline = new Deadline(settings.timeoutMs, callerSignal);
-  try {
-    const response = await post({ id, url: settings.url, headers: requestHeaders(settings), body, deadline, dispatcher: settings.dispatcher(), timeoutMs: settings.timeoutMs, redact });
-    const status = response.statusCode;
-    if (status < 200 || status >= 300) throw await statusError(id, response, redact, deadline, settings.maxResponseBytes);
-
-    const state: WireState = { status, streamed: false, began: false, usage: null, items: [], terminal: null };
-    const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
-    if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
-      response.body.destroy();
-      throw oversizedError(settings, state, `declares ${declared} bytes,`);
-    }
-    const contentType = headerValue(response.headers['content-type']) ?? '';
-    // A server asked to stream may answer with one JSON document; read what it sent.
-    return settings.streaming && contentType.includes('text/event-stream')
-      ? await readStream(settings, response.body, state, redact, deadline)
-      : await readDocument(settings, response.body, state, redact, deadline);
-  } finally {
-    deadline.dispose();
-  }
+async function read(response: Dispatcher.ResponseData, { settings, redact, deadline, observer }: HttpCall, streamed: boolean): Promise<Completion> {
+  const state: WireState = { status: response.statusCode, streamed: false, began: false, usage: null, items: [], terminal: null };
+  if (observer) state.observer = observer;
+  return streamed ? readStream(settings, response.body, state, redact, deadline) : readDocument(settings, response.body, state, redact, deadline);
 }
 
 // ---- the request ----
@@ -315,20 +246,13 @@ export function strictSchemaProblem(schema: unknown, path: string): string | nul
   return null;
 }
 
-function requestHeaders(settings: CallSettings): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    accept: settings.streaming ? 'text/event-stream, application/json' : 'application/json',
-    ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
-  };
-}
-
 // ---- a 2xx body ----
 
 async function readStream(settings: CallSettings, body: ResponseBody, state: WireState, redact: Redactor, deadline: Deadline): Promise<Completion> {
   state.streamed = true;
   try {
-    for await (const event of readSse(body as AsyncIterable<Buffer>, settings.maxResponseBytes)) {
+    // By the chunk (readSseBatches): the inner loop runs once per streamed token.
+    read: for await (const batch of readSseBatches(body as AsyncIterable<Buffer>, settings.maxResponseBytes)) for (const event of batch) {
       let data: unknown;
       try {
         data = JSON.parse(event.data);
@@ -338,7 +262,7 @@ async function readStream(settings: CallSettings, body: ResponseBody, state: Wir
       if (!isRecord(data)) throw severedError(settings, state, { what: 'a stream event that is not an object' }, redact);
       const cause = takeEvent(state, typeof data.type === 'string' ? data.type : event.event, data);
       if (cause) throw severedError(settings, state, cause, redact);
-      if (state.terminal) break;
+      if (state.terminal) break read;
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
@@ -365,6 +289,10 @@ function takeEvent(state: WireState, type: string, data: Record<string, unknown>
       }
       return null;
     case 'response.output_text.delta':
+      // The visible answer, shown live (the terminal response still carries the whole of it).
+      notifyText(state.observer, data.delta);
+      if (nonEmpty(data.delta)) state.began = true;
+      return null;
     case 'response.refusal.delta':
     case 'response.function_call_arguments.delta':
     case 'response.reasoning_summary_text.delta':

@@ -171,7 +171,7 @@ describe('providers from the environment', () => {
   });
 
   it('names the variable to set for a provider that is not configured', () => {
-    expect(unconfiguredProviderMessage('x', 'anthropic')).toBe('agent x uses provider anthropic, which is not configured: set AGENTPLANE_ANTHROPIC_API_KEY');
+    expect(unconfiguredProviderMessage('x', 'anthropic')).toBe('agent x uses provider anthropic, which is not configured: set AGENTPLANE_ANTHROPIC_API_KEY, or save it in Settings (agentplane providers set anthropic --key-stdin)');
     expect(unconfiguredProviderMessage('x', 'chat')).toContain('set AGENTPLANE_OPENAI_BASE_URL');
     expect(unconfiguredProviderMessage('x', 'gemini')).toContain('set AGENTPLANE_GEMINI_API_KEY');
     expect(unconfiguredProviderMessage('x', 'openai')).toContain('set AGENTPLANE_OPENAI_API_KEY');

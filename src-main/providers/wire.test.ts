@@ -3,7 +3,7 @@
  * retry window a 429/529 carries into the runtime's backoff.
  */
 import { describe, expect, it } from 'vitest';
-import { ResponseTooLarge, type SseEvent, normalisedBaseUrl, readSse, retryAfterOf, scrubSecret } from './wire';
+import { Deadline, ResponseTooLarge, type SseEvent, normalisedBaseUrl, readSse, readSseBatches, retryAfterOf, scrubSecret } from './wire';
 
 async function* chunks(...parts: string[]): AsyncGenerator<Buffer> {
   for (const part of parts) yield Buffer.from(part, 'utf8');
@@ -85,6 +85,37 @@ describe('readSse', () => {
     })().catch((caught: unknown) => caught);
     expect((error as { code?: string }).code).toBe('UND_ERR_SOCKET');
     expect(seen).toHaveLength(1);
+  });
+});
+
+describe('readSseBatches', () => {
+  it('groups the events each chunk completes, never yields an empty batch, and keeps the cap', async () => {
+    const batches: SseEvent[][] = [];
+    for await (const batch of readSseBatches(chunks('data: 1\n\ndata: 2\n\nda', 'ta: 3', '\n\n', ': ping\n\n', 'data: 4'), 1 << 20)) batches.push(batch);
+    expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([['1', '2'], ['3'], ['4']]);
+    const seen: string[] = [];
+    const meter = { bytes: 0 };
+    const capped = async () => {
+      for await (const batch of readSseBatches(chunks('data: 1\n\ndata: 2\n\ndata: 333333\n\n'), 18, meter)) seen.push(...batch.map((event) => event.data));
+    };
+    await expect(capped()).rejects.toBeInstanceOf(ResponseTooLarge);
+    expect(seen).toEqual(['1', '2']);
+    expect(meter.bytes).toBe(32);
+  });
+});
+
+describe('Deadline', () => {
+  it('says how much of the whole-request deadline is left, never below zero', async () => {
+    const deadline = new Deadline(60, undefined);
+    try {
+      expect(deadline.remainingMs()).toBeGreaterThan(40);
+      expect(deadline.remainingMs()).toBeLessThanOrEqual(60);
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      expect(deadline.remainingMs()).toBe(0);
+      expect(deadline.signal.aborted).toBe(true);
+    } finally {
+      deadline.dispose();
+    }
   });
 });
 

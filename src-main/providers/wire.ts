@@ -20,8 +20,19 @@
  * Nothing here knows a provider's answer shape; the drivers classify a cut stream themselves
  * from what their wire had said (usage seen, content generated, nothing yet).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, Agent, request as httpRequest } from 'undici';
-import { type ModelRequest, type ModelUsage, ModelError, trimProviderError } from '../runtime/model-provider';
+import {
+  type Completion,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamObserver,
+  type ModelUsage,
+  type Pricing,
+  type ProviderProfile,
+  ModelError,
+  trimProviderError,
+} from '../runtime/model-provider';
 
 /** Default whole-request deadline (5 minutes): long answers stream for minutes. */
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -41,13 +52,21 @@ export class Deadline {
   private readonly timer: ReturnType<typeof setTimeout>;
   private fired: 'deadline' | 'caller' | null = null;
   private readonly onCallerAbort = () => this.fire('caller');
+  /** When the deadline fires (epoch ms): a rate-limit wait may not reach past it. */
+  readonly endsAt: number;
 
   constructor(
     private readonly timeoutMs: number,
     private readonly callerSignal: AbortSignal | undefined,
   ) {
+    this.endsAt = Date.now() + timeoutMs;
     this.timer = setTimeout(() => this.fire('deadline'), timeoutMs);
     callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+  }
+
+  /** What is left of the whole-request deadline, in ms (0 once it has passed). */
+  remainingMs(): number {
+    return Math.max(0, this.endsAt - Date.now());
   }
 
   /** Aborts when the deadline passes or the caller cancels, whichever first. */
@@ -343,6 +362,17 @@ export interface ByteMeter {
  * out of the loop and destroy it (the generator does not, so a caller can stop at `[DONE]`).
  */
 export async function* readSse(body: AsyncIterable<Buffer | Uint8Array>, maxBytes: number, meter: ByteMeter = { bytes: 0 }): AsyncGenerator<SseEvent, void, undefined> {
+  for await (const batch of readSseBatches(body, maxBytes, meter)) yield* batch;
+}
+
+/**
+ * readSse by the chunk: the events each network chunk completes, as one array (never empty).
+ * Same cap, same errors, same last event at a clean end. For the per-token path: an async
+ * generator's every `yield` is a promise round trip, and a chunk carries dozens of token
+ * events, so a driver that loops over the batch itself pays that once per chunk, not once per
+ * token (bench/providers.bench.ts).
+ */
+export async function* readSseBatches(body: AsyncIterable<Buffer | Uint8Array>, maxBytes: number, meter: ByteMeter = { bytes: 0 }): AsyncGenerator<SseEvent[], void, undefined> {
   const decoder = new TextDecoder('utf-8');
   const parser = new SseParser();
   for await (const piece of body) {
@@ -351,12 +381,15 @@ export async function* readSse(body: AsyncIterable<Buffer | Uint8Array>, maxByte
     if (meter.bytes > maxBytes) {
       // The bytes inside the cap were read legitimately: events they complete still count
       // (one may carry the usage that decides the rung), then reading stops.
-      yield* parser.push(decoder.decode(piece.subarray(0, maxBytes - before), { stream: true }));
+      const inside = parser.push(decoder.decode(piece.subarray(0, maxBytes - before), { stream: true }));
+      if (inside.length) yield inside;
       throw new ResponseTooLarge(meter.bytes, maxBytes);
     }
-    yield* parser.push(decoder.decode(piece, { stream: true }));
+    const events = parser.push(decoder.decode(piece, { stream: true }));
+    if (events.length) yield events;
   }
-  yield* parser.end(decoder.decode());
+  const last = parser.end(decoder.decode());
+  if (last.length) yield last;
 }
 
 // ---- small parts ----
@@ -391,6 +424,10 @@ export interface CallSettings {
   maxResponseBytes: number;
   defaultModel: string;
   apiKey: string;
+  /** How many times a rate-limited or overloaded call is sent again (see sendWithRetry). */
+  rateLimitRetries: number;
+  /** The longest single wait for a provider-named window. */
+  maxRetryWaitMs: number;
   dispatcher: () => Dispatcher;
 }
 
@@ -439,4 +476,281 @@ export function oversizedError(settings: CallSettings, state: LadderState, what:
   const message = `${settings.id}: HTTP ${state.status} response ${what} over the ${settings.maxResponseBytes}-byte cap; not read further`;
   if (state.usage) return new ModelError('interrupted', `${message}; billed for the usage already reported`, state.usage);
   return new ModelError('unaccounted', `${message}; it happened, the bill is unknown`);
+}
+
+// ---- one driver skeleton ----
+
+/** The options every HTTP driver takes; each driver's own type documents its id, base URL and key. */
+export interface HttpDriverOptions extends RateLimitOptions {
+  /** The provider id, also `profile.provider`. */
+  id?: string;
+  baseUrl?: string;
+  /** Sent only in the one header the wire names, never anywhere else. */
+  apiKey?: string;
+  /** Used when a request names no model (`request.model` empty). */
+  model?: string;
+  /** Default zero: the plane supplies prices (resources/prices.json); a driver does not guess them. */
+  pricing?: Pricing;
+  /** Stream the answer (default true: the stream is what lets a cut call carry its bill). The profile's choice, not a request's: it is effect identity. */
+  stream?: boolean;
+  /** Whole-request deadline across connect, generation, stream and rate-limit waits (default 5 minutes). */
+  timeoutMs?: number;
+  /** Cap on the response body (default 8 MiB). */
+  maxResponseBytes?: number;
+  /** Shown to people; defaults to naming the wire and its endpoint. */
+  label?: string;
+  /** Where the outbound guard (netguard) plugs in; default a private undici Agent. */
+  dispatcher?: Dispatcher;
+}
+
+/** What fixes one driver's provider besides its options: the parts that enter the profile. */
+export interface HttpDriverSpec {
+  /** The driver's name in a TypeError about its options (`anthropic`, `gemini`, ...). */
+  who: string;
+  /** The provider id when the options name none. */
+  defaultId: string;
+  /** `profile.driver`, effect identity: bump it when the request shape changes. */
+  driver: string;
+  defaultBaseUrl?: string;
+  /** The default label is `${wire} at ${baseUrl}`. */
+  wire: string;
+  /** Appended to the base URL; '' for a wire whose path names the model (the request sets `url`). */
+  path: string;
+  /** Set when the key is required: the variable the TypeError tells a person to set. */
+  keyVariable?: string;
+}
+
+/** One call as the wire-specific part of a driver sees it, once the shared checks have passed. */
+export interface HttpCall {
+  settings: CallSettings;
+  request: ModelRequest;
+  /** The model asked for: the request's, else the provider's default (never empty). */
+  model: string;
+  redact: Redactor;
+  deadline: Deadline;
+  /** Shown the visible answer text as it streams (ModelStreamObserver); absent when nobody watches. */
+  observer?: ModelStreamObserver;
+}
+
+/** The request a driver puts on the wire; `url` defaults to the settings' endpoint. */
+export interface WireRequest {
+  url?: string;
+  headers: Record<string, string>;
+  /** Already serialised JSON. */
+  body: string;
+}
+
+/** The wire-specific part of a driver: everything else is createHttpDriver's. */
+export interface WireDriver {
+  /** The model name as this wire spells it (Gemini drops a `models/` prefix); default as given. */
+  model?(named: string): string;
+  /** The request; throws `refused` for what the wire would reject, before anything is sent. */
+  build(call: Pick<HttpCall, 'settings' | 'request' | 'model'>): WireRequest;
+  /** A non-2xx status as a ModelError (default: statusError reading the body with providerErrorText). */
+  refusal?(response: Dispatcher.ResponseData, call: HttpCall): Promise<ModelError>;
+  /**
+   * A 2xx answer read whole, a cut one classified on the ladder. `streamed` when the call
+   * streams and the server answered text/event-stream (a server asked to stream may still send
+   * one JSON document: read what it sent). The body is the reader's to destroy.
+   */
+  read(response: Dispatcher.ResponseData, call: HttpCall, streamed: boolean): Promise<Completion>;
+}
+
+/** The headers of every JSON call, the key in the one header its wire names (and nowhere else). */
+export function jsonHeaders(settings: Pick<CallSettings, 'streaming'>, credential: Record<string, string>): Record<string, string> {
+  return { 'content-type': 'application/json', accept: settings.streaming ? 'text/event-stream, application/json' : 'application/json', ...credential };
+}
+
+/** OpenAI's and every compatible server's credential: a bearer token, or nothing for a server that needs none. */
+export function bearerHeaders(settings: Pick<CallSettings, 'streaming' | 'apiKey'>): Record<string, string> {
+  return jsonHeaders(settings, settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {});
+}
+
+const ZERO_PRICE: Pricing = { inputPerMTokMicros: 0, outputPerMTokMicros: 0 };
+
+/**
+ * A ModelProvider over one HTTP wire. What every driver did the same way lives here once: the
+ * options checked (base URL, deadline, byte cap, retry policy, key), the profile (endpoint,
+ * driver, streaming, default model: never the key, never the timeout or the retry policy,
+ * which change how long a call may take, not what it asks), the call settings; and per call
+ * the model and maxTokens checks, the request built (refusals before dispatch), the redactor,
+ * the whole-request deadline, the POST, the status line, a body that declares itself over the
+ * cap, and the rate-limit retries (sendWithRetry). The driver supplies its wire: the request,
+ * its error shape, and how its answer reads.
+ */
+export function createHttpDriver(spec: HttpDriverSpec, options: HttpDriverOptions, wire: WireDriver): ModelProvider {
+  const { who } = spec;
+  const id = options.id ?? spec.defaultId;
+  const baseUrl = normalisedBaseUrl(options.baseUrl ?? spec.defaultBaseUrl ?? '', who);
+  const streaming = options.stream ?? true;
+  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs', who);
+  const maxResponseBytes = positive(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes', who);
+  const rateLimitRetries = options.rateLimitRetries ?? DEFAULT_RATE_LIMIT_RETRIES;
+  if (!Number.isInteger(rateLimitRetries) || rateLimitRetries < 0 || rateLimitRetries > MAX_RATE_LIMIT_RETRIES) {
+    throw new TypeError(`${who}: rateLimitRetries must be a whole number from 0 to ${MAX_RATE_LIMIT_RETRIES}`);
+  }
+  const maxRetryWaitMs = positive(options.maxRetryWaitMs, DEFAULT_MAX_RETRY_WAIT_MS, 'maxRetryWaitMs', who);
+  if (spec.keyVariable && (typeof options.apiKey !== 'string' || !options.apiKey)) throw new TypeError(`${who}: apiKey is required (${spec.keyVariable})`);
+  const profile: ProviderProfile = {
+    provider: id,
+    driver: spec.driver,
+    endpoint: baseUrl,
+    streaming,
+    label: options.label ?? `${spec.wire} at ${baseUrl}`,
+    ...(options.model ? { defaultModel: options.model } : {}),
+  };
+  const settings = callSettings(
+    { id, url: `${baseUrl}${spec.path}`, streaming, timeoutMs, maxResponseBytes, defaultModel: options.model ?? '', apiKey: options.apiKey ?? '', rateLimitRetries, maxRetryWaitMs },
+    options.dispatcher,
+  );
+  return {
+    id,
+    profile,
+    pricing: options.pricing ?? ZERO_PRICE,
+    complete: (request, signal, observer) => completeOverHttp(settings, wire, request, signal, observer),
+  };
+}
+
+async function completeOverHttp(settings: CallSettings, wire: WireDriver, request: ModelRequest, callerSignal: AbortSignal | undefined, observer: ModelStreamObserver | undefined): Promise<Completion> {
+  const { id } = settings;
+  const named = request.model || settings.defaultModel;
+  const model = wire.model ? wire.model(named) : named;
+  if (!model) throw new ModelError('refused', `${id}: the request names no model and the provider has no default`);
+  if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
+    throw new ModelError('refused', `${id}: maxTokens must be a positive integer, got ${String(request.maxTokens)}`);
+  }
+  const sent = wire.build({ settings, request, model });
+  if (callerSignal?.aborted) throw new ModelError('unavailable', `${id}: cancelled by the caller before dispatch`);
+
+  const redact = redactorFor(request, settings.apiKey);
+  const deadline = new Deadline(settings.timeoutMs, callerSignal);
+  const call: HttpCall = { settings, request, model, redact, deadline, ...(observer ? { observer } : {}) };
+  try {
+    return await sendWithRetry(settings, deadline, async () => {
+      const response = await post({ id, url: sent.url ?? settings.url, headers: sent.headers, body: sent.body, deadline, dispatcher: settings.dispatcher(), timeoutMs: settings.timeoutMs, redact });
+      const status = response.statusCode;
+      if (status < 200 || status >= 300) {
+        const error = wire.refusal ? await wire.refusal(response, call) : await statusError(id, response, redact, deadline, settings.maxResponseBytes);
+        throw status === 429 ? providerBusy(error, 'rate-limited') : status === 529 ? providerBusy(error, 'overloaded') : error;
+      }
+      const declared = Number(headerValue(response.headers['content-length']) ?? NaN);
+      if (Number.isFinite(declared) && declared > settings.maxResponseBytes) {
+        response.body.destroy();
+        throw oversizedError(settings, { status, streamed: false, began: false, usage: null }, `declares ${declared} bytes,`);
+      }
+      const streamed = settings.streaming && (headerValue(response.headers['content-type']) ?? '').includes('text/event-stream');
+      return wire.read(response, call, streamed);
+    });
+  } finally {
+    deadline.dispose();
+  }
+}
+
+// ---- rate limits and overload: sent again after the window the provider names ----
+
+/** How a driver retries a call the provider refused for load (see sendWithRetry). */
+export interface RateLimitOptions {
+  /** How many times a rate-limited (429) or overloaded (529) call is sent again: default 3, 0 never, at most 10. */
+  rateLimitRetries?: number;
+  /** The longest one wait may be (default 60 s); a provider naming a longer window is refused at once, with the window. */
+  maxRetryWaitMs?: number;
+}
+
+export const DEFAULT_RATE_LIMIT_RETRIES = 3;
+export const MAX_RATE_LIMIT_RETRIES = 10;
+export const DEFAULT_MAX_RETRY_WAIT_MS = 60_000;
+/** Overload without a named window: the first backoff step; each retry doubles it, up to the cap below. */
+export const OVERLOAD_BACKOFF_MS = 500;
+export const OVERLOAD_BACKOFF_CAP_MS = 8_000;
+
+/** Why the provider turned a call away before generating anything: its own load, not the request. */
+export type BusyReason = 'rate-limited' | 'overloaded';
+const busyErrors = new WeakMap<ModelError, BusyReason>();
+
+/**
+ * Marks a refusal as the provider's load (429, 529, or a wire's own overload signal before any
+ * token, such as Anthropic's `overloaded_error` event right after message_start): the one
+ * kind of failure sendWithRetry sends again. Only for a refusal before generation: nothing was
+ * produced, so nothing was billed and a second send asks the same question once.
+ */
+export function providerBusy(error: ModelError, reason: BusyReason): ModelError {
+  busyErrors.set(error, reason);
+  return error;
+}
+
+/**
+ * Sends a call again when the provider refused it for load, within the call's own budget.
+ *
+ * Why here, and why only this: a rate limit is the one refusal where retrying is unambiguously
+ * safe and the only one where the peer says when (seed 002, "Model providers"). It is refused
+ * before any token, so nothing was generated or billed: the retried call is still ONE effect,
+ * one question asked once, and the caller sees one Completion or one error. Every other failure
+ * keeps its rung of the ladder and goes back as it is: a 5xx is `unavailable` for the runtime to
+ * judge, a cut stream may have been billed and is never sent twice from here.
+ *
+ * The rules:
+ * - the provider's window (Retry-After, seconds or an HTTP-date; retry-after-ms; Gemini's
+ *   RetryInfo) is waited out exactly, never guessed shorter (the answer would be another 429);
+ * - 429 without a window is refused at once: the peer did not say when, and a 429 with no
+ *   window is as often an exhausted quota or a billing stop (OpenAI's insufficient_quota,
+ *   Gemini's daily RESOURCE_EXHAUSTED) that no retry within one call will lift; guessing
+ *   would hammer a limiter and hold the run for nothing;
+ * - 529 / overloaded without a window gets a short bounded backoff with jitter (0.5 s, 1 s,
+ *   2 s ... capped at 8 s, each between half and all of its step): overload is the provider's
+ *   transient state, not this caller's quota, and the jitter keeps many callers refused at the
+ *   same moment from coming back at the same moment;
+ * - at most `rateLimitRetries` retries, each wait at most `maxRetryWaitMs`, and never past the
+ *   whole-request deadline: when the window ends after it (or past the cap) the call gives up
+ *   at once, with retryAfterMs and a message saying when the provider said to come back, so
+ *   the runtime (which owns the run's deadline and budget) can decide what a longer wait is
+ *   worth; the retries never stretch the call beyond the deadline its caller gave it;
+ * - the caller's cancel (and the deadline) interrupts a wait: `unavailable`, nothing generated.
+ * The error that gives up keeps its kind (429 `refused`, 529 `unavailable`: both DidNotHappen,
+ * free) and says how many attempts were made. Its text was already trimmed and scrubbed of the
+ * key by the driver's redactor; nothing added here comes from the provider.
+ */
+export async function sendWithRetry<T>(settings: Pick<CallSettings, 'id' | 'rateLimitRetries' | 'maxRetryWaitMs'>, deadline: Deadline, send: () => Promise<T>): Promise<T> {
+  for (let retries = 0; ; retries++) {
+    let error: ModelError;
+    try {
+      return await send();
+    } catch (thrown) {
+      if (!(thrown instanceof ModelError) || !busyErrors.has(thrown)) throw thrown;
+      error = thrown;
+    }
+    const wait = retryWait(settings, deadline, error, busyErrors.get(error)!, retries);
+    if (wait instanceof ModelError) throw wait;
+    try {
+      await sleep(wait, undefined, { signal: deadline.signal });
+    } catch (aborted) {
+      throw new ModelError('unavailable', `${settings.id}: ${deadline.describe(aborted)} while waiting ${seconds(wait)} to retry a ${busyErrors.get(error)} call; nothing was generated, safe to repeat`, null, error.retryAfterMs);
+    }
+  }
+}
+
+/** How long to wait before the next attempt, or the error that gives up (with why). */
+function retryWait(settings: Pick<CallSettings, 'id' | 'rateLimitRetries' | 'maxRetryWaitMs'>, deadline: Deadline, error: ModelError, reason: BusyReason, retries: number): number | ModelError {
+  const window = error.retryAfterMs;
+  const attempts = `${retries + 1} attempt${retries === 0 ? '' : 's'}`;
+  const giveUp = (why: string) => new ModelError(error.kind, `${error.message}; ${why}`, error.usage, window);
+  if (window === null && reason === 'rate-limited') return retries === 0 ? error : giveUp(`gave up after ${attempts}: the provider named no window to wait for`);
+  if (retries >= settings.rateLimitRetries) return settings.rateLimitRetries === 0 ? error : giveUp(`gave up after ${attempts} (${settings.rateLimitRetries} ${settings.rateLimitRetries === 1 ? 'retry' : 'retries'}, the cap)`);
+  const wait = window ?? overloadBackoff(retries);
+  const comeBack = window === null ? '' : `the provider said to come back in ${seconds(window)} (at ${new Date(Date.now() + window).toISOString()})`;
+  if (window !== null && window > settings.maxRetryWaitMs) return giveUp(`${comeBack}, longer than the ${seconds(settings.maxRetryWaitMs)} one wait may take; not retried (${attempts})`);
+  if (wait >= deadline.remainingMs()) {
+    const why = window === null ? `no time left before this call's deadline for a ${seconds(wait)} backoff` : `${comeBack}, after this call's deadline`;
+    return giveUp(`${why}; not retried (${attempts})`);
+  }
+  return wait;
+}
+
+/** 0.5 s, 1 s, 2 s, ... capped, each drawn between half and all of its step (equal jitter). */
+function overloadBackoff(retries: number): number {
+  const step = Math.min(OVERLOAD_BACKOFF_CAP_MS, OVERLOAD_BACKOFF_MS * 2 ** retries);
+  return Math.ceil(step / 2 + (Math.random() * step) / 2);
+}
+
+function seconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s` : `${Math.ceil(ms / 1000)} s`;
 }

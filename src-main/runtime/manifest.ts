@@ -16,6 +16,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
 import { modelToolName, parseToolRef } from './model-tools';
+import { compileAnswerSchema } from './structured-output';
+import type { ModelRequest } from './model-provider';
 
 const Name = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'a lowercase name: letters, digits and dashes, starting with a letter');
 const Template = z.string();
@@ -27,10 +29,18 @@ export const GrantSchema = z.discriminatedUnion('kind', [
   // `<server>/<tool>`: one tool of one declared MCP server, exactly (a server cannot widen it).
   z.object({ kind: z.literal('mcp'), name: z.string().regex(/^[a-z][a-z0-9-]{0,62}\/[^/\s]+$/, 'an MCP tool as <server>/<tool>'), approve: z.boolean().default(false) }).strict(),
   z.object({ kind: z.literal('payment'), name: z.literal('request'), approve: z.literal(true, { message: 'a payment grant always needs a person: approve must be true' }) }).strict(),
+  // Another agent of the plane, offered to a model step as the tool `agent:<name>`: each call a
+  // child run in the delegation chain (agent-effect.ts). The named agent's own grants were
+  // reviewed in its own manifest; this grant is the operator's word that this agent may delegate to it.
+  z.object({ kind: z.literal('agent'), name: Name, approve: z.boolean().default(false) }).strict(),
 ]);
 export type Grant = z.infer<typeof GrantSchema>;
 
 const StepBase = { as: Name.optional() };
+
+type ReasoningEffort = NonNullable<ModelRequest['reasoningEffort']>;
+/** The reasoning efforts a manifest may name; `satisfies` keeps them within the seam's type. */
+const REASONING_EFFORTS = ['low', 'medium', 'high'] as const satisfies readonly ReasoningEffort[];
 
 export const StepSchema = z.union([
   z
@@ -45,11 +55,28 @@ export const StepSchema = z.union([
           maxTokens: z.number().int().min(1).max(32_000).default(256),
           /**
            * Tools the model may call, each its own governed effect under its own grant:
-           * `peer:<id>/<skill>`, `mcp:<server>/<tool>` (see model-tools.ts).
+           * `peer:<id>/<skill>`, `mcp:<server>/<tool>`, `agent:<name>` (see model-tools.ts).
            */
           tools: z.array(z.string().regex(/^(peer|mcp|agent):[^/\s]+\/[^/\s]+$|^agent:[^/\s]+$/, 'a tool as peer:<id>/<skill>, mcp:<server>/<tool> or agent:<name>')).optional(),
           /** The bound on the tool loop: model turns, default 8 (DEFAULT_MAX_TURNS), at most 32. */
           maxTurns: z.number().int().min(1, 'maxTurns must be between 1 and 32').max(32, 'maxTurns must be between 1 and 32').optional(),
+          /**
+           * Structured output: a JSON Schema (an object at the root, local `$ref`s only) the answer
+           * must match. Sent natively where the provider has a schema mode, as a forced tool where
+           * not, and always validated locally; the step's result is then the parsed object
+           * (structured-output.ts). Compiled at load, so a bad schema is refused before any run.
+           */
+          schema: z.record(z.string(), z.unknown()).optional(),
+          /**
+           * How hard a reasoning model thinks: OpenAI reasoning.effort, Anthropic and Gemini thinking
+           * budgets. A refine rather than an enum, so the union of step forms reports this message
+           * instead of its bare "Invalid input".
+           */
+          reasoningEffort: z
+            .string()
+            .refine((v) => (REASONING_EFFORTS as readonly string[]).includes(v), 'reasoningEffort must be low, medium or high')
+            .transform((v) => v as ReasoningEffort)
+            .optional(),
         })
         .strict(),
     })
@@ -131,6 +158,13 @@ export function compileAgent(raw: unknown, source: string): LoadedAgent {
     const need = grantNeeded(step);
     if (need && !granted.has(need)) throw new ManifestError(`${source}: steps.${index}: needs the grant ${need}, which the manifest does not give`);
     if ('model' in step) checkModelTools(manifest, step.model.tools ?? [], `${source}: steps.${index}`);
+    if ('model' in step && step.model.schema) {
+      try {
+        compileAnswerSchema(step.model.schema);
+      } catch (error) {
+        throw new ManifestError(`${source}: steps.${index}.model.schema: ${(error as Error).message}`);
+      }
+    }
     if ('peer' in step) {
       const grant = manifest.grants.find((g) => g.kind === 'peer' && g.name === step.peer.name) as { skills: string[] } | undefined;
       if (grant && !grant.skills.includes(step.peer.skill)) {
@@ -150,7 +184,8 @@ export function compileAgent(raw: unknown, source: string): LoadedAgent {
 
 /**
  * A model step's tools, checked at load: each needs its grant exactly as the step form would
- * (`peer:<id>` listing the skill; `mcp:<server>/<tool>`), and no two may reach the model under
+ * (`peer:<id>` listing the skill; `mcp:<server>/<tool>`; `agent:<name>`, never the agent itself;
+ * whether that agent exists is checked when the plane is built), and no two may reach the model under
  * one name (names are sanitised to [a-zA-Z0-9_-]{1,64}, so distinct references can collide; a
  * collision would let the model's call land on a tool other than the one it chose).
  */
@@ -159,9 +194,14 @@ function checkModelTools(manifest: Manifest, tools: readonly string[], where: st
   for (const ref of tools) {
     const tool = parseToolRef(ref);
     if (tool.kind === 'agent') {
-      throw new ManifestError(`${where}: tool ${ref}: agent tools (a child run) are not supported yet; offer the agent's work as a peer skill or an MCP tool`);
-    }
-    if (tool.kind === 'peer') {
+      // Direct recursion is refused here, where it is certain; a longer cycle (a → b → a) is
+      // bounded at run time by the delegation depth cap (policy.ts MAX_CHAIN_DEPTH), which fails
+      // the call that would go one link too deep as a tool error the model sees.
+      if (tool.name === manifest.name) throw new ManifestError(`${where}: tool ${ref}: an agent cannot offer itself as a tool (direct recursion)`);
+      if (!manifest.grants.some((g) => g.kind === 'agent' && g.name === tool.name)) {
+        throw new ManifestError(`${where}: tool ${ref} needs the grant agent:${tool.name}, which the manifest does not give`);
+      }
+    } else if (tool.kind === 'peer') {
       const grant = manifest.grants.find((g) => g.kind === 'peer' && g.name === tool.peer) as { skills: string[] } | undefined;
       if (!grant) throw new ManifestError(`${where}: tool ${ref} needs the grant peer:${tool.peer}, which the manifest does not give`);
       if (!grant.skills.includes(tool.skill)) throw new ManifestError(`${where}: tool ${ref}: the peer grant allows only ${grant.skills.join(', ')}`);

@@ -10,9 +10,12 @@
 import type { Spend } from '../../src-shared/vocabulary/spend';
 import { costOf, ModelError, pricingOf, type Completion, type ModelProvider, type ModelRequest, type ModelUsage } from './model-provider';
 import { journaledText } from './large-values';
+import { liveModelText } from './model-stream';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
+import { modelRef } from '../../src-shared/vocabulary/model-refs';
+import { checkStructuredAnswer } from './structured-output';
 
 /** Rough token estimate for a ceiling check before the call: words plus a margin. */
 export function estimateTokens(text: string): number {
@@ -47,6 +50,14 @@ function requestedModel(provider: ModelProvider, request: ModelRequest): string 
   return request.model || provider.profile.defaultModel || '';
 }
 
+/** `anthropic:claude-x has no price` (the model as asked; `(default)` when nothing names one). */
+export function unpricedModelWords(provider: string, model: string): string {
+  return `${modelRef(provider, model || '(default)')} has no price`;
+}
+
+/** What to do about an unpriced model under a money ceiling. */
+export const UNPRICED_REMEDY = 'add the model to <data dir>/prices.json (see resources/prices.json for the shape), or remove the money ceiling (maxCostUsd / maxCostMicros) from the budget';
+
 export async function callModel(cx: RunContext, provider: ModelProvider, request: ModelRequest): Promise<Completion> {
   const promptTokens = request.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
   const estimateUsage = { inputTokens: promptTokens, outputTokens: request.maxTokens, reasoningTokens: 0 };
@@ -59,22 +70,43 @@ export async function callModel(cx: RunContext, provider: ModelProvider, request
     name: provider.id,
     request: {
       provider: { id: provider.id, label: provider.profile.label },
-      model: request.model,
+      // The model that will be asked: the request's, else the provider's default (also in the
+      // profile), so the record says which model was asked even when the step named none.
+      model: requested,
       messages: request.messages.map((m) => ({ ...m, content: journaledText(m.content) })),
       maxTokens: request.maxTokens,
       // Only when offered, so a plain call's key is what it always was; the conversation's tool
       // calls, results and continuations are in `messages` above, so the key covers the loop.
       ...(request.tools?.length ? { tools: request.tools } : {}),
       ...(request.toolChoice ? { toolChoice: request.toolChoice } : {}),
+      // They change the wire, so they are in the key; only when set, as tools are.
+      ...(request.responseSchema ? { responseSchema: request.responseSchema } : {}),
+      ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}),
     },
     destination: provider.profile.endpoint,
     identity: provider.profile,
     grant: `model:${provider.id}`,
     estimate: { effects: 1, ...estimateUsage, costMicros: estimatePricing ? costOf(estimateUsage, estimatePricing) : 0 },
-    async perform() {
+    async perform(at) {
+      // Checked when the call is performed (not on replay of one already journaled): a model
+      // with no price under a money ceiling is refused before any token is spent.
+      if (cx.ceilings.maxCostMicros !== undefined && !estimatePricing) {
+        throw new EffectFailure('ModelUnpriced', `${unpricedModelWords(provider.id, requested)}, and this run has a money ceiling its spend could not be held under: ${UNPRICED_REMEDY}`, 'DidNotHappen');
+      }
+      // Watched only here, where the call is really performed: a replayed step is answered from
+      // its record and never gets this far, so strict replay shows nothing live.
+      const live = cx.modelText ? liveModelText(cx.modelText, at) : null;
       try {
-        const completion = await provider.complete(request);
-        return { result: completion, spend: spendOf(completion.usage, provider, false, completion.model ?? requested), provenance: `model:${provider.id}` };
+        const completion = await provider.complete(request, undefined, live?.observer);
+        const spend = spendOf(completion.usage, provider, false, completion.model ?? requested);
+        // A structured answer is validated here, inside the effect: a non-conforming one happened
+        // and is billed (Landed, with this spend), and the record names the rule that failed.
+        // A turn asking for tools is not the answer yet (the loop goes on), so it is not checked.
+        if (request.responseSchema && !completion.toolCalls?.length) {
+          const checked = checkStructuredAnswer(completion, request.responseSchema);
+          if (!checked.ok) throw Object.assign(new EffectFailure('StructuredOutputInvalid', checked.problem, 'Landed'), { spend });
+        }
+        return { result: completion, spend, provenance: `model:${provider.id}` };
       } catch (error) {
         if (error instanceof ModelError) {
           const billed =
@@ -82,6 +114,9 @@ export async function callModel(cx: RunContext, provider: ModelProvider, request
           throw Object.assign(new EffectFailure(`Model${error.kind[0]!.toUpperCase()}${error.kind.slice(1)}`, error.message, error.disposition), { spend: billed });
         }
         throw error;
+      } finally {
+        // The last view, marked done; the sealed effect (EffectDone or EffectFailed) follows.
+        live?.finish();
       }
     },
   });

@@ -206,7 +206,40 @@ export interface ModelProvider {
    * Absent: every model is priced at `pricing`.
    */
   pricingFor?(model: string): Pricing | null;
-  complete(request: ModelRequest, signal?: AbortSignal): Promise<Completion>;
+  /**
+   * One call, one canonical Completion. `observer`, when given, is shown the visible answer as
+   * the wire delivers it (see ModelStreamObserver); it never changes what is returned.
+   */
+  complete(request: ModelRequest, signal?: AbortSignal, observer?: ModelStreamObserver): Promise<Completion>;
+}
+
+/**
+ * Live deltas are labelled projections, not replay truth (seed 002). A driver calls `onText`
+ * with each piece of the visible answer text as its stream delivers it, in order, while it
+ * still assembles the one Completion that is returned and journaled: for a plain answer the
+ * pieces concatenate to `Completion.text` (a structured answer carried by a forced tool is
+ * tool input, so it streams nothing). Never reasoning or thinking (opaque, billed, not shown),
+ * never tool-call argument JSON, never a refusal's words. A buffered answer (a non-streaming
+ * profile, a server answering one JSON document, the local model) emits nothing: its text and
+ * its seal arrive together, so a live view of it would add nothing.
+ *
+ * Delivery is advisory: the pieces are untrusted model output (like the Completion itself) and
+ * whoever watches them sees them only while the effect is open. An observer that throws is
+ * ignored (notifyText), so a broken watcher can never change the call's outcome or its place
+ * on the failure ladder.
+ */
+export interface ModelStreamObserver {
+  onText(delta: string): void;
+}
+
+/** Hands `delta` to the observer, if any; an observer's failure is swallowed (delivery is advisory). */
+export function notifyText(observer: ModelStreamObserver | undefined, delta: unknown): void {
+  if (!observer || typeof delta !== 'string' || delta === '') return;
+  try {
+    observer.onText(delta);
+  } catch {
+    // Advisory: a watcher that fails loses its view, never the call.
+  }
 }
 
 /**
@@ -226,7 +259,9 @@ export const PROVIDER_SETUP: Readonly<Record<string, { variable: string; what: s
 export function unconfiguredProviderMessage(agent: string, provider: string): string {
   const setup = PROVIDER_SETUP[provider];
   if (!setup) return `agent ${agent} uses provider ${provider}, which is not a known provider (known: local, ${Object.keys(PROVIDER_SETUP).join(', ')})`;
-  return `agent ${agent} uses provider ${provider}, which is not configured: set ${setup.variable}`;
+  // Both ways in: the variable (headless, scripts) or the saved settings (Settings view, CLI).
+  const settings = provider === 'chat' || provider === 'openai-compatible' ? 'chat --base-url URL' : `${provider} --key-stdin`;
+  return `agent ${agent} uses provider ${provider}, which is not configured: set ${setup.variable}, or save it in Settings (agentplane providers set ${settings})`;
 }
 
 export const ZERO_USAGE: ModelUsage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };

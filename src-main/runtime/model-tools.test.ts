@@ -5,7 +5,8 @@
  * model effects in order; an approval suspends mid-loop and a new plane resumes it without
  * asking the model or the tool again; the bound names maxTurns; an undeclared name is answered
  * to the model, not performed; the manifest refuses tools without grants, ambiguous names and
- * maxTurns out of range; the API key is nowhere in the journal.
+ * maxTurns out of range; the API key is nowhere in the journal. Agent tools (a child run) are
+ * tested in agent-tools.test.ts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -183,13 +184,13 @@ describe('tools at load', () => {
     expect(() => base(['mcp:srv/a.b', 'mcp:srv/a.b'], grants)).toThrow(ManifestError);
   });
 
-  it('refuses maxTurns out of range, a malformed reference, and agent tools (not supported yet)', () => {
+  it('refuses maxTurns out of range, a malformed reference, and an agent tool without its grant', () => {
     const grants = [{ kind: 'mcp', name: 'srv/t' }];
     expect(() => base(['mcp:srv/t'], grants, { maxTurns: 0 })).toThrow(/maxTurns must be between 1 and 32/);
     expect(() => base(['mcp:srv/t'], grants, { maxTurns: 33 })).toThrow(/maxTurns must be between 1 and 32/);
     expect(() => base(['mcp:srv/t'], grants, { maxTurns: 32 })).not.toThrow();
     expect(() => base(['srv/t'], grants)).toThrow(ManifestError);
-    expect(() => base(['agent:summarize'], grants)).toThrow(/agent tools .* are not supported yet/);
+    expect(() => base(['agent:summarize'], grants)).toThrow(/tool agent:summarize needs the grant agent:summarize/);
   });
 
   it('model-visible names are sanitised to [a-zA-Z0-9_-]{1,64}', () => {

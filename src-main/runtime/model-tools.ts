@@ -7,9 +7,11 @@
  *   continuation, tool results), so the effect's key covers all of it: a resumed run that
  *   reaches the same turn with the same conversation gets the journaled answer back, and one
  *   that reaches it with a different conversation is divergence, not a quiet reuse.
- * - Each tool call goes through the path a step of that kind takes (callPeer, callMcpTool):
- *   the same grant (`peer:<id>` listing the skill, `mcp:<server>/<tool>`), approvals, budget
- *   and journal record. A tool call is never performed on the model's word alone: the model
+ * - Each tool call goes through the path a step of that kind takes (callPeer, callMcpTool), or,
+ *   for another agent of the plane, callAgent (agent-effect.ts: a child run in the delegation
+ *   chain, its output the tool's result): the same grant (`peer:<id>` listing the skill,
+ *   `mcp:<server>/<tool>`, `agent:<name>`), approvals, budget and journal record. A tool call
+ *   is never performed on the model's word alone: the model
  *   picks among the tools the manifest declared, and each of those was checked against its
  *   grant at load (manifest.ts).
  * - The loop is bounded by the step's maxTurns (default 8, at most 32): a model still calling
@@ -22,12 +24,11 @@
  *   mid-loop and, resumed, replays every journaled turn and call without repeating any.
  * - The assistant turn goes back verbatim, continuation included (opaque provider state, see
  *   model-provider.ts): a driver that needs it finds it where it put it.
- *
- * `agent:<name>` (a child run) is not implemented: the manifest refuses it at load.
  */
 import { callModel } from './model-effect';
 import type { Completion, ModelMessage, ModelProvider, ModelRequest, ToolDeclaration } from './model-provider';
 import { callMcpTool, type McpToolCaller } from './mcp-effect';
+import { callAgent, type AgentRunner } from './agent-effect';
 import { callPeer, type PeerCaller } from './peer-effect';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
@@ -66,6 +67,8 @@ export function modelToolName(tool: ToolRef): string {
 export interface ToolLoopDeps {
   peers?: PeerCaller;
   mcp?: McpToolCaller;
+  /** How agent tools start child runs (the runtime); absent: no agent tools (a peer's skill runs). */
+  agents?: AgentRunner;
 }
 
 /** What the model is offered for one tool: name, description and input schema. */
@@ -91,7 +94,12 @@ async function declare(cx: RunContext, tool: ToolRef, deps: ToolLoopDeps): Promi
     return { name, description: listed?.description ?? `MCP tool ${tool.tool} of the server ${tool.server}`, inputSchema: listed?.inputSchema ?? { type: 'object' } };
   }
   if (tool.kind === 'peer') return { name, description: `The skill ${tool.skill} of the peer ${tool.peer}`, inputSchema: { type: 'object' } };
-  throw new EffectFailure('NoAgentTools', `tool ${tool.ref}: agent tools are not supported`, 'DidNotHappen');
+  // The agent's own description and input schema, from its manifest on this plane: local
+  // configuration, read rather than journaled, and part of the model request (the key), so an
+  // edited manifest shows up on replay as divergence of the model effect, not as a quiet change.
+  const described = deps.agents?.describe(tool.name);
+  if (!described) throw new EffectFailure('NoSuchAgent', `tool ${tool.ref}: no agent named ${tool.name} is declared on this plane`, 'DidNotHappen');
+  return { name, description: described.description, inputSchema: described.inputSchema };
 }
 
 async function perform(cx: RunContext, tool: ToolRef, args: Record<string, unknown>, deps: ToolLoopDeps): Promise<unknown> {
@@ -103,7 +111,8 @@ async function perform(cx: RunContext, tool: ToolRef, args: Record<string, unkno
     if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');
     return callMcpTool(cx, deps.mcp, tool.server, tool.tool, args);
   }
-  throw new EffectFailure('NoAgentTools', `tool ${tool.ref}: agent tools are not supported`, 'DidNotHappen');
+  if (!deps.agents) throw new EffectFailure('NoAgentTools', `tool ${tool.ref}: this runtime starts no child runs`, 'DidNotHappen');
+  return callAgent(cx, deps.agents, tool.name, args);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -24,7 +24,7 @@ describe('provider admission', () => {
     planes.push(p);
     const before = (await p.journal.head()).seq;
     const refused = await failure(p, 'runs.start', { agent: 'claude-writer', input: {} });
-    expect(refused).toEqual({ code: 'AP_BAD_REQUEST', message: 'agent claude-writer uses provider anthropic, which is not configured: set AGENTPLANE_ANTHROPIC_API_KEY' });
+    expect(refused).toEqual({ code: 'AP_BAD_REQUEST', message: 'agent claude-writer uses provider anthropic, which is not configured: set AGENTPLANE_ANTHROPIC_API_KEY, or save it in Settings (agentplane providers set anthropic --key-stdin)' });
     expect((await p.journal.head()).seq).toBe(before);
     const run = await call(p, 'runs.start', { agent: 'summarize', input: { text: 'Foxes are quick.' }, wait: true });
     expect(run).toMatchObject({ status: 'sealed', outcome: 'succeeded' });

@@ -16,7 +16,9 @@
  *
  * `now()` and `random()` are effects too (journaled, so replay is deterministic), and an effect
  * found started but never finished (the plane stopped mid-flight) is InDoubt: the run waits for
- * a person to say whether to retry it, take it as landed, or fail the run.
+ * a person to say whether to retry it, take it as landed, or fail the run. The one exception is
+ * an effect marked `resumable` (a child run, whose id the effect determines): performing it
+ * again attaches to the same far side, so the open attempt is simply continued.
  */
 import { randomBytes } from 'node:crypto';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
@@ -28,6 +30,7 @@ import type { WaitSubject } from '../../src-shared/vocabulary/waits';
 import type { z } from 'zod';
 import type { Journal } from '../journal/journal';
 import { sha256Hex } from '../journal/sqlite-store';
+import type { ModelTextSink } from './model-stream';
 import { decisionOn, type RunHistory } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 
@@ -57,6 +60,14 @@ export interface EffectSpec {
   estimate: Spend;
   /** Which credential a hop presents (kind and audience only: never the token). */
   credential?: z.infer<typeof CredentialUseSchema>;
+  /**
+   * Performing it again cannot do it twice: its far side is keyed by this effect (a child run
+   * whose id is derived from the run, step and key; agent-effect.ts), so a second perform
+   * attaches to what the first one started. An attempt found open after the plane stopped is
+   * then continued rather than put to a person as in doubt. Only for effects that really are
+   * keyed so: anything else left open is InDoubt.
+   */
+  resumable?: true;
   /**
    * A failed perform throws EffectFailure (or anything: then it is InDoubt). `at` names the run
    * and step performing it, for an effect that tells its callee who called (a peer call).
@@ -90,6 +101,11 @@ export class RunContext {
     private readonly history: RunHistory,
     private readonly journal: Journal,
     private readonly governance: RunGovernance,
+    /**
+     * Where a performed model call's answer is shown while it streams (model-stream.ts); absent:
+     * nobody watches. Never journaled, and only a performed effect reaches it, never a replay.
+     */
+    readonly modelText?: ModelTextSink,
   ) {
     this.spend = history.spend;
     this.budget = history.budget;
@@ -108,6 +124,11 @@ export class RunContext {
     return this.history.owner;
   }
 
+  /** The agent (or skill program) this run executes. */
+  get agent(): string {
+    return this.history.agent;
+  }
+
   /** Records this run has, the ones written during this execution included. */
   get recordCount(): number {
     return this.history.records + this.written;
@@ -115,6 +136,11 @@ export class RunContext {
 
   get spent(): Spend {
     return this.spend;
+  }
+
+  /** The ceilings in force now (the manifest's, or what a person raised them to). */
+  get ceilings(): Budget {
+    return this.budget;
   }
 
   async effect(spec: EffectSpec): Promise<unknown> {
@@ -127,6 +153,9 @@ export class RunContext {
     if (last?.failed && last.failed.disposition !== 'InDoubt') {
       throw new EffectFailure(last.failed.error.code, last.failed.error.message, last.failed.disposition);
     }
+    // Started and never finished, but safe to perform again (see EffectSpec.resumable): the same
+    // attempt goes on, without a second EffectStarted and without asking anyone.
+    if (last && !last.failed && spec.resumable) return this.complete(step, key, spec);
     if (last && !last.failed) {
       // Started and never finished: the plane stopped while it was in flight.
       const failed = await this.write({ runId: this.runId, kind: 'EffectFailed', body: { step, key, disposition: 'InDoubt', error: { code: 'InFlightAtStop', message: 'the plane stopped while this effect was in flight; whether it happened is unknown' }, spend: NO_SPEND } });
@@ -192,10 +221,18 @@ export class RunContext {
       return outcome.result;
     }
     await this.write(started);
+    return this.complete(step, key, spec);
+  }
+
+  /** Performs a started effect and journals how it ended. */
+  private async complete(step: number, key: string, spec: EffectSpec): Promise<unknown> {
     let outcome: EffectOutcome;
     try {
       outcome = await spec.perform({ runId: this.runId, step });
     } catch (error) {
+      // The run was parked (the plane closing while a resumable effect waits): nothing is known
+      // to have ended, so nothing is written; the next plane continues the open attempt.
+      if (error instanceof RunSuspended && spec.resumable) throw error;
       const failure =
         error instanceof EffectFailure
           ? error
@@ -243,7 +280,7 @@ export class RunContext {
   }
 
   private async checkBudget(step: number, spec: EffectSpec): Promise<void> {
-    const ceiling = ceilingCrossed(this.spend, spec.estimate, this.budget);
+    const ceiling = ceilingCrossed(this.spend, spec.estimate, this.budget) ?? this.moneyCeilingUnholdable(spec);
     if (!ceiling) return;
     const waitId = waitIdOf(this.runId, step, 'budget');
     const decision = decisionOn(this.history, waitId);
@@ -264,6 +301,24 @@ export class RunContext {
       agent: this.history.agent,
       owner: this.owner,
     });
+  }
+
+  /**
+   * A money ceiling cannot be held once the run's spend is `unaccounted`: a model with no price
+   * answered (its tokens were counted, its dollars could not be), or a stream was cut before the
+   * wire said what it cost. The meter then reads less than was spent, so the next effect that
+   * can cost money (a model call, or anything estimated at a cost) stops here as though the cost
+   * ceiling were reached; the wait's `spent` carries `unaccounted: true`, which is the reason
+   * shown to the person. A person's approval of that wait lets that one effect go (they have
+   * seen the meter is not whole, as checkBudget's decision path already does for a raised
+   * ceiling); the next money-costing effect asks again, until the money ceiling is removed.
+   * Unpriced models are refused before they can get here (at admission and in callModel); this
+   * catches the model that ANSWERED being unpriced (an alias resolving elsewhere) and the
+   * unaccounted rung of the failure ladder.
+   */
+  private moneyCeilingUnholdable(spec: EffectSpec): 'cost' | null {
+    const costsMoney = spec.effect === 'model' || spec.estimate.costMicros > 0;
+    return this.budget.maxCostMicros !== undefined && this.spend.unaccounted === true && costsMoney ? 'cost' : null;
   }
 
   private async checkApproval(step: number, spec: EffectSpec): Promise<void> {

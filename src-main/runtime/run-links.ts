@@ -1,6 +1,6 @@
 /**
  * How runs link to one another: a plane run's peer call and the skill run the peer admitted for
- * it. The callee's RunAdmitted names its parent (`parentRunId`, `parentStep`) as the caller
+ * it, and a run's agent tool call and the child run it started (agent-effect.ts). The callee's RunAdmitted names its parent (`parentRunId`, `parentStep`) as the caller
  * stated it in the call's `context.caller`. That statement is the caller's claim, so it is
  * shown as a confirmed link only when the parent's own record agrees: the parent holds an
  * EffectStarted at that step, a peer effect to the callee's host naming the callee's skill,
@@ -13,9 +13,18 @@ import type { RunHistory } from './run-history';
 
 export type { RunLink, RunLinks } from '../../src-shared/ipc/contract';
 
-/** Whether `parent`'s step `step` is a peer call that can have admitted `child` (admitted at `childSeq`). */
+/** Whether `parent`'s step `step` is a peer call or an agent call that can have admitted `child` (admitted at `childSeq`). */
 export function confirmsCall(parent: RunHistory, step: number | null, child: { agent: string; host: string }, childSeq: number): boolean {
-  if (step === null || !child.host.startsWith('peer:') || !child.agent.startsWith('skill:')) return false;
+  if (step === null) return false;
+  // A child run an agent tool started (agent-effect.ts): hosted where its parent is, and the
+  // parent's step is an `agent` effect naming that agent, started before the child was admitted.
+  if (!child.agent.startsWith('skill:') && child.host === (parent.host ?? 'plane')) {
+    return (parent.steps.get(step) ?? []).some((attempt) => {
+      const request = attempt.started.request as { agent?: unknown } | null;
+      return attempt.started.effect === 'agent' && request?.agent === child.agent && attempt.started.seq < childSeq;
+    });
+  }
+  if (!child.host.startsWith('peer:') || !child.agent.startsWith('skill:')) return false;
   const peerId = child.host.slice('peer:'.length);
   const skill = child.agent.slice('skill:'.length);
   return (parent.steps.get(step) ?? []).some((attempt) => {

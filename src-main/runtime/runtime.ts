@@ -23,7 +23,8 @@ import { scanWholeJournal } from '../journal/journal-workers';
 import { PlaneError } from '../base/plane-error';
 import type { Logger } from '../base/logger';
 import { errorFields } from '../base/logger';
-import { type ModelProvider, unconfiguredProviderMessage } from './model-provider';
+import { type ModelProvider, pricingOf, unconfiguredProviderMessage } from './model-provider';
+import { UNPRICED_REMEDY, unpricedModelWords } from './model-effect';
 import type { LoadedAgent } from './manifest';
 import { grantNeeded } from './manifest';
 import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
@@ -34,6 +35,9 @@ import { agentProgram, type RunProgram } from './run-program';
 import type { PeerCaller } from './peer-effect';
 import type { McpToolCaller } from './mcp-effect';
 import type { Tool, ToolContext } from './tools';
+import { billedToParent, RunParked, tighterBudget, type AgentRunner, type ChildRunRequest, type ChildSeal } from './agent-effect';
+import type { Budget } from '../../src-shared/vocabulary/spend';
+import type { ModelTextSink } from './model-stream';
 
 export interface RuntimeOptions {
   journal: Journal;
@@ -57,6 +61,12 @@ export interface RuntimeOptions {
   host?: string;
   /** How often to read records other processes appended (decisions, cancels, halts), ms. */
   followMs?: number;
+  /**
+   * Live, coalesced views of performed model calls' answers while they stream (the plane
+   * publishes them as `runs.streaming`). Advisory and never journaled: the sealed effect is
+   * the record (model-stream.ts).
+   */
+  onModelText?: ModelTextSink;
 }
 
 export interface StartRequest {
@@ -129,7 +139,14 @@ export class Runtime {
   private constructor(private readonly options: RuntimeOptions) {
     this.agents = new Map(options.agents.map((a) => [a.manifest.name, a]));
     this.host = options.host ?? 'plane';
-    const deps = { providers: options.providers, tools: options.tools, toolContext: options.toolContext, ...(options.peers ? { peers: options.peers } : {}), ...(options.mcp ? { mcp: options.mcp } : {}) };
+    const deps = {
+      providers: options.providers,
+      tools: options.tools,
+      toolContext: options.toolContext,
+      ...(options.peers ? { peers: options.peers } : {}),
+      ...(options.mcp ? { mcp: options.mcp } : {}),
+      agents: this.agentRunner(),
+    };
     for (const agent of options.agents) this.programs.set(agent.manifest.name, agentProgram(agent, deps));
     for (const program of options.programs ?? []) {
       if (this.programs.has(program.id)) throw new PlaneBuildError(`two programs are named ${program.id}`);
@@ -165,7 +182,7 @@ export class Runtime {
   private checkAuthority(): void {
     const problems: string[] = [];
     for (const agent of this.agents.values()) {
-      const grants = agent.manifest.grants.map((g) => `${g.kind}:${g.name}`);
+      const grants = this.reachableGrants(agent.manifest.name);
       for (const principal of this.options.policy.principalsAllowedToStart(agent.manifest.name)) {
         const beyond = grantsBeyond(this.options.policy.policy.authority[principal] ?? [], grants);
         if (beyond.length > 0) problems.push(`${principal} may start agent ${agent.manifest.name}, whose grants ${beyond.join(', ')} exceed ${principal}'s authority`);
@@ -177,9 +194,29 @@ export class Runtime {
         if (need?.startsWith('tool:') && !this.options.tools.has(need.slice('tool:'.length))) {
           problems.push(`agent ${agent.manifest.name} uses tool ${need.slice(5)}, which does not exist`);
         }
+        // Manifests load one by one; whether an agent tool names an agent of this plane is known here.
+        for (const ref of 'model' in step ? (step.model.tools ?? []) : []) {
+          if (ref.startsWith('agent:') && !this.agents.has(ref.slice('agent:'.length))) {
+            problems.push(`agent ${agent.manifest.name} offers the tool ${ref}, but no agent named ${ref.slice('agent:'.length)} is declared`);
+          }
+        }
       }
     }
     if (problems.length > 0) throw new PlaneBuildError(`the plane's configuration is refused: ${problems.join('; ')}`);
+  }
+
+  /**
+   * An agent's grants and, through each `agent:<name>` grant, the grants of the agents it may
+   * call as tools (each once): starting it lends all of them, so a principal's declared
+   * authority must cover all of them. A delegation does not widen what its root may do.
+   */
+  private reachableGrants(name: string, seen = new Set<string>()): string[] {
+    const agent = this.agents.get(name);
+    if (!agent || seen.has(name)) return [];
+    seen.add(name);
+    const own = agent.manifest.grants.map((g) => `${g.kind}:${g.name}`);
+    const called = agent.manifest.grants.filter((g) => g.kind === 'agent').flatMap((g) => this.reachableGrants(g.name, seen));
+    return [...new Set([...own, ...called])];
   }
 
   /**
@@ -228,6 +265,11 @@ export class Runtime {
   // ---- admission ----
 
   async start(request: StartRequest): Promise<{ runId: string }> {
+    return this.admit(request, `run-${randomBytes(10).toString('hex')}`, undefined);
+  }
+
+  /** Admission under `runId` (random for a new run; derived for a child run), its budget capped by `budgetCap`. */
+  private async admit(request: StartRequest, runId: string, budgetCap: Budget | undefined): Promise<{ runId: string }> {
     this.assertUsable();
     const program = this.programs.get(request.agent);
     if (!program) {
@@ -240,6 +282,17 @@ export class Runtime {
     for (const step of agent?.manifest.steps ?? []) {
       if ('model' in step && !this.options.providers.has(step.model.provider)) {
         throw new PlaneError(ErrorCode.BadRequest, unconfiguredProviderMessage(request.agent, step.model.provider));
+      }
+      // A money ceiling cannot hold a model with no price (its spend is unaccounted, costing 0 in
+      // the meter), so such a run is refused now rather than stopped at its first model call. The
+      // ceiling is the one the run will hold: its own, or a parent's cap for a child run.
+      const moneyCeiling = (budgetCap ? tighterBudget(program.budget, budgetCap) : program.budget).maxCostMicros !== undefined;
+      const provider = 'model' in step && moneyCeiling ? this.options.providers.get(step.model.provider) : undefined;
+      if (provider && 'model' in step) {
+        const model = step.model.model ?? provider.profile.defaultModel ?? '';
+        if (pricingOf(provider, model) === null) {
+          throw new PlaneError(ErrorCode.BadRequest, `agent ${request.agent} has a money ceiling, but ${unpricedModelWords(provider.id, model)}, so its spend could not be held under it: ${UNPRICED_REMEDY}`);
+        }
       }
     }
     const errors = program.validateInput(request.input);
@@ -254,7 +307,6 @@ export class Runtime {
     const decision = this.options.policy.decide(caller, program.admission.action, program.admission.resource);
     if (!decision.allowed) await this.refuse(request, caller, decision.action, decision.resource, decision.rule === null ? 'no rule allows it' : `denied by rule ${decision.rule}`);
 
-    const runId = `run-${randomBytes(10).toString('hex')}`;
     await this.options.journal.append({
       runId,
       kind: 'RunAdmitted',
@@ -264,7 +316,7 @@ export class Runtime {
         chain: request.chain,
         input: request.input,
         inputProvenance: request.inputProvenance ?? caller,
-        budget: program.budget,
+        budget: budgetCap ? tighterBudget(program.budget, budgetCap) : program.budget,
         trigger: { via: request.via, by: caller },
         host: this.host,
         ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
@@ -274,6 +326,89 @@ export class Runtime {
     this.ownRuns.add(runId);
     this.schedule(runId);
     return { runId };
+  }
+
+  // ---- child runs (agent tools; agent-effect.ts) ----
+
+  private agentRunner(): AgentRunner {
+    return {
+      describe: (name) => {
+        const agent = this.agents.get(name);
+        return agent ? { description: agent.manifest.description, inputSchema: agent.manifest.input } : null;
+      },
+      startChild: (request) => this.startChild(request),
+      sealed: (runId) => this.childSealed(runId),
+    };
+  }
+
+  /**
+   * Admits a child run under the id its parent derived, or finds it admitted already: the
+   * parent's effect performed again (re-attached after a restart) never admits a second child.
+   * One plane holds the data dir and a run's executions are serialised, so the look-up and the
+   * admission cannot interleave with another admission of the same id.
+   */
+  private async startChild(request: ChildRunRequest): Promise<void> {
+    if (this.closing) throw new RunParked(`its child run ${request.runId}`);
+    if ((await this.options.journal.store.runLastSeq(request.runId)) !== null) {
+      const existing = await this.history(request.runId);
+      if (existing.parentRunId !== request.parentRunId || existing.agent !== request.agent) {
+        throw new EffectFailure('AgentRunClash', `the run ${request.runId} exists but is not this call's child run of ${request.agent}`, 'InDoubt');
+      }
+      return;
+    }
+    const program = this.agents.has(request.agent) ? this.programs.get(request.agent) : undefined;
+    if (!program) throw new EffectFailure('NoSuchAgent', `no agent named ${request.agent} is declared on this plane`, 'DidNotHappen');
+    // Checked here too (admission checks it again) so the model is told exactly what was wrong.
+    const errors = program.validateInput(request.input);
+    if (errors.length > 0) throw new EffectFailure('AgentInputInvalid', `the input for agent ${request.agent} does not match its schema: ${errors.join('; ')}`, 'DidNotHappen');
+    const delegator = request.chain.at(-1)!;
+    try {
+      await this.admit(
+        { agent: request.agent, input: request.input, chain: request.chain, via: 'plane', inputProvenance: delegator, parentRunId: request.parentRunId, parentStep: request.parentStep },
+        request.runId,
+        request.budgetCap,
+      );
+    } catch (error) {
+      if (!(error instanceof PlaneError)) throw error;
+      if (this.closing) throw new RunParked(`its child run ${request.runId}`);
+      // A refusal by policy or a halt is journaled (AdmissionRefused) and said to the model in
+      // the same fixed words a caller gets.
+      throw new EffectFailure('AgentNotStarted', `agent ${request.agent} was not started: ${error.message}`, 'DidNotHappen');
+    }
+  }
+
+  /** Waits for a child run to seal (woken when an execution of it ends); parked when the plane closes first. */
+  private async childSealed(runId: string): Promise<ChildSeal> {
+    for (;;) {
+      // Registered before the history is read, so a seal between the two cannot be missed.
+      let wake = (): void => undefined;
+      const woken = new Promise<void>((resolve) => {
+        wake = resolve;
+        this.settleWaiters.set(runId, [...(this.settleWaiters.get(runId) ?? []), resolve]);
+      });
+      if (this.closing) throw new RunParked(`its child run ${runId}`);
+      const history = await this.history(runId);
+      if (history.status === 'sealed') {
+        const left = (this.settleWaiters.get(runId) ?? []).filter((resolve) => resolve !== wake);
+        if (left.length > 0) this.settleWaiters.set(runId, left);
+        else this.settleWaiters.delete(runId);
+        return { outcome: history.outcome ?? 'failed', ...(history.result !== undefined ? { result: history.result } : {}), ...(history.error ? { error: history.error } : {}), spend: history.spend };
+      }
+      await woken;
+    }
+  }
+
+  /**
+   * A cancelled run's open child runs are cancelled too: their work was for it, and it is
+   * waiting for them. (A child run's own children follow, through the same call.)
+   */
+  private async cancelChildren(runId: string, by: string): Promise<void> {
+    for (const row of await this.options.journal.store.childRuns(runId, MAX_LINKED_CALLS)) {
+      if (row.host !== this.host) continue;
+      const child = await this.history(row.runId).catch(() => null);
+      if (!child || child.status === 'sealed' || child.cancelled || !billedToParent(child)) continue;
+      await this.cancel(child.runId, by, `its parent run ${runId} was cancelled`).catch((error) => this.options.logger.log('warn', `run ${child.runId}: cancelling with its parent failed`, errorFields(error)));
+    }
   }
 
   /** Journals the refusal (action and resource, for the operator) and answers the caller with nothing more. */
@@ -310,6 +445,8 @@ export class Runtime {
     if (this.brokenJournal) return;
     const history = await this.history(runId);
     if (history.status === 'sealed') return;
+    // Cancelled, perhaps by a plane that stopped before it reached the run's children.
+    if (history.cancelled) await this.cancelChildren(runId, history.cancelled.by);
     const program = this.programs.get(history.agent);
     if (!program) {
       await this.seal(history, null, 'failed', undefined, { code: 'AgentGone', message: `${history.agent} is no longer declared on this plane` });
@@ -321,7 +458,7 @@ export class Runtime {
       haltedBy: (h) => this.haltedByChain(h.chain, h.agent),
       cancelRequested: (id) => this.cancelRequests.has(id),
     };
-    const cx = new RunContext(history, this.options.journal, governance);
+    const cx = new RunContext(history, this.options.journal, governance, this.options.onModelText);
     try {
       const result = await program.run(history.input, cx);
       await this.seal(history, cx, 'succeeded', result);
@@ -485,6 +622,7 @@ export class Runtime {
     if (history.cancelled) throw new PlaneError(ErrorCode.Conflict, `run ${runId} is already being cancelled`);
     await this.options.journal.append({ runId, kind: 'Cancelled', body: { by, ...(reason ? { reason } : {}) } });
     this.cancelRequests.add(runId);
+    await this.cancelChildren(runId, by);
     // A running run honours it at its next step boundary; a waiting one is sealed by the replay now.
     if (!this.executing.has(runId)) this.schedule(runId);
     return this.settled(runId);
@@ -545,6 +683,8 @@ export class Runtime {
           }
         } else if (record.runId && record.kind === 'Cancelled' && this.executing.has(record.runId)) {
           this.cancelRequests.add(record.runId);
+          // It may be waiting for a child run (an agent tool), which must end for it to.
+          void this.cancelChildren(record.runId, (record.body as RecordBody<'Cancelled'>).by).catch((error) => this.options.logger.log('warn', `run ${record.runId}: cancelling its child runs failed`, errorFields(error)));
         }
       }
     }
@@ -554,6 +694,8 @@ export class Runtime {
   async close(): Promise<void> {
     this.closing = true;
     if (this.follower) clearInterval(this.follower);
+    // Parents waiting for a child run are parked (agent-effect.ts RunParked), not waited for.
+    for (const waiters of this.settleWaiters.values()) for (const resolve of waiters) resolve();
     await Promise.allSettled([...this.executing.values()]);
   }
 }

@@ -13,7 +13,9 @@ import { render, TemplateError } from './template';
 import type { Tool, ToolContext } from './tools';
 import { callPeer, type PeerCaller } from './peer-effect';
 import { callMcpTool, type McpToolCaller } from './mcp-effect';
+import type { AgentRunner } from './agent-effect';
 import { DEFAULT_MAX_TURNS, runModelWithTools } from './model-tools';
+import { structuredValue } from './structured-output';
 
 export interface StepDeps {
   providers: ReadonlyMap<string, ModelProvider>;
@@ -23,6 +25,8 @@ export interface StepDeps {
   peers?: PeerCaller;
   /** How runs reach the MCP servers the user declared; absent where none are wired. */
   mcp?: McpToolCaller;
+  /** How a model step's `agent:<name>` tools start child runs (the runtime; agent-effect.ts). */
+  agents?: AgentRunner;
 }
 
 /** What a `pay` step's approved effect returns: an intent, recorded; no money moves. */
@@ -38,11 +42,20 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
       { role: 'user' as const, content: String(r(step.model.prompt)) },
     ];
     // No model named: the provider's default, which its profile (and so the effect key) records.
-    const request = { model: step.model.model ?? '', messages, maxTokens: step.model.maxTokens };
+    const request = {
+      model: step.model.model ?? '',
+      messages,
+      maxTokens: step.model.maxTokens,
+      ...(step.model.schema ? { responseSchema: step.model.schema } : {}),
+      ...(step.model.reasoningEffort ? { reasoningEffort: step.model.reasoningEffort } : {}),
+    };
     // With tools: the bounded loop, every turn and every call its own effect (model-tools.ts).
-    if (step.model.tools?.length) return runModelWithTools(cx, provider, request, step.model.tools, step.model.maxTurns ?? DEFAULT_MAX_TURNS, deps);
-    const completion = await callModel(cx, provider, request);
-    return completion;
+    const completion = step.model.tools?.length
+      ? await runModelWithTools(cx, provider, request, step.model.tools, step.model.maxTurns ?? DEFAULT_MAX_TURNS, deps)
+      : await callModel(cx, provider, request);
+    // With a schema, the result is the answer itself (validated inside the effect, so a journaled
+    // completion here is one that matched), and later templates read its fields.
+    return step.model.schema ? structuredValue(completion) : completion;
   }
   if ('tool' in step) {
     const tool = deps.tools.get(step.tool.name);

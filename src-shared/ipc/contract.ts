@@ -19,6 +19,7 @@ import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
 import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session-view';
 import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
+import { ProviderModelSchema, ProviderSetRequestSchema, ProvidersListSchema, ProviderTestResultSchema, ProviderViewSchema, SettableProviderSchema } from '../protocol/providers';
 
 const Empty = z.object({}).strict();
 
@@ -415,7 +416,18 @@ export const commands = {
   /** Connects (handshake, then tools, prompts and resources listed); a failure is in the view's `error`. */
   'mcp.servers.connect': { request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema },
   'mcp.servers.disconnect': { request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema },
+  /** Model providers as configured (env over Settings, field by field); never a key, at most its last four characters. A person's command only. */
+  'providers.list': { request: Empty, response: ProvidersListSchema },
+  /** Stores a provider's key, base URL or default model (null clears) and applies it live. */
+  'providers.set': { request: ProviderSetRequestSchema, response: ProviderViewSchema },
+  /** Forgets what Settings stored for a provider (the environment's values stay in force). */
+  'providers.remove': { request: z.object({ provider: SettableProviderSchema }).strict(), response: z.object({ removed: z.boolean(), provider: ProviderViewSchema }) },
+  /** One tiny real call through the provider's driver (not journaled); a failure is the provider's own message. */
+  'providers.test': { request: z.object({ provider: SettableProviderSchema, model: ProviderModelSchema.optional() }).strict(), response: ProviderTestResultSchema },
 } as const;
+
+/** The most answer text one `runs.streaming` event carries (its tail): 64 KiB of characters. */
+export const LIVE_TEXT_MAX_CHARS = 64 * 1024;
 
 export const events = {
   /** The plane's status changed (started, stopping). */
@@ -432,6 +444,21 @@ export const events = {
     fromSeq: z.number().int().positive(),
     seq: z.number().int().positive(),
     runs: z.array(RunChangeSchema),
+  }),
+  /**
+   * A model call's answer while it streams: a labelled projection, not the record (seed 002).
+   * Never journaled and carrying no seq: the journal's EffectDone or EffectFailed for this
+   * step is the truth, and a client drops the live text once it has that record. `text` is the
+   * answer so far (its last LIVE_TEXT_MAX_CHARS characters, `omittedChars` before them), never a
+   * bare delta, so a lost or coalesced event loses nothing. Untrusted model output, like the
+   * answer it previews; reasoning is never in it. `done`: the provider has finished.
+   */
+  'runs.streaming': z.object({
+    runId: RunIdSchema,
+    step: z.number().int().nonnegative(),
+    text: z.string().max(LIVE_TEXT_MAX_CHARS),
+    omittedChars: z.number().int().nonnegative(),
+    done: z.boolean(),
   }),
 } as const;
 
@@ -452,7 +479,7 @@ const eventOf = <K extends EventName>(name: K) => z.object({ name: z.literal(nam
  * sequence of their own: the journal's seq orders what happened (`journal.appended`), and the
  * other events are whole snapshots, re-read on every reconnect, so the latest one is the truth.
  */
-export const PlaneEventSchema = z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('journal.appended')]);
+export const PlaneEventSchema = z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('journal.appended'), eventOf('runs.streaming')]);
 export type PlaneEvent = z.infer<typeof PlaneEventSchema>;
 /** Every event of `events` is in PlaneEventSchema (a missing one does not compile). */
 const _everyEventTravels: Exclude<EventName, PlaneEvent['name']> extends never ? true : never = true;

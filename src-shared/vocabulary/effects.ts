@@ -3,8 +3,12 @@
  */
 import { z } from 'zod';
 
-/** Every kind of effect a run may perform (the journal's EffectStarted names one). */
-export const EffectKindSchema = z.enum(['model', 'tool', 'peer', 'mcp', 'a2a', 'file', 'payment', 'clock', 'random', 'wait']);
+/**
+ * Every kind of effect a run may perform (the journal's EffectStarted names one). `agent` is
+ * another agent of the plane called as a model's tool: a child run in the delegation chain
+ * (runtime/agent-effect.ts).
+ */
+export const EffectKindSchema = z.enum(['model', 'tool', 'peer', 'mcp', 'a2a', 'file', 'payment', 'clock', 'random', 'wait', 'agent']);
 export type EffectKind = z.infer<typeof EffectKindSchema>;
 
 /**

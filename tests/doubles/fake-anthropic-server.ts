@@ -13,6 +13,7 @@
  */
 import { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { type FakeRefusal, presented } from './fake-busy';
 
 export const FAKE_ANTHROPIC_BEHAVIOURS = [
   /** Text answer, end_turn, FAKE_ANTHROPIC_USAGE (with cache fields). */
@@ -21,6 +22,15 @@ export const FAKE_ANTHROPIC_BEHAVIOURS = [
   'thinking',
   /** Some text, then a tool_use (get_weather) whose JSON arrives in several input_json_delta fragments; stop tool_use. */
   'tool-use',
+  /**
+   * A tool loop in two turns. While the last user turn holds no tool_result: a thinking block
+   * (signed), then a tool_use of the first offered tool (each property its schema requires set
+   * to FAKE_TOOL_ARGUMENT), stop tool_use. Once it does: text FAKE_TOOL_ANSWER_PREFIX + that
+   * result's content, end_turn; but a 400 (Anthropic's words) when the result answers no
+   * tool_use of the previous assistant turn, or that turn does not start with the thinking
+   * block and its signature exactly as sent (the continuation was not carried back verbatim).
+   */
+  'tool-then-answer',
   /** A tool_use of the tool named in tool_choice (the forced structured-output tool), input FAKE_STRUCTURED. */
   'structured',
   /** Text only although a forced tool was asked for (a model ignoring the forced call). */
@@ -88,6 +98,10 @@ export const FAKE_TOOL_ID = 'toolu_01A09q90qw90lq917835lq9';
 export const FAKE_TOOL_JSON_DELTAS = ['{"loca', 'tion": "San Fra', 'ncisco, CA", "unit":', ' "celsius"}'];
 export const FAKE_TOOL_INPUT = { location: 'San Francisco, CA', unit: 'celsius' };
 export const FAKE_STRUCTURED = { answer: 42, reason: 'the question' };
+/** `tool-then-answer`: the value of every required property of the tool's input. */
+export const FAKE_TOOL_ARGUMENT = 'ping from the model';
+/** `tool-then-answer`: the second turn's text is this, then the tool result's content. */
+export const FAKE_TOOL_ANSWER_PREFIX = 'The tool said: ';
 /** message_start usage: input excludes the cache, as Anthropic reports it. */
 export const FAKE_START_USAGE = { input_tokens: 25, cache_creation_input_tokens: 100, cache_read_input_tokens: 400, output_tokens: 1 } as const;
 /** message_delta's cumulative output_tokens. */
@@ -107,6 +121,8 @@ export interface FakeAnthropicServer {
   /** As a driver's baseUrl (no /v1: the driver appends /v1/messages). */
   baseUrl: string;
   requests: RecordedAnthropicRequest[];
+  /** Refusals served one per request, in order, before the behaviour answers (see fake-busy.ts). */
+  busy: FakeRefusal[];
   close(): Promise<void>;
 }
 
@@ -129,18 +145,21 @@ interface Frame {
 export async function startFakeAnthropicServer(): Promise<FakeAnthropicServer> {
   const app = Fastify({ forceCloseConnections: true, logger: false, bodyLimit: 16 * 1024 * 1024 });
   const requests: RecordedAnthropicRequest[] = [];
+  const busy: FakeRefusal[] = [];
   let sequence = 0;
 
   app.post('/v1/messages', async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     requests.push({ method: request.method, path: request.url, headers: { ...request.headers }, body });
+    const refusal = busy.shift();
+    if (refusal) return refuse(refusal, `msg_fake_${++sequence}`, request, reply);
     const behaviour = (FAKE_ANTHROPIC_BEHAVIOURS as readonly unknown[]).includes(body.model) ? (body.model as FakeAnthropicBehaviour) : 'ok';
     return answer(behaviour, { id: `msg_fake_${++sequence}`, request, reply, body, streaming: body.stream === true });
   });
   app.post('/v1/elsewhere', async () => messageDocument('msg_elsewhere', { blocks: [{ type: 'text', deltas: ['moved'] }], stop: 'end_turn', outputTokens: 1 }));
 
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { baseUrl: url, requests, close: () => app.close() };
+  return { baseUrl: url, requests, busy, close: () => app.close() };
 }
 
 interface Exchange {
@@ -163,6 +182,15 @@ function scriptOf(behaviour: FakeAnthropicBehaviour, body: Record<string, unknow
       return { blocks: [{ type: 'thinking', deltas: FAKE_THINKING_DELTAS, signature: FAKE_SIGNATURE }, text()], stop: 'end_turn', outputTokens: FAKE_OUTPUT_TOKENS };
     case 'tool-use':
       return { blocks: [text(['Let me check.']), tool()], stop: 'tool_use', outputTokens: FAKE_OUTPUT_TOKENS };
+    case 'tool-then-answer': {
+      const result = lastToolResults(body)[0];
+      if (result) return { blocks: [text([FAKE_TOOL_ANSWER_PREFIX, result.content])], stop: 'end_turn', outputTokens: FAKE_OUTPUT_TOKENS };
+      const offered = (Array.isArray(body.tools) ? body.tools : []) as { name?: unknown; input_schema?: { required?: unknown } }[];
+      const required = Array.isArray(offered[0]?.input_schema?.required) ? (offered[0].input_schema.required as unknown[]) : [];
+      const json = JSON.stringify(Object.fromEntries(required.map((name) => [String(name), FAKE_TOOL_ARGUMENT])));
+      const thinking: Block = { type: 'thinking', deltas: FAKE_THINKING_DELTAS, signature: FAKE_SIGNATURE };
+      return { blocks: [thinking, tool(String(offered[0]?.name ?? 'no_tools_offered'), [json.slice(0, 6), json.slice(6)])], stop: 'tool_use', outputTokens: FAKE_OUTPUT_TOKENS };
+    }
     case 'structured': {
       const choice = body.tool_choice as { name?: string } | undefined;
       const json = JSON.stringify(FAKE_STRUCTURED);
@@ -187,6 +215,8 @@ function scriptOf(behaviour: FakeAnthropicBehaviour, body: Record<string, unknow
 
 async function answer(behaviour: FakeAnthropicBehaviour, x: Exchange): Promise<unknown> {
   const { reply } = x;
+  const problem = behaviour === 'tool-then-answer' ? toolTurnProblem(x.body) : null;
+  if (problem) return reply.code(400).send(errorDocument('invalid_request_error', problem));
   const script = scriptOf(behaviour, x.body);
   if (script) {
     if (!x.streaming) return messageDocument(x.id, script);
@@ -303,6 +333,53 @@ async function answer(behaviour: FakeAnthropicBehaviour, x: Exchange): Promise<u
     default:
       return reply.code(500).send(errorDocument('api_error', `fake: no script for ${behaviour}`));
   }
+}
+
+/** The tool_result blocks of the conversation's last turn, when it is a user turn holding any. */
+function lastToolResults(body: Record<string, unknown>): { id: unknown; content: string }[] {
+  const messages = Array.isArray(body.messages) ? (body.messages as { role?: unknown; content?: unknown }[]) : [];
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'user' || !Array.isArray(last.content)) return [];
+  return (last.content as Record<string, unknown>[])
+    .filter((block) => block.type === 'tool_result')
+    .map((block) => ({ id: block.tool_use_id, content: typeof block.content === 'string' ? block.content : JSON.stringify(block.content) }));
+}
+
+/**
+ * What Anthropic refuses in a conversation ending with tool results: a result whose tool_use is
+ * not in the previous assistant turn, and (thinking on) an assistant turn that does not start
+ * with its thinking block, signature intact. Null when the conversation is acceptable.
+ */
+function toolTurnProblem(body: Record<string, unknown>): string | null {
+  const results = lastToolResults(body);
+  if (results.length === 0) return null;
+  const messages = body.messages as { role?: unknown; content?: unknown }[];
+  const at = messages.length - 2;
+  const previous = messages[at];
+  const blocks = previous?.role === 'assistant' && Array.isArray(previous.content) ? (previous.content as Record<string, unknown>[]) : [];
+  for (const result of results) {
+    if (!blocks.some((block) => block.type === 'tool_use' && block.id === result.id)) {
+      return `messages.${at + 1}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(result.id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    }
+  }
+  const first = blocks[0];
+  if (first?.type !== 'thinking') {
+    return `messages.${at}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
+  }
+  if (first.signature !== FAKE_SIGNATURE || first.thinking !== FAKE_THINKING_DELTAS.join('')) return `messages.${at}.content.0: Invalid \`signature\` in \`thinking\` block`;
+  return null;
+}
+
+/** A queued refusal in Anthropic's words: 429 rate_limit_error, 529 overloaded_error, or that error as an event before any content. */
+function refuse(refusal: FakeRefusal, id: string, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const key = refusal.echoKey ? ` (key ${presented(request.headers['x-api-key'])})` : '';
+  if (refusal.asEvent) {
+    const raw = hijackStream(reply);
+    raw.end(sse([messageStart(id), { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: `Overloaded${key}` } } }]));
+    return reply;
+  }
+  const [type, message] = refusal.status === 429 ? ['rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit.'] : ['overloaded_error', 'Overloaded'];
+  return reply.code(refusal.status).headers(refusal.headers ?? {}).send(errorDocument(type, `${message}${key}`));
 }
 
 // ---- wire shapes ----

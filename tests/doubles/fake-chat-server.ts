@@ -11,6 +11,7 @@
  */
 import { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { type FakeRefusal, openAiRefusalBody } from './fake-busy';
 
 export const FAKE_BEHAVIOURS = [
   /** A whole answer: FAKE_ANSWER, finish `stop`, FAKE_USAGE. */
@@ -57,6 +58,8 @@ export const FAKE_BEHAVIOURS = [
   'oversized-declared',
   /** Like `ok`, with FAKE_LONG_DELTAS.length content chunks (bench/providers.bench.ts). */
   'long-stream',
+  /** Streaming: FAKE_SLOW_DELTAS, one chunk every FAKE_SLOW_DELTA_MS, as a model typing (live streaming in the UI); not streaming: like `ok` with that text. */
+  'slow-stream',
   /** Calls the first offered tool with FAKE_TOOL_ARGS (streamed: id and name once, arguments in fragments), finish `tool_calls`. */
   'tool-call',
   /** Like `tool-call` until the last message is a `tool` result; then answers FAKE_TOOL_ANSWER_PREFIX + that result's content. */
@@ -85,6 +88,9 @@ export const FAKE_TOOL_USAGE = { prompt_tokens: 40, completion_tokens: 12, total
 export const FAKE_TOOL_ANSWER_PREFIX = 'The tool said: ';
 /** `long-stream`'s deltas: a long answer of short text deltas, as a model streams token by token (the driver benchmark). */
 export const FAKE_LONG_DELTAS: readonly string[] = Array.from({ length: 2000 }, (_, i) => (i === 0 ? 'Token' : ` t${i % 100}`));
+/** `slow-stream`'s deltas: forty words, numbered so a test can tell how far the answer had got. */
+export const FAKE_SLOW_DELTAS: readonly string[] = Array.from({ length: 40 }, (_, i) => `${i === 0 ? '' : ' '}word${i + 1}`);
+export const FAKE_SLOW_DELTA_MS = 75;
 
 export interface RecordedChatRequest {
   method: string;
@@ -99,6 +105,8 @@ export interface FakeChatServer {
   /** `127.0.0.1:port`, for tests that need the bare address. */
   address: string;
   requests: RecordedChatRequest[];
+  /** Refusals served one per request, in order, before the behaviour answers (see fake-busy.ts). */
+  busy: FakeRefusal[];
   close(): Promise<void>;
 }
 
@@ -114,6 +122,7 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
   // forceCloseConnections: hung and stalled answers must not hold close() open.
   const app = Fastify({ forceCloseConnections: true, logger: false });
   const requests: RecordedChatRequest[] = [];
+  const busy: FakeRefusal[] = [];
   let sequence = 0;
 
   const record = (request: FastifyRequest) => {
@@ -122,6 +131,8 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
 
   app.post('/v1/chat/completions', async (request, reply) => {
     record(request);
+    const refusal = busy.shift();
+    if (refusal) return reply.code(refusal.status).headers(refusal.headers ?? {}).send(openAiRefusalBody(refusal, request.headers));
     const body = (request.body ?? {}) as ChatBody;
     const id = `chatcmpl-fake-${++sequence}`;
     const behaviour = behaviourOf(request.headers['x-fake-behaviour'], body.model);
@@ -139,6 +150,7 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
     baseUrl: `${url}/v1`,
     address: url.replace(/^http:\/\//, ''),
     requests,
+    busy,
     close: () => app.close(),
   };
 }
@@ -220,6 +232,21 @@ async function answer(behaviour: FakeBehaviour, x: Exchange): Promise<unknown> {
       const raw = hijackStream(reply);
       writeFrames(raw, [roleChunk(x.id), ...FAKE_ANSWER_DELTAS.slice(0, 2).map((d) => contentChunk(x.id, d)), { error: { message: 'The model is overloaded; generation stopped.', type: 'server_error', code: 503 } }]);
       raw.end('data: [DONE]\n\n');
+      return reply;
+    }
+    case 'slow-stream': {
+      if (!x.streaming) return completionDocument(x.id, FAKE_SLOW_DELTAS.join(''), 'stop', FAKE_USAGE);
+      const raw = hijackStream(reply);
+      writeFrames(raw, [roleChunk(x.id)]);
+      const frames = [...FAKE_SLOW_DELTAS.map((d) => contentChunk(x.id, d)), finishChunk(x.id, 'stop'), ...(x.withUsage ? [usageChunk(x.id, FAKE_USAGE)] : [])];
+      const next = () => {
+        if (raw.destroyed) return;
+        const frame = frames.shift();
+        if (!frame) return void raw.end('data: [DONE]\n\n');
+        writeFrames(raw, [frame]);
+        setTimeout(next, FAKE_SLOW_DELTA_MS);
+      };
+      setTimeout(next, FAKE_SLOW_DELTA_MS);
       return reply;
     }
     case 'stall-after-content': {

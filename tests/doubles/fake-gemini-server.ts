@@ -16,6 +16,7 @@
  */
 import { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { type FakeRefusal, presented } from './fake-busy';
 
 export const FAKE_GEMINI_BEHAVIOURS = [
   /** A whole answer in three chunks, usage on each (running), finish STOP. */
@@ -26,6 +27,14 @@ export const FAKE_GEMINI_BEHAVIOURS = [
   'tool-call',
   /** One function call with Gemini's own id. */
   'tool-call-ids',
+  /**
+   * A tool loop in two turns. While the last turn holds no functionResponse: one call (no id)
+   * of the first declared function, carrying a thoughtSignature, each property its schema
+   * requires set to FAKE_TOOL_ARGUMENT. Once it does: text FAKE_TOOL_ANSWER_PREFIX + that
+   * response's `content`; but a 400 (Gemini 3's words) when the model turn before it does not
+   * carry the call with its thoughtSignature exactly as sent (the continuation was lost).
+   */
+  'tool-then-answer',
   /** Prompt-cache hit: cachedContentTokenCount inside promptTokenCount. */
   'cached',
   /** Cut by the length limit: finish MAX_TOKENS. */
@@ -86,6 +95,10 @@ export const FAKE_GEMINI_DELTAS = ['Hello', ' from the', ' fake Gemini.'];
 export const FAKE_GEMINI_ANSWER = FAKE_GEMINI_DELTAS.join('');
 export const FAKE_THOUGHT_SIGNATURE = 'CiQB0e2Kb7fake+thought/signature==';
 export const FAKE_GEMINI_OVERSIZE_BYTES = 64 * 1024;
+/** `tool-then-answer`: the value of every required property of the call's args. */
+export const FAKE_TOOL_ARGUMENT = 'ping from the model';
+/** `tool-then-answer`: the second turn's text is this, then the functionResponse's content. */
+export const FAKE_TOOL_ANSWER_PREFIX = 'The tool said: ';
 /** `long-stream`'s deltas: a long answer of short text deltas, as a model streams token by token (the driver benchmark). */
 export const FAKE_LONG_DELTAS: readonly string[] = Array.from({ length: 2000 }, (_, i) => (i === 0 ? 'Token' : ` t${i % 100}`));
 /** Final usage of `ok` (and of every whole answer unless stated). */
@@ -106,6 +119,8 @@ export interface FakeGeminiServer {
   /** Base URL including `/v1beta`, as a driver's baseUrl. */
   baseUrl: string;
   requests: RecordedGeminiRequest[];
+  /** Refusals served one per request, in order, before the behaviour answers (see fake-busy.ts). */
+  busy: FakeRefusal[];
   close(): Promise<void>;
 }
 
@@ -119,6 +134,7 @@ interface Exchange {
 export async function startFakeGeminiServer(): Promise<FakeGeminiServer> {
   const app = Fastify({ forceCloseConnections: true, logger: false });
   const requests: RecordedGeminiRequest[] = [];
+  const busy: FakeRefusal[] = [];
   let sequence = 0;
 
   app.post('/v1beta/models/*', async (request, reply) => {
@@ -131,6 +147,8 @@ export async function startFakeGeminiServer(): Promise<FakeGeminiServer> {
     if (action !== 'generateContent' && action !== 'streamGenerateContent') {
       return reply.code(404).send(googleError(404, `Method not found: ${action}`, 'NOT_FOUND'));
     }
+    const refusal = busy.shift();
+    if (refusal) return refuse(refusal, request, reply);
     const streaming = action === 'streamGenerateContent';
     if (streaming && query.alt !== 'sse') {
       // Without alt=sse the real API streams one JSON array; this fake only speaks SSE.
@@ -148,7 +166,7 @@ export async function startFakeGeminiServer(): Promise<FakeGeminiServer> {
   app.post('/v1beta/elsewhere', async () => ({ candidates: [] }));
 
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { baseUrl: `${url}/v1beta`, requests, close: () => app.close() };
+  return { baseUrl: `${url}/v1beta`, requests, busy, close: () => app.close() };
 }
 
 // ---- scripted answers ----
@@ -216,6 +234,48 @@ function script(behaviour: FakeGeminiBehaviour): Chunk[] {
   }
 }
 
+type Content = { role?: unknown; parts?: unknown };
+const partsOf = (content: Content | undefined): Part[] => (Array.isArray(content?.parts) ? (content.parts as Part[]) : []);
+const contentsOf = (body: Record<string, unknown>): Content[] => (Array.isArray(body.contents) ? (body.contents as Content[]) : []);
+
+/** The functionResponse parts of the request's last turn (none unless it answers calls). */
+function lastFunctionResponses(body: Record<string, unknown>): Record<string, unknown>[] {
+  const contents = contentsOf(body);
+  return partsOf(contents[contents.length - 1]).flatMap((part) => (part.functionResponse && typeof part.functionResponse === 'object' ? [part.functionResponse as Record<string, unknown>] : []));
+}
+
+/** `tool-then-answer`'s chunks: the call while no functionResponse came back, then the answer. */
+function toolThenAnswer(body: Record<string, unknown>): Chunk[] {
+  const response = lastFunctionResponses(body)[0];
+  if (response) {
+    const content = (response.response as { content?: unknown } | undefined)?.content;
+    return [
+      { parts: [{ text: FAKE_TOOL_ANSWER_PREFIX }], usage: running(4) },
+      { parts: [{ text: typeof content === 'string' ? content : JSON.stringify(response.response) }], finishReason: 'STOP', usage: running(12) },
+    ];
+  }
+  const tools = Array.isArray(body.tools) ? (body.tools as { functionDeclarations?: { name?: unknown; parameters?: { required?: unknown } }[] }[]) : [];
+  const declared = tools[0]?.functionDeclarations?.[0];
+  const required = Array.isArray(declared?.parameters?.required) ? (declared.parameters.required as unknown[]) : [];
+  const args = Object.fromEntries(required.map((name) => [String(name), FAKE_TOOL_ARGUMENT]));
+  return [{ parts: [{ functionCall: { name: String(declared?.name ?? 'no_tools_offered'), args }, thoughtSignature: FAKE_THOUGHT_SIGNATURE }], finishReason: 'STOP', usage: running(14) }];
+}
+
+/**
+ * What Gemini 3 refuses in a conversation ending with function responses: a model turn before
+ * them whose functionCall parts lost the thoughtSignature they came with. Null when acceptable.
+ */
+function signatureProblem(body: Record<string, unknown>): string | null {
+  if (lastFunctionResponses(body).length === 0) return null;
+  const contents = contentsOf(body);
+  const previous = contents[contents.length - 2];
+  const calls = previous?.role === 'model' ? partsOf(previous).filter((part) => part.functionCall) : [];
+  const signed = calls.find((part) => part.thoughtSignature === FAKE_THOUGHT_SIGNATURE);
+  if (signed) return null;
+  const name = (calls[0]?.functionCall as { name?: unknown } | undefined)?.name;
+  return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${String(name)}\` , position ${contents.length - 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
+}
+
 function frameOf(chunk: Chunk, responseId: string): Record<string, unknown> {
   const candidate: Record<string, unknown> = { content: { parts: chunk.parts ?? [], role: 'model' }, index: 0 };
   if (!chunk.parts) delete candidate.content;
@@ -248,8 +308,11 @@ async function answer(behaviour: FakeGeminiBehaviour, x: Exchange, responseId: s
     case 'safety':
     case 'malformed-call':
     case 'end-without-finish':
-    case 'long-stream': {
-      const chunks = script(behaviour);
+    case 'long-stream':
+    case 'tool-then-answer': {
+      const problem = behaviour === 'tool-then-answer' ? signatureProblem(x.body) : null;
+      if (problem) return reply.code(400).send(googleError(400, problem, 'INVALID_ARGUMENT'));
+      const chunks = behaviour === 'tool-then-answer' ? toolThenAnswer(x.body) : script(behaviour);
       if (!x.streaming) return documentOf(chunks, responseId);
       const raw = hijackStream(reply);
       writeFrames(raw, chunks.map((chunk) => frameOf(chunk, responseId)));
@@ -362,6 +425,14 @@ async function answer(behaviour: FakeGeminiBehaviour, x: Exchange, responseId: s
 }
 
 // ---- wire shapes ----
+
+/** A queued refusal in Google's words: 429 RESOURCE_EXHAUSTED (with RetryInfo when given a retryDelay) or 503 UNAVAILABLE. */
+function refuse(refusal: FakeRefusal, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const key = refusal.echoKey ? ` (key ${presented(request.headers['x-goog-api-key'])})` : '';
+  const details = refusal.retryDelay ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: refusal.retryDelay }] : undefined;
+  const error = refusal.status === 429 ? googleError(429, `Resource has been exhausted (e.g. check quota).${key}`, 'RESOURCE_EXHAUSTED', details) : googleError(refusal.status, `The model is overloaded. Please try again later.${key}`, 'UNAVAILABLE', details);
+  return reply.code(refusal.status).headers(refusal.headers ?? {}).send(error);
+}
 
 function googleError(code: number, message: string, status: string, details?: unknown[]): Record<string, unknown> {
   return { error: { code, message, status, ...(details ? { details } : {}) } };

@@ -19,6 +19,7 @@
  */
 import { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { type FakeRefusal, openAiRefusalBody } from './fake-busy';
 
 export const FAKE_RESPONSES_BEHAVIOURS = [
   /** A whole text answer: FAKE_TEXT, status completed, FAKE_TEXT_USAGE (with cached tokens). */
@@ -27,6 +28,16 @@ export const FAKE_RESPONSES_BEHAVIOURS = [
   'length',
   /** A reasoning item (encrypted_content, a summary) then a function call streamed as argument deltas. */
   'tool-call',
+  /**
+   * A tool loop in two turns. While the input does not end with a function_call_output: a
+   * reasoning item (encrypted_content) and a function call of the first offered tool (each
+   * property its schema requires set to FAKE_TOOL_ARGUMENT). Once it does: text
+   * FAKE_TOOL_ANSWER_PREFIX + that output; but a 400 (OpenAI's words) when the output answers
+   * no function_call in the input, or that call came back without its reasoning item and
+   * encrypted_content as sent (store: false keeps nothing server-side: the continuation must
+   * be carried back verbatim).
+   */
+  'tool-then-answer',
   /** A function call whose arguments are not JSON (the model's fault, billed all the same). */
   'bad-arguments',
   /** The model refuses: a message whose content is a `refusal` part. */
@@ -104,6 +115,10 @@ export const FAKE_CALL_ID = 'call_fake_7Hq2';
 export const FAKE_TOOL_NAME = 'lookup_supplier';
 export const FAKE_ARGUMENT_DELTAS = ['{"sup', 'plier":', ' "Kestrel', ' Foundry", ', '"year": 2025}'];
 export const FAKE_ARGUMENTS = FAKE_ARGUMENT_DELTAS.join('');
+/** `tool-then-answer`: the value of every required property of the call's arguments. */
+export const FAKE_TOOL_ARGUMENT = 'ping from the model';
+/** `tool-then-answer`: the second turn's text is this, then the function_call_output. */
+export const FAKE_TOOL_ANSWER_PREFIX = 'The tool said: ';
 /** `long-stream`'s deltas: a long answer of short text deltas, as a model streams token by token (the driver benchmark). */
 export const FAKE_LONG_DELTAS: readonly string[] = Array.from({ length: 2000 }, (_, i) => (i === 0 ? 'Token' : ` t${i % 100}`));
 
@@ -118,6 +133,8 @@ export interface FakeResponsesServer {
   /** Base URL including `/v1`, as a driver's baseUrl. */
   baseUrl: string;
   requests: RecordedResponsesRequest[];
+  /** Refusals served one per request, in order, before the behaviour answers (see fake-busy.ts). */
+  busy: FakeRefusal[];
   close(): Promise<void>;
 }
 
@@ -125,6 +142,7 @@ interface ResponsesBody {
   model?: unknown;
   input?: unknown;
   instructions?: unknown;
+  tools?: unknown;
   stream?: unknown;
 }
 
@@ -132,6 +150,7 @@ export async function startFakeResponsesServer(): Promise<FakeResponsesServer> {
   // forceCloseConnections: hung and stalled answers must not hold close() open.
   const app = Fastify({ forceCloseConnections: true, logger: false });
   const requests: RecordedResponsesRequest[] = [];
+  const busy: FakeRefusal[] = [];
   let sequence = 0;
 
   const record = (request: FastifyRequest) => {
@@ -140,6 +159,8 @@ export async function startFakeResponsesServer(): Promise<FakeResponsesServer> {
 
   app.post('/v1/responses', async (request, reply) => {
     record(request);
+    const refusal = busy.shift();
+    if (refusal) return reply.code(refusal.status).headers(refusal.headers ?? {}).send(openAiRefusalBody(refusal, request.headers));
     const body = (request.body ?? {}) as ResponsesBody;
     const behaviour = behaviourOf(request.headers['x-fake-behaviour'], body.model);
     return answer(behaviour, { id: `resp_fake_${++sequence}`, request, reply, body, streaming: body.stream === true });
@@ -150,7 +171,7 @@ export async function startFakeResponsesServer(): Promise<FakeResponsesServer> {
   });
 
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { baseUrl: `${url}/v1`, requests, close: () => app.close() };
+  return { baseUrl: `${url}/v1`, requests, busy, close: () => app.close() };
 }
 
 function behaviourOf(header: string | string[] | undefined, model: unknown): FakeResponsesBehaviour {
@@ -206,6 +227,36 @@ async function answer(behaviour: FakeResponsesBehaviour, x: Exchange): Promise<u
       stream.opening(id);
       stream.reasoning(0);
       stream.functionCall(1, args);
+      stream.send('response.completed', { response: doc });
+      stream.end();
+      return reply;
+    }
+    case 'tool-then-answer': {
+      const input = Array.isArray(x.body.input) ? (x.body.input as Record<string, unknown>[]) : [];
+      const last = input[input.length - 1];
+      if (last?.type === 'function_call_output') {
+        const problem = continuationProblem(input, last.call_id);
+        if (problem) return reply.code(400).send(errorDocument(problem, 'invalid_request_error', null));
+        const deltas = [FAKE_TOOL_ANSWER_PREFIX, String(last.output)];
+        const items = textItems(deltas.join(''));
+        if (!x.streaming) return responseObject(id, 'completed', items, FAKE_TEXT_USAGE);
+        const stream = new EventStream(hijackStream(reply));
+        stream.opening(id);
+        stream.textItem(0, deltas);
+        stream.send('response.completed', { response: responseObject(id, 'completed', items, FAKE_TEXT_USAGE) });
+        stream.end();
+        return reply;
+      }
+      const offered = (Array.isArray(x.body.tools) ? x.body.tools : []) as { name?: unknown; parameters?: { required?: unknown } }[];
+      const required = offered[0]?.parameters?.required;
+      const args = JSON.stringify(Object.fromEntries((Array.isArray(required) ? required : []).map((name) => [String(name), FAKE_TOOL_ARGUMENT])));
+      const name = String(offered[0]?.name ?? 'no_tools_offered');
+      const doc = responseObject(id, 'completed', [reasoningItem(), functionCallItem(args, name)], FAKE_TOOL_USAGE);
+      if (!x.streaming) return doc;
+      const stream = new EventStream(hijackStream(reply));
+      stream.opening(id);
+      stream.reasoning(0);
+      stream.functionCall(1, [args.slice(0, 5), args.slice(5)], name);
       stream.send('response.completed', { response: doc });
       stream.end();
       return reply;
@@ -358,8 +409,23 @@ function reasoningItem(): Record<string, unknown> {
   return { id: 'rs_fake_1', type: 'reasoning', summary: [{ type: 'summary_text', text: '**Looking up the supplier**' }], encrypted_content: FAKE_ENCRYPTED };
 }
 
-function functionCallItem(args: string): Record<string, unknown> {
-  return { id: 'fc_fake_1', type: 'function_call', status: 'completed', arguments: args, call_id: FAKE_CALL_ID, name: FAKE_TOOL_NAME };
+function functionCallItem(args: string, name = FAKE_TOOL_NAME): Record<string, unknown> {
+  return { id: 'fc_fake_1', type: 'function_call', status: 'completed', arguments: args, call_id: FAKE_CALL_ID, name };
+}
+
+/**
+ * What OpenAI refuses in an input ending with a function_call_output: an output whose call is
+ * not in the input, and (a reasoning model, store: false) a call sent back without the
+ * reasoning item that preceded it, encrypted_content intact. Null when the input is acceptable.
+ */
+function continuationProblem(input: Record<string, unknown>[], callId: unknown): string | null {
+  const at = input.findIndex((item) => item.type === 'function_call' && item.call_id === callId);
+  if (at < 0) return `No tool call found for function call output with call_id ${String(callId)}.`;
+  const call = input[at]!;
+  const reasoning = input.slice(0, at).find((item) => item.type === 'reasoning' && item.id === 'rs_fake_1');
+  if (!reasoning) return `Item '${String(call.id)}' of type 'function_call' was provided without its required 'reasoning' item: 'rs_fake_1'.`;
+  if (reasoning.encrypted_content !== FAKE_ENCRYPTED) return "The encrypted content for item rs_fake_1 could not be verified.";
+  return null;
 }
 
 function errorDocument(message: string, type: string, code: string | null): Record<string, unknown> {
@@ -412,11 +478,11 @@ class EventStream {
     this.send('response.output_item.done', { output_index: index, item: reasoningItem() });
   }
 
-  functionCall(index: number, deltas: readonly string[]): void {
-    this.send('response.output_item.added', { output_index: index, item: { ...functionCallItem(''), status: 'in_progress' } });
+  functionCall(index: number, deltas: readonly string[], name = FAKE_TOOL_NAME): void {
+    this.send('response.output_item.added', { output_index: index, item: { ...functionCallItem('', name), status: 'in_progress' } });
     for (const delta of deltas) this.send('response.function_call_arguments.delta', { item_id: 'fc_fake_1', output_index: index, delta });
     this.send('response.function_call_arguments.done', { item_id: 'fc_fake_1', output_index: index, arguments: deltas.join('') });
-    this.send('response.output_item.done', { output_index: index, item: functionCallItem(deltas.join('')) });
+    this.send('response.output_item.done', { output_index: index, item: functionCallItem(deltas.join(''), name) });
   }
 
   flush(then?: () => void): void {

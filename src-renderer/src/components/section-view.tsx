@@ -8,6 +8,7 @@ import { SpendSection } from '../sections/spend-section';
 import { SessionsSection } from '../sections/sessions-section';
 import { AcpSection } from '../sections/acp-section';
 import { McpSection } from '../sections/mcp-section';
+import { SettingsSection } from '../sections/settings-section';
 
 /**
  * While the plane cannot be reached, what is on screen is the last state heard, not the
@@ -51,6 +52,8 @@ export function SectionView() {
         <SessionsSection empty={section.empty} />
       ) : section.id === 'acp' ? (
         <AcpSection empty={section.empty} />
+      ) : section.id === 'settings' ? (
+        <SettingsSection empty={section.empty} />
       ) : (
         <McpSection empty={section.empty} />
       )}

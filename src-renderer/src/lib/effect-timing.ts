@@ -9,6 +9,7 @@
  * which heads the group with the step's effect, how long it took and how it ended.
  */
 import type { RecordView } from '../../../src-shared/ipc/contract';
+import { answeredModelOf, modelCallWords, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
 
 export interface EffectTiming {
   step: number;
@@ -89,6 +90,16 @@ export function headsStep(previous: RecordView | undefined, record: RecordView):
  * while its outcome is not written (or not loaded); the effect is left out when the head is the
  * EffectStarted itself, whose own summary names it. Null for a record with no step.
  */
+/**
+ * `peer beta/ask`; a model call as `model anthropic:claude-sonnet-4-5`, with the model that
+ * answered when it was another (`… → claude-sonnet-4-5-20250929`, src-shared model-refs.ts).
+ */
+function effectWords(started: RecordView, outcome: RecordView | undefined): string {
+  const asked = readModelRequest(started.body.effect, started.body.request);
+  if (asked) return `model ${modelCallWords(asked.provider, asked.model, outcome?.kind === 'EffectDone' ? answeredModelOf(outcome.body.result) : null)}`;
+  return `${String(started.body.effect)} ${String(started.body.name)}`;
+}
+
 export function stepHeading(pages: Record<number, RecordView[]>, record: RecordView): string | null {
   const step = stepOf(record);
   if (step === null) return null;
@@ -96,7 +107,7 @@ export function stepHeading(pages: Record<number, RecordView[]>, record: RecordV
   const started = effects.started.get(step);
   const outcome = effects.outcomes.get(step);
   const timing = outcome ? effectTiming(pages, outcome) : null;
-  const what = started && started !== record ? `${String(started.body.effect)} ${String(started.body.name)}` : null;
+  const what = started && started !== record ? effectWords(started, outcome) : null;
   return [what, ...(timing ? outcomeWords(timing) : ['not ended'])]
     .filter((w): w is string => w !== null)
     .join(' · ');

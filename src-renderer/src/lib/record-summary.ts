@@ -7,8 +7,21 @@ import type { RecordView } from '../../../src-shared/ipc/contract';
 import { oneLineJson, plural, spendLine, budgetLine } from './display-format';
 import { tokensOf, type Budget, type Spend } from '../../../src-shared/vocabulary/spend';
 import { clip, mcpCallWords, mcpResultText, mcpServerOfProvenance, readMcpCall } from './mcp-call';
+import { answeredModelOf, modelRef, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
 
 type Body = Record<string, unknown>;
+
+/** `model:<provider>` (a model effect's provenance) → the provider; null for any other. */
+function modelProviderOfProvenance(provenance: unknown): string | null {
+  return typeof provenance === 'string' && provenance.startsWith('model:') ? provenance.slice('model:'.length) : null;
+}
+
+/** What a model call was last asked (journaled large messages are a digest, shown as such). */
+function lastMessageOf(request: unknown): string {
+  const messages = (request as { messages?: unknown }).messages;
+  const last = Array.isArray(messages) ? (messages.at(-1) as { content?: unknown } | undefined) : undefined;
+  return typeof last?.content === 'string' ? last.content : last?.content !== undefined ? oneLineJson(last.content, 90) : '';
+}
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : oneLineJson(v, 80));
 
 export const KIND_LABELS: Record<string, string> = {
@@ -66,6 +79,9 @@ export function summarizeRecord(record: RecordView): string {
       // An MCP call reads as what it is: which tool on which server, with its arguments.
       const call = readMcpCall(body.effect, body.request);
       if (call) return `${mcpCallWords(call)} ${oneLineJson(call.arguments, 90)}${body.destination ? ` → ${str(body.destination)}` : ''}`;
+      // A model call reads as `provider:model` and what it was last asked, not the request's JSON.
+      const asked = readModelRequest(body.effect, body.request);
+      if (asked) return `model ${modelRef(asked.provider, asked.model)}${body.destination ? ` → ${str(body.destination)}` : ''} · ${clip(lastMessageOf(body.request), 90)}`;
       return `${str(body.effect)} ${str(body.name)}${body.destination ? ` → ${str(body.destination)}` : ''} ${oneLineJson(body.request, 90)}`;
     }
     case 'EffectDone': {
@@ -73,6 +89,13 @@ export function summarizeRecord(record: RecordView): string {
       // A tool's result is content blocks: its text says more than their JSON.
       const text = mcpServerOfProvenance(body.provenance) !== null ? mcpResultText(body.result) : null;
       if (text !== null) return `${spend ? spendLine(spend) : ''} · from ${str(body.provenance)} · ${clip(text, 100)}`;
+      // A model's answer names the model that answered (the provider's own word), as `provider:model`.
+      const provider = modelProviderOfProvenance(body.provenance);
+      const answered = provider !== null ? answeredModelOf(body.result) : null;
+      if (provider !== null && answered !== null) {
+        const answerText = (body.result as { text?: unknown }).text;
+        return `${spend ? spendLine(spend) : ''} · answered by ${modelRef(provider, answered)} · ${typeof answerText === 'string' ? clip(answerText, 90) : oneLineJson(body.result, 80)}`;
+      }
       return `${spend ? spendLine(spend) : ''} · from ${str(body.provenance)} ${oneLineJson(body.result, 80)}`;
     }
     case 'EffectFailed': {

@@ -45,6 +45,8 @@ describe('describeWait summary', () => {
   it('gives every kind of wait a one-line summary', () => {
     expect(describeWait(wait({ kind: 'input', prompt: 'Which colour?', ...party })).summary).toBe('Answer: Which colour?');
     expect(describeWait(wait({ kind: 'approval', effect: 'tool', request: {}, ...held, name: 'write' })).summary).toBe('Allow tool write → payee:ACME Corp?');
+    const delegation = describeWait(wait({ kind: 'approval', effect: 'agent', ...held, name: 'helper', destination: 'agent:helper', request: { agent: 'helper', input: { text: 'hi' } } }));
+    expect(delegation).toMatchObject({ summary: 'Start a run of agent helper?', effect: 'agent helper → agent:helper', args: { text: 'hi' } });
     expect(describeWait(wait({ kind: 'halt', scope: 'agent:x', ...party })).summary).toContain('halt on agent:x');
     expect(describeWait(wait({ kind: 'recovery', effect: 'peer', name: 'beta/echo', request: {}, ...party })).summary).toContain('Did peer beta/echo happen?');
     expect(describeWait(wait({ kind: 'unrecognized', raw: { x: 1 } })).summary).toContain('another version');

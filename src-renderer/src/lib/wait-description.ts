@@ -10,6 +10,7 @@ import { addSpend, BUDGET_FIELD, usedAgainst, type Budget, type Ceiling, type Sp
 import type { WaitReason, WaitSubjectOf } from '../../../src-shared/vocabulary/waits';
 import { paymentAmount, readPaymentRequest } from '../../../src-shared/vocabulary/payments';
 import { mcpCallWords, readMcpCall } from './mcp-call';
+import { modelRef, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
 
 export const REASON_LABELS: Record<WaitReason, string> = {
   approval: 'Approval needed',
@@ -49,11 +50,29 @@ const CEILING_UNITS: Record<Ceiling, string> = { tokens: 'tokens', effects: 'eff
  * unit of the ceiling that was reached.
  */
 export function budgetSummary(info: NonNullable<WaitDescription['budget']>): string {
+  // The runtime stops a money-costing effect at a money ceiling once the spend is unaccounted
+  // (run-context.ts): the meter reads less than was spent, so the number alone would mislead.
+  if (info.ceiling === 'cost' && info.spent.unaccounted) {
+    return `the spend so far is unaccounted (a model with no price answered, or a call was cut before its bill), so the money ceiling cannot be held; ${usedAgainst(info.spent, 'cost')} of ${info.budget.maxCostMicros ?? 'no limit'} micro-units counted`;
+  }
   const unit = CEILING_UNITS[info.ceiling];
   const limit = info.budget[BUDGET_FIELD[info.ceiling]];
   const next = usedAgainst(info.next, info.ceiling);
   const used = usedAgainst(info.spent, info.ceiling);
   return `next call estimated at ${next} ${unit}; ${used} of ${limit ?? 'no limit'} used`;
+}
+
+/** `peer beta/ask`; a model call as `model anthropic:claude-sonnet-4-5` (src-shared model-refs.ts). */
+function effectWords(subject: { effect: string; name: string; request: unknown }): string {
+  const asked = readModelRequest(subject.effect, subject.request);
+  return asked ? `model ${modelRef(asked.provider, asked.model)}` : `${subject.effect} ${subject.name}`;
+}
+
+/** An `agent` effect's request (runtime/agent-effect.ts: `{agent, input}`), or null for any other effect or shape. */
+function readAgentCall(effect: string, request: unknown): { agent: string; input: unknown } | null {
+  if (effect !== 'agent' || typeof request !== 'object' || request === null) return null;
+  const { agent, input } = request as { agent?: unknown; input?: unknown };
+  return typeof agent === 'string' ? { agent, input } : null;
 }
 
 export function describeWait(wait: Wait): WaitDescription {
@@ -64,7 +83,7 @@ export function describeWait(wait: Wait): WaitDescription {
     case 'payment':
     case 'oversight': {
       const destination = subject.destination !== null ? ` → ${subject.destination}` : '';
-      const effect = `${subject.effect} ${subject.name}${destination}`;
+      const effect = `${effectWords(subject)}${destination}`;
       const payment = subject.effect === 'payment' ? readPaymentRequest(subject.request) : null;
       // An MCP call is asked about as the tool it runs, with the arguments it would send (the
       // server and tool are in the question; the arguments are what the person checks).
@@ -73,17 +92,23 @@ export function describeWait(wait: Wait): WaitDescription {
         const summary = subject.kind === 'oversight' ? `Review the call of ${mcpCallWords(mcp)} before it runs` : `Call ${mcpCallWords(mcp)}?`;
         return { ...base, summary, effect, args: mcp.arguments, estimate: subject.estimate };
       }
+      // Another agent called as a tool is asked about as the run it starts, with that run's input.
+      const child = readAgentCall(subject.effect, subject.request);
+      if (child) {
+        const summary = subject.kind === 'oversight' ? `Review the start of a run of agent ${child.agent} before it runs` : `Start a run of agent ${child.agent}?`;
+        return { ...base, summary, effect, args: child.input, estimate: subject.estimate };
+      }
       const summary = payment
         ? `Pay ${paymentAmount(payment.amount, payment.currency)} to ${payment.payee}`
         : subject.kind === 'oversight'
-          ? `Review ${subject.effect} ${subject.name}${destination} before it runs`
-          : `Allow ${subject.effect} ${subject.name}${destination}?`;
+          ? `Review ${effect} before it runs`
+          : `Allow ${effect}?`;
       return { ...base, summary, effect, args: subject.request, estimate: subject.estimate };
     }
     case 'recovery': {
       const mcp = readMcpCall(subject.effect, subject.request);
       if (mcp) return { ...base, summary: `Did the call of ${mcpCallWords(mcp)} happen? Retry it, mark it landed, or fail the run`, effect: `${subject.effect} ${subject.name}`, args: mcp.arguments };
-      return { ...base, summary: `Did ${subject.effect} ${subject.name} happen? Retry it, mark it landed, or fail the run`, effect: `${subject.effect} ${subject.name}`, args: subject.request };
+      return { ...base, summary: `Did ${effectWords(subject)} happen? Retry it, mark it landed, or fail the run`, effect: effectWords(subject), args: subject.request };
     }
     case 'budget': {
       const budget = { spent: subject.spent, budget: subject.budget, ceiling: subject.ceiling, next: subject.next.estimate };

@@ -2,7 +2,8 @@
  * A run's journal as a timeline: the run's header (who, for whom, state, spend against its
  * ceilings, what it waits for, its result), the journal's verification badge, export to a
  * verifiable bundle, search, the virtualized record list and the record inspector. Records
- * arrive live as the run writes them.
+ * arrive live as the run writes them; a model answer still streaming shows under the list,
+ * labelled as not yet journaled, until its sealed effect arrives.
  */
 import { useId, useState } from 'react';
 import type { RunView } from '../../../src-shared/ipc/contract';
@@ -19,6 +20,7 @@ import { KIND_LABELS } from '../lib/record-summary';
 import { behalfOf, REASON_LABELS } from '../lib/wait-description';
 import { searchActive } from '../store/timeline-slice';
 import { useApp } from '../store/store-context';
+import { LiveAnswers } from './live-answer';
 import { RecordInspector } from './record-inspector';
 import { RunLinksFacts } from './run-links';
 import { RunStatus } from './run-status';
@@ -285,6 +287,7 @@ export function RunTimeline({ runId }: { runId: string }) {
         )}
         <RecordInspector />
       </div>
+      <LiveAnswers />
     </div>
   );
 }

@@ -38,6 +38,12 @@ export const sections = [
     label: 'MCP',
     empty: 'No MCP servers declared yet. Servers you add here (a command the plane starts, or an HTTP URL) can be called by your agents as governed, journaled effects, each tool granted by name.',
   },
+  {
+    id: 'settings',
+    label: 'Settings',
+    // Always shown as the view's introduction (there are always four providers to configure).
+    empty: 'Model providers for your agents: a key, a base URL and a default model each. Keys are kept by the plane and never shown again; AGENTPLANE_* variables set at launch win over what is saved here.',
+  },
 ] as const;
 
 export type SectionId = (typeof sections)[number]['id'];

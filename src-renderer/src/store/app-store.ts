@@ -21,6 +21,7 @@ import { createApprovalsSlice, type ApprovalsSlice } from './approvals-slice';
 import { createMcpSlice, type McpSlice } from './mcp-slice';
 import { createPeersSlice, type PeersSlice } from './peers-slice';
 import { createRunsSlice, type RunsSlice } from './runs-slice';
+import { createSettingsSlice, type SettingsSlice } from './settings-slice';
 import { createSpendSlice, type SpendSlice } from './spend-slice';
 import type { SliceDeps, StoreEnv } from './store-types';
 import { createTimelineSlice, type TimelineSlice } from './timeline-slice';
@@ -47,6 +48,7 @@ export type AppState = ConnectionSlice &
   SpendSlice &
   AcpSlice &
   McpSlice &
+  SettingsSlice &
   UiSlice & {
     start(): () => void;
   };
@@ -108,11 +110,15 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       if (get().acpOpen.runId) void get().refreshAcpSession();
       // MCP: a snapshot of the plane's state, not of the journal; re-read while it is shown.
       if (get().section === 'mcp') void get().refreshMcp();
+      // Provider settings: likewise the plane's state; re-read while Settings is shown.
+      if (get().section === 'settings') void get().refreshProviders();
     };
 
     const applyEvent = (event: PlaneEvent) => {
       if (event.name === 'plane.statusChanged') set({ status: event.payload });
       else if (event.name === 'peers.changed') set({ peers: event.payload.peers, peersLoaded: true });
+      // Live text, not the journal: it moves no seq and never triggers a re-read.
+      else if (event.name === 'runs.streaming') get().noteModelText(event.payload);
       else onAppended(event.payload);
     };
 
@@ -129,6 +135,7 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       ...createSpendSlice(deps),
       ...createAcpSlice(deps),
       ...createMcpSlice(deps),
+      ...createSettingsSlice(deps),
       ...createUiSlice(deps, initialRoute),
 
       async refreshStatus() {

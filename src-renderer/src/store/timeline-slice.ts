@@ -18,6 +18,7 @@
  */
 import type { CommandResponse, RecordView, RunView, VerifyReportView } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
+import { applyModelText, NO_LIVE_ANSWERS, pruneByRecords, type LiveAnswers, type ModelTextUpdate } from '../lib/live-answer';
 import { searchableText } from '../lib/record-summary';
 import { messageOf, type SliceDeps } from './store-types';
 
@@ -66,6 +67,11 @@ export interface TimelineState {
   scrollTo: { index: number; nonce: number } | null;
   /** Bumped on every open: late answers for an earlier run are dropped. */
   generation: number;
+  /**
+   * Model answers of this run still streaming (`runs.streaming`), by step: shown under the
+   * timeline as live and not yet journaled, dropped once the step's sealed effect is loaded.
+   */
+  live: LiveAnswers;
 }
 
 export interface SearchState {
@@ -105,6 +111,8 @@ export interface TimelineSlice {
   selectRecordAt(index: number): void;
   selectSeq(seq: number): void;
   appendLive(records: RecordView[]): void;
+  /** A model answer streaming in the open run (other runs' are ignored: nobody is looking). */
+  noteModelText(update: ModelTextUpdate): void;
   /** Reads the open run's records after the last one shown and appends them. */
   followTimeline(): Promise<void>;
   setSearch(search: Partial<Pick<SearchState, 'kind' | 'text'>>): void;
@@ -131,6 +139,7 @@ const EMPTY_TIMELINE: TimelineState = {
   pendingSeq: null,
   scrollTo: null,
   generation: 0,
+  live: NO_LIVE_ANSWERS,
 };
 
 const EMPTY_SEARCH: SearchState = { kind: '', text: '', scope: 'loaded', scanning: false, scanned: 0, matches: [], truncated: false, error: null };
@@ -244,7 +253,7 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
     // A record selected before it was loaded (End, Page Down) now has its seq, for the address.
     let selectedSeq = t.selectedSeq;
     if (t.selectedIndex !== null && selectedSeq === null) selectedSeq = pages[Math.floor(t.selectedIndex / PAGE_SIZE)]?.[t.selectedIndex % PAGE_SIZE]?.seq ?? null;
-    patch(() => ({ pages, anchors, firstSeq, contiguous, count, lastSeq, selectedSeq, error: null }));
+    patch(() => ({ pages, anchors, firstSeq, contiguous, count, lastSeq, selectedSeq, error: null, live: pruneByRecords(t.live, records) }));
     if (page === 0 && verifyAfterFirstPage) {
       verifyAfterFirstPage = false;
       void get().runVerify();
@@ -461,13 +470,21 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
         count++;
         lastSeq = record.seq;
       }
-      patch(() => ({ pages, anchors, count, lastSeq, contiguous, firstSeq: t.firstSeq ?? fresh[0]!.seq }));
+      // A step's sealed effect ends its live text: the record is the answer now.
+      patch(() => ({ pages, anchors, count, lastSeq, contiguous, firstSeq: t.firstSeq ?? fresh[0]!.seq, live: pruneByRecords(t.live, fresh) }));
       const search = get().search;
       if (searchActive(search)) {
         const match = matcher(search);
         const more = fresh.filter(match);
         if (more.length > 0) set((s) => ({ search: { ...s.search, matches: [...s.search.matches, ...more].slice(0, MAX_MATCHES) } }));
       }
+    },
+
+    noteModelText(update) {
+      const t = get().timeline;
+      if (t.runId !== update.runId || get().runs[update.runId]?.status === 'sealed') return;
+      const live = applyModelText(t.live, update, t.pages);
+      if (live !== t.live) patch(() => ({ live }));
     },
 
     followTimeline() {
