@@ -15,7 +15,7 @@
  * POSIX advisory locks, owned by the process, and closing any descriptor of the file drops them
  * all. sqlite-store.ts keeps those three private without opening an existing one.
  */
-import { closeSync, constants, fchmodSync, fstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, openSync, readFileSync, renameSync, rmSync, writeSync, type Stats } from 'node:fs';
 
 const PRIVATE_FILE_MODE = 0o600;
 const windows = process.platform === 'win32';
@@ -66,6 +66,33 @@ export function openPrivateFile(path: string, purpose: PrivateOpenPurpose): numb
   } catch (error) {
     closeSync(fd);
     throw error;
+  }
+}
+
+/**
+ * The text of a file the plane keeps (a settings or allow-list file), or null when there is
+ * none. Never through a symbolic link and only a regular file (a FIFO would block the plane on
+ * open): either is refused with an error naming the file and why. `check` sees the file's stat
+ * before it is read (an owner or mode rule of the caller's), and may throw.
+ */
+export function readRegularFile(path: string, check?: (stat: Stats) => void): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP' || code === 'EMLINK') throw refusal(path, 'it is a symbolic link, which could point anywhere', code);
+    if (code === 'ENXIO') throw refusal(path, 'it is a FIFO or socket, not a file', code);
+    throw error;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw refusal(path, 'it is not a regular file', 'EINVAL');
+    check?.(stat);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 

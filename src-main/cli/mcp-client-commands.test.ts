@@ -3,27 +3,14 @@
  * as a real process (its TypeScript entry through tsx, so no build is needed), opening the data
  * dir in-process since no plane runs there, against server-everything over stdio.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDataDir } from '../../tests/support/journal-support';
 import { EVERYTHING } from '../../tests/doubles/everything-server';
+import { runCliFromSource, type SourceCliRun } from '../../tests/support/cli-from-source';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src-main', 'cli', 'main.ts'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, AGENTPLANE_DEMO_PEERS: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function cli(args: string[]): Promise<SourceCliRun> {
+  return runCliFromSource(args);
 }
 
 describe.concurrent('agentplane mcp servers / mcp tools', () => {

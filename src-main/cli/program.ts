@@ -19,6 +19,8 @@ import { addReplCommand } from './repl';
 import { addAcpCommands } from './acp-commands';
 import { addMcpCommands } from './mcp-commands';
 import { addProviderCommands } from './provider-commands';
+import { addNetCommands } from './net-commands';
+import { addA2aCommands } from './a2a-commands';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -44,8 +46,9 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
     .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
     .option('--ui-port <port>', 'port for the UI and local API (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
     .option('--mcp-port <port>', 'port for the MCP endpoint at /mcp (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
+    .option('--a2a-port <port>', 'port for the A2A endpoint (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
     .option('--no-open', 'do not try to open a browser')
-    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; open: boolean }) => {
+    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; open: boolean }) => {
       await serve(options);
     });
 
@@ -55,14 +58,16 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
     .option('--data-dir <dir>', 'data folder')
     .option('--ui-port <port>', 'port for the UI when headless (default: the last one, when free)', parsePort)
     .option('--mcp-port <port>', 'port for the MCP endpoint at /mcp (default: the last one, when free)', parsePort)
+    .option('--a2a-port <port>', 'port for the A2A endpoint (default: the last one, when free)', parsePort)
     .option('--no-open', 'do not try to open a browser when headless')
-    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; open: boolean }) => {
+    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; open: boolean }) => {
       const electron = electronBinaryPath();
       if (electron) {
         const env = {
           ...process.env,
           ...(options.dataDir ? { AGENTPLANE_DATA_DIR: options.dataDir } : {}),
           ...(options.mcpPort !== undefined ? { AGENTPLANE_MCP_PORT: String(options.mcpPort) } : {}),
+          ...(options.a2aPort !== undefined ? { AGENTPLANE_A2A_PORT: String(options.a2aPort) } : {}),
         };
         const child = spawn(electron, [appRoot()], { stdio: 'inherit', env });
         await new Promise<void>((resolveExit) => child.on('exit', (code) => ((process.exitCode = code ?? 0), resolveExit())));
@@ -79,6 +84,8 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
   addAcpCommands(program);
   addMcpCommands(program);
   addProviderCommands(program);
+  addNetCommands(program);
+  addA2aCommands(program);
   return program;
 }
 

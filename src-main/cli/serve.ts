@@ -17,6 +17,7 @@ import { readUiAddress, rememberUiAddress } from '../plane/ui-address';
 import { PlaneRunningError } from '../plane/plane-lock';
 import { startWebBridge } from '../bridge/web-bridge';
 import { startPlaneMcpEndpoint, type PlaneMcpEndpoint } from '../plane/mcp-endpoint';
+import { startPlaneA2aEndpoint, type PlaneA2aEndpoint } from '../plane/a2a-endpoint';
 import { openBrowser } from './open-browser';
 import { CliError } from './cli-error';
 
@@ -26,6 +27,8 @@ export interface ServeOptions {
   uiPort?: number;
   /** Undefined: the MCP endpoint's port (and token) from last time, when free; else any. */
   mcpPort?: number;
+  /** Undefined: the A2A endpoint's port (and token) from last time, when free; else any. */
+  a2aPort?: number;
   open: boolean;
 }
 
@@ -72,6 +75,17 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
     if (code === 'EADDRINUSE') throw new CliError(`port ${options.mcpPort} is already in use; pass --mcp-port 0 to pick a free one`);
     throw error;
   }
+  let a2a: PlaneA2aEndpoint;
+  try {
+    a2a = await startPlaneA2aEndpoint(plane, { ...(options.a2aPort !== undefined ? { port: options.a2aPort } : {}), uiOrigin, logger });
+  } catch (error) {
+    await mcp.close();
+    await bridge.close();
+    await plane.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CliError(`port ${options.a2aPort} is already in use; pass --a2a-port 0 to pick a free one`);
+    throw error;
+  }
   writePlaneFile(dataDir, {
     pid: process.pid,
     url: uiOrigin,
@@ -85,11 +99,14 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   out(`AGENTPLANE_UI_URL=${bridge.url}`);
   out(`AGENTPLANE_MCP_URL=${mcp.url}`);
   out(`AGENTPLANE_MCP_TOKEN=${mcp.token}`);
+  out(`AGENTPLANE_A2A_URL=${a2a.url}`);
+  out(`AGENTPLANE_A2A_TOKEN=${a2a.token}`);
   if (options.open) openBrowser(bridge.url);
 
   const signal = await stopRequested;
   logger.log('info', `received ${signal}, shutting down`);
   try {
+    await a2a.close();
     await mcp.close();
     await bridge.close();
     await plane.close();

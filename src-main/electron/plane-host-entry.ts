@@ -14,6 +14,7 @@ import { createPlane } from '../plane/plane';
 import { removePlaneFile, writePlaneFile } from '../plane/plane-file';
 import { channelSealer, hostPlane } from '../plane/plane-host';
 import { startPlaneMcpEndpoint } from '../plane/mcp-endpoint';
+import { startPlaneA2aEndpoint } from '../plane/a2a-endpoint';
 import { channelToParent } from '../plane/process-channel';
 
 const channel = channelToParent();
@@ -43,6 +44,12 @@ hostPlane(channel, async (config) => {
     logger.log('error', 'the MCP endpoint did not start', errorFields(error));
     return null;
   });
+  // The plane's agents for A2A clients, likewise (last time's port when free; logged if not).
+  const a2aPort = process.env.AGENTPLANE_A2A_PORT === undefined ? undefined : Number(process.env.AGENTPLANE_A2A_PORT);
+  const a2a = await startPlaneA2aEndpoint(plane, { ...(a2aPort !== undefined && Number.isInteger(a2aPort) ? { port: a2aPort } : {}), uiOrigin, logger }).catch((error: unknown) => {
+    logger.log('error', 'the A2A endpoint did not start', errorFields(error));
+    return null;
+  });
   const local = {
     pid: process.pid,
     url: uiOrigin,
@@ -57,6 +64,7 @@ hostPlane(channel, async (config) => {
     info: { url: local.url, pid: process.pid },
     async close() {
       try {
+        await a2a?.close();
         await mcp?.close();
         await bridge.close();
         await plane.close();

@@ -22,6 +22,8 @@ import { Journal } from '../journal/journal';
 import { appVersion } from '../base/app-paths';
 import { errorFields, type Logger } from '../base/logger';
 import { loadPolicy, loadProviders } from './plane-config';
+import { createNetguard } from '../net/netguard';
+import { NetAllowStore, planeAllowList } from './net-allow';
 import type { ModelProvider } from '../runtime/model-provider';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf } from '../runtime/tools';
@@ -154,7 +156,10 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
 
 async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lock: PeerLock): Promise<StartedPeer> {
   const { dataDir, record, settings, logger } = options;
-  const providers = options.providers ?? loadProviders();
+  // The peer's model calls leave through netguard too, under the plane's allow list (its file
+  // and the base URL the environment configures; a peer reads no Settings).
+  const netguard = createNetguard({ allow: planeAllowList(new NetAllowStore(dataDir), { dataDir, env: process.env, storedProviders: () => ({}) }) });
+  const providers = options.providers ?? loadProviders(process.env, { dispatcher: netguard.dispatcher });
   const model = providers.get('openai-compatible') ?? providers.get('local')!;
   const storeRoot = settings.fileStore ? (isAbsolute(settings.fileStore) ? settings.fileStore : resolve(settings.fileStore)) : join(registry.dir, record.id, 'files');
   mkdirSync(storeRoot, { recursive: true, mode: 0o700 });
@@ -278,6 +283,7 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
           logger.log('error', `peer ${record.id} did not stop cleanly`, errorFields(error));
         } finally {
           await journal.close();
+          await netguard.close();
           lock.release();
         }
       })();

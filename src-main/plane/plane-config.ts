@@ -8,6 +8,7 @@
  * by <data dir>/prices.json).
  */
 import { existsSync, readFileSync } from 'node:fs';
+import type { Dispatcher } from 'undici';
 import { join } from 'node:path';
 import { loadAgentsFrom, ManifestError, type LoadedAgent } from '../runtime/manifest';
 import { PolicyEngine } from '../runtime/policy';
@@ -61,6 +62,12 @@ export interface LoadProvidersOptions {
    * a variable wins over a stored value for the same field. Absent: the environment alone.
    */
   stored?: OpenedSettings;
+  /**
+   * The dispatcher every HTTP driver sends through: the plane passes netguard's (net/netguard.ts),
+   * so a provider's base URL cannot reach a private address unless the person configured it
+   * (which allows exactly that origin). Absent: each driver's own undici Agent (tests, peer host).
+   */
+  dispatcher?: Dispatcher;
 }
 
 /**
@@ -83,7 +90,8 @@ export function loadProviders(env: NodeJS.ProcessEnv = process.env, options: Loa
   const add = (provider: ModelProvider) => providers.set(provider.id, withPrices(provider, book));
   const settings = resolveProviderSettings(env, options.stored);
   /** The optional fields, as driver options (absent ones left out: the driver's defaults apply). */
-  const optional = ({ baseUrl, model }: ResolvedProviderSettings) => ({ ...(baseUrl ? { baseUrl } : {}), ...(model ? { model } : {}) });
+  const guarded = options.dispatcher ? { dispatcher: options.dispatcher } : {};
+  const optional = ({ baseUrl, model }: ResolvedProviderSettings) => ({ ...(baseUrl ? { baseUrl } : {}), ...(model ? { model } : {}), ...guarded });
   add(createLocalProvider());
 
   const anthropic = settings.anthropic;
@@ -95,7 +103,7 @@ export function loadProviders(env: NodeJS.ProcessEnv = process.env, options: Loa
   const chat = settings.chat;
   if (chat.baseUrl) {
     for (const id of ['chat', 'openai-compatible']) {
-      add(createOpenAiCompatibleProvider({ id, baseUrl: chat.baseUrl, ...(chat.apiKey ? { apiKey: chat.apiKey } : {}), ...(chat.model ? { model: chat.model } : {}) }));
+      add(createOpenAiCompatibleProvider({ id, baseUrl: chat.baseUrl, ...(chat.apiKey ? { apiKey: chat.apiKey } : {}), ...(chat.model ? { model: chat.model } : {}), ...guarded }));
     }
   }
 

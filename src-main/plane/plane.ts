@@ -13,7 +13,11 @@ import { journalHandlers } from './journal-handlers';
 import { acpHandlers } from './acp-handlers';
 import { mcpEndpointHandlers } from './mcp-endpoint';
 import { mcpClientHandlers } from './mcp-client-handlers';
+import { a2aClientHandlers } from './a2a-client-handlers';
+import { createA2aClient, type A2aClient } from '../protocols/a2a/client/a2a-client';
 import { createMcpClientPool } from '../protocols/mcp/client/mcp-client-pool';
+import { createNetguard } from '../net/netguard';
+import { NetAllowStore, netAllowHandlers, planeAllowList, type DerivedAllowSources } from './net-allow';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
 import type { LoadedAgent } from '../runtime/manifest';
@@ -66,6 +70,13 @@ export interface PlaneConfig {
    * They are registered, not started: starting is a click (or `agentplane peer up`).
    */
   demoPeers?: boolean;
+  /**
+   * How agents reach remote A2A agents. Absent: the plane's own client
+   * (protocols/a2a/client/a2a-client.ts) through netguard's dispatcher, which judges every
+   * address at connect; tests pass one whose dispatcher allows their loopback servers.
+   * Closed with the plane, first: a run following a remote task must not hold the close open.
+   */
+  a2a?: A2aClient;
 }
 
 export interface Plane {
@@ -111,11 +122,21 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   let providerSettings: Awaited<ReturnType<typeof openProviderSettings>>;
   let providers: Map<string, ModelProvider>;
   // The MCP servers the user declared, for agents' `mcp` steps; connected on first use.
-  const mcpPool = createMcpClientPool(config.dataDir, logger, { clientVersion: config.version });
+  // netguard: the one dispatcher the plane's outbound HTTP clients share (providers, MCP over
+  // HTTP), judging every address at connect. Its allow list is read live: the person's
+  // net-allow.json plus the provider base URLs and MCP server URLs they configured.
+  const netAllow = new NetAllowStore(config.dataDir);
+  if (netAllow.problem) logger.log('warn', 'the outbound allow list is not in force', { reason: netAllow.problem });
+  const allowSources: DerivedAllowSources = { dataDir: config.dataDir, env, storedProviders: () => providerSettings?.settings ?? {} };
+  const netguard = createNetguard({ allow: planeAllowList(netAllow, allowSources) });
+  const mcpPool = createMcpClientPool(config.dataDir, logger, { clientVersion: config.version, dispatcher: netguard.dispatcher });
+  // Remote A2A agents, for agents' `a2a` steps and tools: the card and the interface it names are
+  // both reached through netguard (a card can name an address; only netguard decides if it is one).
+  const a2aClient = config.a2a ?? createA2aClient({ dataDir: config.dataDir, dispatcher: netguard.dispatcher });
   let runtime: Runtime;
   try {
     providerSettings = await openProviderSettings(config.dataDir, config.keySealer ?? null, logger);
-    providers = config.providers ?? loadProviders(env, { dataDir: config.dataDir, stored: providerSettings.settings });
+    providers = config.providers ?? loadProviders(env, { dataDir: config.dataDir, stored: providerSettings.settings, dispatcher: netguard.dispatcher });
     runtime = await Runtime.create({
       journal,
       agents: config.agents ?? loadAgents(config.dataDir),
@@ -126,6 +147,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       logger,
       peers: createPeerCaller({ registry: peers.registry, portOf: (id) => peers.portOf(id) }),
       mcp: mcpPool,
+      a2a: a2aClient,
       // A model's answer while it streams, to every connected client (never journaled: the
       // sealed effect is the record; the runtime coalesces to 20 updates a second per call).
       onModelText: (update) => events.publish('runs.streaming', update),
@@ -159,7 +181,9 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...acp.handlers,
     ...mcpEndpointHandlers(config.dataDir, runtime),
     ...mcpClientHandlers(mcpPool),
-    ...providerHandlers({ state: providerSettings, providers, env, dataDir: config.dataDir, logger }),
+    ...a2aClientHandlers(config.dataDir),
+    ...providerHandlers({ state: providerSettings, providers, env, dataDir: config.dataDir, logger, dispatcher: netguard.dispatcher }),
+    ...netAllowHandlers(netAllow, allowSources),
     // An editor session's permission request (under --policy inbox) waits in the same inbox as
     // the runtime's waits, is read as a run like them, and is decided through the same command.
     async 'approvals.list'(request, context) {
@@ -217,8 +241,12 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         state = 'stopping';
         events.publish('plane.statusChanged', status());
         await peers.stopAll();
+        // A follow in flight ends InDoubt, naming its remote task, for a person to resolve.
+        a2aClient.close();
         await runtime.close();
         await mcpPool.close();
+        // After every client that sends through it: its idle sockets go with it.
+        await netguard.close();
         announcer.stop();
         // The shutdown checkpoint: everything written is signed before the process goes.
         await journal.close();

@@ -18,6 +18,7 @@ import type { CommandHandlers, CallContext } from './dispatch';
 import { PlaneError } from '../base/plane-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { Logger } from '../base/logger';
+import type { Dispatcher } from 'undici';
 import { ModelError, type ModelProvider } from '../runtime/model-provider';
 import type { ProviderView, ProviderTestResult, SettableProvider } from '../../src-shared/protocol/providers';
 import { loadProviders, reloadProviders } from './plane-config';
@@ -70,6 +71,8 @@ export interface ProviderHandlersOptions {
   dataDir: string;
   logger: Logger;
   testTimeoutMs?: number;
+  /** Netguard's dispatcher, kept by the rebuilt drivers (see plane-config.ts loadProviders). */
+  dispatcher?: Dispatcher;
 }
 
 function personOnly(context: CallContext): void {
@@ -92,7 +95,7 @@ export function providerHandlers(options: ProviderHandlersOptions): Pick<Command
   const viewOf = (id: SettableProvider): ProviderView => providerViews(env, state.settings).find((view) => view.id === id)!;
 
   const apply = (read: SettingsRead) => {
-    reloadProviders(providers, env, { dataDir, stored: read.settings });
+    reloadProviders(providers, env, { dataDir, stored: read.settings, ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}) });
     state.settings = read.settings;
     state.error = read.problems.length > 0 ? read.problems.join('; ') : null;
   };

@@ -21,6 +21,8 @@ import type { ModelRequest } from './model-provider';
 
 const Name = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'a lowercase name: letters, digits and dashes, starting with a letter');
 const Template = z.string();
+/** An A2A agent card's URL: http(s), no whitespace, no fragment (it is a grant's exact name). */
+const A2A_CARD_URL = /^https?:\/\/[^\s#]+$/;
 
 export const GrantSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('model'), name: z.string().min(1), approve: z.boolean().default(false) }).strict(),
@@ -33,6 +35,9 @@ export const GrantSchema = z.discriminatedUnion('kind', [
   // child run in the delegation chain (agent-effect.ts). The named agent's own grants were
   // reviewed in its own manifest; this grant is the operator's word that this agent may delegate to it.
   z.object({ kind: z.literal('agent'), name: Name, approve: z.boolean().default(false) }).strict(),
+  // A remote A2A agent by its card's URL, exactly (runtime/a2a-effect.ts): the card describes the
+  // agent, this grant is the authority; a card can never widen it.
+  z.object({ kind: z.literal('a2a'), name: z.string().regex(A2A_CARD_URL, 'an A2A card as its http(s) URL'), approve: z.boolean().default(false) }).strict(),
 ]);
 export type Grant = z.infer<typeof GrantSchema>;
 
@@ -55,9 +60,9 @@ export const StepSchema = z.union([
           maxTokens: z.number().int().min(1).max(32_000).default(256),
           /**
            * Tools the model may call, each its own governed effect under its own grant:
-           * `peer:<id>/<skill>`, `mcp:<server>/<tool>`, `agent:<name>` (see model-tools.ts).
+           * `peer:<id>/<skill>`, `mcp:<server>/<tool>`, `agent:<name>`, `a2a:<card URL>` (see model-tools.ts).
            */
-          tools: z.array(z.string().regex(/^(peer|mcp|agent):[^/\s]+\/[^/\s]+$|^agent:[^/\s]+$/, 'a tool as peer:<id>/<skill>, mcp:<server>/<tool> or agent:<name>')).optional(),
+          tools: z.array(z.string().regex(/^(peer|mcp|agent):[^/\s]+\/[^/\s]+$|^agent:[^/\s]+$|^a2a:https?:\/\/[^\s#]+$/, 'a tool as peer:<id>/<skill>, mcp:<server>/<tool>, agent:<name> or a2a:<card URL>')).optional(),
           /** The bound on the tool loop: model turns, default 8 (DEFAULT_MAX_TURNS), at most 32. */
           maxTurns: z.number().int().min(1, 'maxTurns must be between 1 and 32').max(32, 'maxTurns must be between 1 and 32').optional(),
           /**
@@ -86,6 +91,9 @@ export const StepSchema = z.union([
   z.object({ ...StepBase, input: z.object({ prompt: Template }).strict() }).strict(),
   z.object({ ...StepBase, peer: z.object({ name: z.string().min(1), skill: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
   z.object({ ...StepBase, mcp: z.object({ server: Name, tool: z.string().regex(/^[^/\s]+$/, 'a tool name (no slash, no space)'), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
+  // A remote A2A agent (runtime/a2a-effect.ts): a string message (a template) is a text part, an
+  // object (rendered field by field) a data part.
+  z.object({ ...StepBase, a2a: z.object({ card: z.string().regex(A2A_CARD_URL, 'an A2A card as its http(s) URL'), skill: z.string().min(1).optional(), message: z.union([Template, z.record(z.string(), z.unknown())]) }).strict() }).strict(),
   z.object({ output: z.unknown() }).strict(),
 ]);
 export type Step = z.infer<typeof StepSchema>;
@@ -205,6 +213,8 @@ function checkModelTools(manifest: Manifest, tools: readonly string[], where: st
       const grant = manifest.grants.find((g) => g.kind === 'peer' && g.name === tool.peer) as { skills: string[] } | undefined;
       if (!grant) throw new ManifestError(`${where}: tool ${ref} needs the grant peer:${tool.peer}, which the manifest does not give`);
       if (!grant.skills.includes(tool.skill)) throw new ManifestError(`${where}: tool ${ref}: the peer grant allows only ${grant.skills.join(', ')}`);
+    } else if (tool.kind === 'a2a') {
+      if (!manifest.grants.some((g) => g.kind === 'a2a' && g.name === tool.card)) throw new ManifestError(`${where}: tool ${ref} needs the grant a2a:${tool.card}, which the manifest does not give`);
     } else if (!manifest.grants.some((g) => g.kind === 'mcp' && g.name === `${tool.server}/${tool.tool}`)) {
       throw new ManifestError(`${where}: tool ${ref} needs the grant mcp:${tool.server}/${tool.tool}, which the manifest does not give`);
     }
@@ -224,6 +234,7 @@ export function grantNeeded(step: Step): string | null {
   if ('pay' in step) return 'payment:request';
   if ('peer' in step) return `peer:${step.peer.name}`;
   if ('mcp' in step) return `mcp:${step.mcp.server}/${step.mcp.tool}`;
+  if ('a2a' in step) return `a2a:${step.a2a.card}`;
   return null;
 }
 

@@ -30,6 +30,8 @@ import type { Completion, ModelMessage, ModelProvider, ModelRequest, ToolDeclara
 import { callMcpTool, type McpToolCaller } from './mcp-effect';
 import { callAgent, type AgentRunner } from './agent-effect';
 import { callPeer, type PeerCaller } from './peer-effect';
+import { callA2a, type A2aCaller } from './a2a-effect';
+import { createHash } from 'node:crypto';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
@@ -40,10 +42,13 @@ export const MAX_TURNS_LIMIT = 32;
 export type ToolRef =
   | { kind: 'peer'; ref: string; peer: string; skill: string }
   | { kind: 'mcp'; ref: string; server: string; tool: string }
-  | { kind: 'agent'; ref: string; name: string };
+  | { kind: 'agent'; ref: string; name: string }
+  | { kind: 'a2a'; ref: string; card: string };
 
 /** `peer:<id>/<skill>`, `mcp:<server>/<tool>` or `agent:<name>`; anything else is a TypeError. */
 export function parseToolRef(ref: string): ToolRef {
+  // A remote A2A agent is named by its card's URL, which has slashes of its own.
+  if (/^a2a:https?:\/\/[^\s#]+$/.test(ref)) return { kind: 'a2a', ref, card: ref.slice('a2a:'.length) };
   const match = /^(peer|mcp|agent):([^/\s]+)(?:\/([^/\s]+))?$/.exec(ref);
   if (!match) throw new TypeError(`not a tool reference: ${ref}`);
   const [, kind, first, second] = match as unknown as [string, string, string, string | undefined];
@@ -60,6 +65,11 @@ export function parseToolRef(ref: string): ToolRef {
  * the manifest refuses a step whose tools do (an ambiguous name would route a call elsewhere).
  */
 export function modelToolName(tool: ToolRef): string {
+  // A URL cut to 64 would lose what tells two cards apart: the host and a digest of the whole URL.
+  if (tool.kind === 'a2a') {
+    const host = new URL(tool.card).host.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 40);
+    return `a2a__${host}__${createHash('sha256').update(tool.card).digest('hex').slice(0, 12)}`;
+  }
   const parts = tool.kind === 'peer' ? [tool.peer, tool.skill] : tool.kind === 'mcp' ? [tool.server, tool.tool] : [tool.name];
   return [tool.kind, ...parts].join('__').replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
 }
@@ -67,6 +77,8 @@ export function modelToolName(tool: ToolRef): string {
 export interface ToolLoopDeps {
   peers?: PeerCaller;
   mcp?: McpToolCaller;
+  /** How `a2a:<card>` tools reach remote agents; absent: none. */
+  a2a?: A2aCaller;
   /** How agent tools start child runs (the runtime); absent: no agent tools (a peer's skill runs). */
   agents?: AgentRunner;
 }
@@ -94,6 +106,9 @@ async function declare(cx: RunContext, tool: ToolRef, deps: ToolLoopDeps): Promi
     return { name, description: listed?.description ?? `MCP tool ${tool.tool} of the server ${tool.server}`, inputSchema: listed?.inputSchema ?? { type: 'object' } };
   }
   if (tool.kind === 'peer') return { name, description: `The skill ${tool.skill} of the peer ${tool.peer}`, inputSchema: { type: 'object' } };
+  // The card is not read here: what a remote card says about itself would enter the model request
+  // unjournaled. The model's arguments go as the message's data part, as they are.
+  if (tool.kind === 'a2a') return { name, description: `The remote A2A agent whose card is ${tool.card}; the arguments are sent as its message's data`, inputSchema: { type: 'object' } };
   // The agent's own description and input schema, from its manifest on this plane: local
   // configuration, read rather than journaled, and part of the model request (the key), so an
   // edited manifest shows up on replay as divergence of the model effect, not as a quiet change.
@@ -110,6 +125,10 @@ async function perform(cx: RunContext, tool: ToolRef, args: Record<string, unkno
   if (tool.kind === 'mcp') {
     if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');
     return callMcpTool(cx, deps.mcp, tool.server, tool.tool, args);
+  }
+  if (tool.kind === 'a2a') {
+    if (!deps.a2a) throw new EffectFailure('NoA2aClient', 'this plane calls no remote A2A agents', 'DidNotHappen');
+    return callA2a(cx, deps.a2a, { card: tool.card, message: args });
   }
   if (!deps.agents) throw new EffectFailure('NoAgentTools', `tool ${tool.ref}: this runtime starts no child runs`, 'DidNotHappen');
   return callAgent(cx, deps.agents, tool.name, args);

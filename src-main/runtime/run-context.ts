@@ -124,6 +124,14 @@ export class RunContext {
     return this.history.owner;
   }
 
+  /**
+   * Whether this run has been asked to stop: for an effect that waits on a far side (a remote A2A
+   * task) and must pass the cancel on rather than wait for the next step boundary.
+   */
+  cancelRequested(): boolean {
+    return Boolean(this.history.cancelled) || this.governance.cancelRequested(this.runId);
+  }
+
   /** The agent (or skill program) this run executes. */
   get agent(): string {
     return this.history.agent;

@@ -34,6 +34,7 @@ import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended }
 import { agentProgram, type RunProgram } from './run-program';
 import type { PeerCaller } from './peer-effect';
 import type { McpToolCaller } from './mcp-effect';
+import type { A2aCaller } from './a2a-effect';
 import type { Tool, ToolContext } from './tools';
 import { billedToParent, RunParked, tighterBudget, type AgentRunner, type ChildRunRequest, type ChildSeal } from './agent-effect';
 import type { Budget } from '../../src-shared/vocabulary/spend';
@@ -51,6 +52,8 @@ export interface RuntimeOptions {
   peers?: PeerCaller;
   /** How agent runs reach the MCP servers the user declared (the plane's client pool). */
   mcp?: McpToolCaller;
+  /** How agent runs reach remote A2A agents (the plane's A2A client, through netguard). */
+  a2a?: A2aCaller;
   /** Programs beyond the agents (a peer's skills). */
   programs?: readonly RunProgram[];
   /**
@@ -145,6 +148,7 @@ export class Runtime {
       toolContext: options.toolContext,
       ...(options.peers ? { peers: options.peers } : {}),
       ...(options.mcp ? { mcp: options.mcp } : {}),
+      ...(options.a2a ? { a2a: options.a2a } : {}),
       agents: this.agentRunner(),
     };
     for (const agent of options.agents) this.programs.set(agent.manifest.name, agentProgram(agent, deps));

@@ -13,6 +13,7 @@ import { render, TemplateError } from './template';
 import type { Tool, ToolContext } from './tools';
 import { callPeer, type PeerCaller } from './peer-effect';
 import { callMcpTool, type McpToolCaller } from './mcp-effect';
+import { callA2a, type A2aCaller } from './a2a-effect';
 import type { AgentRunner } from './agent-effect';
 import { DEFAULT_MAX_TURNS, runModelWithTools } from './model-tools';
 import { structuredValue } from './structured-output';
@@ -25,6 +26,8 @@ export interface StepDeps {
   peers?: PeerCaller;
   /** How runs reach the MCP servers the user declared; absent where none are wired. */
   mcp?: McpToolCaller;
+  /** How runs reach remote A2A agents; absent where none is wired. */
+  a2a?: A2aCaller;
   /** How a model step's `agent:<name>` tools start child runs (the runtime; agent-effect.ts). */
   agents?: AgentRunner;
 }
@@ -95,6 +98,15 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
   if ('mcp' in step) {
     if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');
     return callMcpTool(cx, deps.mcp, step.mcp.server, step.mcp.tool, r<Record<string, unknown>>(step.mcp.args));
+  }
+  if ('a2a' in step) {
+    if (!deps.a2a) throw new EffectFailure('NoA2aClient', 'this plane calls no remote A2A agents', 'DidNotHappen');
+    const message = r<unknown>(step.a2a.message);
+    return callA2a(cx, deps.a2a, {
+      card: step.a2a.card,
+      ...(step.a2a.skill !== undefined ? { skill: step.a2a.skill } : {}),
+      message: typeof message === 'string' ? message : typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as Record<string, unknown>) : String(message),
+    });
   }
   return r(step.output);
 }

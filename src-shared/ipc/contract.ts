@@ -19,7 +19,11 @@ import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
 import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session-view';
 import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
+import { NetAllowEntrySchema, NetAllowListSchema, NetOriginInputSchema } from '../protocol/net-allow';
 import { ProviderModelSchema, ProviderSetRequestSchema, ProvidersListSchema, ProviderTestResultSchema, ProviderViewSchema, SettableProviderSchema } from '../protocol/providers';
+
+/** One origin's pinned A2A card key: its id and when, never more (protocols/a2a/client/a2a-pins.ts). */
+const A2aPinViewSchema = z.object({ origin: z.string(), keyId: z.string(), pinnedAt: z.string(), pending: z.object({ keyId: z.string(), seenAt: z.string() }).optional() });
 
 const Empty = z.object({}).strict();
 
@@ -416,6 +420,16 @@ export const commands = {
   /** Connects (handshake, then tools, prompts and resources listed); a failure is in the view's `error`. */
   'mcp.servers.connect': { request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema },
   'mcp.servers.disconnect': { request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema },
+  /** Origins netguard lets through whatever they resolve to: the person's list and those derived from configured providers and MCP servers. A person's command only. */
+  'net.allow.list': { request: Empty, response: NetAllowListSchema },
+  /** Adds an exact origin (`scheme://host:port`) to `<data dir>/net-allow.json`. */
+  'net.allow.add': { request: z.object({ origin: NetOriginInputSchema }).strict(), response: NetAllowEntrySchema },
+  /** Removes an origin from the person's list (a derived entry goes with its provider or server). */
+  'net.allow.remove': { request: z.object({ origin: NetOriginInputSchema }).strict(), response: z.object({ removed: z.boolean() }) },
+  /** The keys remote A2A agents' cards are pinned to, per origin (`<data dir>/a2a-pins.json`), with any changed key waiting for a person. A person's command only. */
+  'a2a.pins.list': { request: Empty, response: z.object({ pins: z.array(A2aPinViewSchema) }) },
+  /** A person accepts the changed key an origin's card was refused for; it becomes the pin. */
+  'a2a.pins.accept': { request: z.object({ origin: z.string().url() }).strict(), response: A2aPinViewSchema },
   /** Model providers as configured (env over Settings, field by field); never a key, at most its last four characters. A person's command only. */
   'providers.list': { request: Empty, response: ProvidersListSchema },
   /** Stores a provider's key, base URL or default model (null clears) and applies it live. */

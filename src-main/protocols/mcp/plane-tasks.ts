@@ -41,14 +41,15 @@ async function read<T>(door: McpPlaneDoor, name: string, request: unknown, conte
 }
 
 /**
- * Re-reads the run on each journal commit naming it until `done(run)`, the deadline, or the
- * signal. Answers null if the run cannot be read.
+ * Re-reads the run on each journal commit naming it (and every REREAD_MS in case a commit is
+ * missed) until `done(run)`, the deadline, or the signal; `onRun` sees every read. Answers null
+ * if the run cannot be read. MCP's tasks and A2A's tasks follow runs with it.
  */
 export async function followRun(
   door: McpPlaneDoor,
   runId: string,
   context: McpCallContext,
-  options: { deadline: number; signal: AbortSignal; done: (run: RunView) => boolean },
+  options: { deadline: number; signal: AbortSignal; done: (run: RunView) => boolean; onRun?: (run: RunView) => void },
 ): Promise<RunView | null> {
   let wake = () => {};
   const unsubscribe = door.onJournal((runs) => {
@@ -59,6 +60,7 @@ export async function followRun(
       // Armed before the read, so a commit between the read and the wait is not missed.
       const touched = new Promise<void>((resolve) => (wake = resolve));
       const run = await read<RunView>(door, 'runs.get', { runId }, context);
+      if (run) options.onRun?.(run);
       const left = options.deadline - Date.now();
       if (!run || options.done(run) || left <= 0 || options.signal.aborted) return run;
       let timer: NodeJS.Timeout | undefined;

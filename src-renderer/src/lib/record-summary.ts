@@ -7,6 +7,7 @@ import type { RecordView } from '../../../src-shared/ipc/contract';
 import { oneLineJson, plural, spendLine, budgetLine } from './display-format';
 import { tokensOf, type Budget, type Spend } from '../../../src-shared/vocabulary/spend';
 import { clip, mcpCallWords, mcpResultText, mcpServerOfProvenance, readMcpCall } from './mcp-call';
+import { readA2aCall } from './wait-description';
 import { answeredModelOf, modelRef, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
 
 type Body = Record<string, unknown>;
@@ -79,6 +80,9 @@ export function summarizeRecord(record: RecordView): string {
       // An MCP call reads as what it is: which tool on which server, with its arguments.
       const call = readMcpCall(body.effect, body.request);
       if (call) return `${mcpCallWords(call)} ${oneLineJson(call.arguments, 90)}${body.destination ? ` → ${str(body.destination)}` : ''}`;
+      // A remote A2A agent's call reads as the skill, the card and the message sent.
+      const remote = readA2aCall(body.effect, body.request);
+      if (remote) return `a2a ${remote.skill ?? 'message'} → ${remote.card} ${typeof remote.message === 'string' ? clip(remote.message, 90) : oneLineJson(remote.message, 90)}`;
       // A model call reads as `provider:model` and what it was last asked, not the request's JSON.
       const asked = readModelRequest(body.effect, body.request);
       if (asked) return `model ${modelRef(asked.provider, asked.model)}${body.destination ? ` → ${str(body.destination)}` : ''} · ${clip(lastMessageOf(body.request), 90)}`;

@@ -69,6 +69,18 @@ function effectWords(subject: { effect: string; name: string; request: unknown }
 }
 
 /** An `agent` effect's request (runtime/agent-effect.ts: `{agent, input}`), or null for any other effect or shape. */
+/** A remote A2A agent's call as its effect's request holds it (runtime/a2a-effect.ts): the card, the skill, the message. */
+export function readA2aCall(effect: unknown, request: unknown): { card: string; skill: string | null; message: unknown } | null {
+  if (effect !== 'a2a' || typeof request !== 'object' || request === null) return null;
+  const { card, skill, message } = request as { card?: unknown; skill?: unknown; message?: unknown };
+  return typeof card === 'string' ? { card, skill: typeof skill === 'string' ? skill : null, message } : null;
+}
+
+/** "the remote agent at <card> (skill echo)": what a person is asked about. */
+export function a2aCallWords(call: { card: string; skill: string | null }): string {
+  return `the remote agent at ${call.card}${call.skill ? ` (skill ${call.skill})` : ''}`;
+}
+
 function readAgentCall(effect: string, request: unknown): { agent: string; input: unknown } | null {
   if (effect !== 'agent' || typeof request !== 'object' || request === null) return null;
   const { agent, input } = request as { agent?: unknown; input?: unknown };
@@ -92,6 +104,12 @@ export function describeWait(wait: Wait): WaitDescription {
         const summary = subject.kind === 'oversight' ? `Review the call of ${mcpCallWords(mcp)} before it runs` : `Call ${mcpCallWords(mcp)}?`;
         return { ...base, summary, effect, args: mcp.arguments, estimate: subject.estimate };
       }
+      // A remote agent is asked about as the message it would be sent (what leaves the plane).
+      const remote = readA2aCall(subject.effect, subject.request);
+      if (remote) {
+        const summary = subject.kind === 'oversight' ? `Review the message to ${a2aCallWords(remote)} before it is sent` : `Send a message to ${a2aCallWords(remote)}?`;
+        return { ...base, summary, effect, args: remote.message, estimate: subject.estimate };
+      }
       // Another agent called as a tool is asked about as the run it starts, with that run's input.
       const child = readAgentCall(subject.effect, subject.request);
       if (child) {
@@ -108,6 +126,9 @@ export function describeWait(wait: Wait): WaitDescription {
     case 'recovery': {
       const mcp = readMcpCall(subject.effect, subject.request);
       if (mcp) return { ...base, summary: `Did the call of ${mcpCallWords(mcp)} happen? Retry it, mark it landed, or fail the run`, effect: `${subject.effect} ${subject.name}`, args: mcp.arguments };
+      // A remote task was sent (or created) and lost: its id is in the failure; the person checks with the remote agent.
+      const remote = readA2aCall(subject.effect, subject.request);
+      if (remote) return { ...base, summary: `Did ${a2aCallWords(remote)} act on the message? Retry it, mark it landed, or fail the run`, effect: `${subject.effect} ${subject.name}`, args: remote.message };
       return { ...base, summary: `Did ${effectWords(subject)} happen? Retry it, mark it landed, or fail the run`, effect: effectWords(subject), args: subject.request };
     }
     case 'budget': {

@@ -50,6 +50,7 @@
  */
 import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport, type FetchLike, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import {
   MCP_PROTOCOL_VERSIONS,
   type McpServerConfig,
@@ -79,6 +80,12 @@ export interface McpClientPoolOptions {
   maxResponseBytes?: number;
   /** The version this client announces (the app's). */
   clientVersion?: string;
+  /**
+   * The dispatcher HTTP servers are reached through: the plane passes netguard's, which judges
+   * every address at connect (a server URL in mcp-servers.json is an allow entry for exactly its
+   * origin). Absent: undici's global dispatcher (tests that build a pool directly).
+   */
+  dispatcher?: Dispatcher;
 }
 
 /** The server is not in mcp-servers.json. */
@@ -225,9 +232,17 @@ function withoutUndefined<T extends object>(value: T): T {
  * runs (the pool drops the connection, so the requests waiting on it fail at once rather than at
  * their deadline: the SDK reports a broken stream to onerror, not to the request).
  */
-function boundedFetch(limit: number, onExceeded: () => void): FetchLike {
+/** fetch says only "fetch failed"; netguard's refusal (its cause) names the address and why, so it is what the person sees. */
+function unwrapRefusal(error: unknown): never {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (cause instanceof Error && cause.name === 'NetguardRefusal') throw cause;
+  throw error;
+}
+
+function boundedFetch(limit: number, onExceeded: () => void, dispatcher?: Dispatcher): FetchLike {
   return async (url, init) => {
-    const response = await fetch(url, init);
+    // undici's own fetch, so `dispatcher` is honoured (Node's global fetch bundles another undici).
+    const response = dispatcher ? ((await undiciFetch(url, { ...(init as object), dispatcher } as never).catch(unwrapRefusal)) as unknown as Response) : await fetch(url, init);
     if (!response.body) return response;
     let seen = 0;
     const counted = response.body.pipeThrough(
@@ -259,6 +274,7 @@ export class McpClientPool implements McpToolCaller {
   private readonly probeTimeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly clientVersion: string;
+  private readonly dispatcher: Dispatcher | undefined;
   private closed = false;
 
   constructor(
@@ -270,6 +286,7 @@ export class McpClientPool implements McpToolCaller {
     this.probeTimeoutMs = Math.min(options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, this.deadlineMs);
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MCP_MAX_RESPONSE_BYTES;
     this.clientVersion = options.clientVersion ?? '0.0.0';
+    this.dispatcher = options.dispatcher;
   }
 
   // ---- declared servers ----
@@ -437,6 +454,9 @@ export class McpClientPool implements McpToolCaller {
         return new EffectFailure('McpConnectionLost', `${server}/${tool}: ${how} after the request was sent${garbage}; whether the tool ran is unknown`, 'InDoubt');
       }
     }
+    // netguard refused the address at connect: nothing was sent, and retrying cannot help (a
+    // forbidden address must not read as a server that is merely down).
+    if (/netguard refused/.test(said)) return new EffectFailure('McpAddressRefused', `${server}/${tool} was not sent: ${said}`, 'DidNotHappen');
     const refusedBeforeSending = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/.test(said);
     if (refusedBeforeSending) return new EffectFailure('McpUnreachable', `${server}/${tool} was not sent: ${said}`, 'DidNotHappen');
     return new EffectFailure('McpCallFailed', `${server}/${tool}: ${said}${garbage}; whether the tool ran is unknown`, 'InDoubt');
@@ -498,7 +518,7 @@ export class McpClientPool implements McpToolCaller {
         connection.fault = `an answer exceeded ${this.maxResponseBytes} bytes`;
         void connection.client?.close();
       };
-      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers }, fetch: boundedFetch(this.maxResponseBytes, exceeded) });
+      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers }, fetch: boundedFetch(this.maxResponseBytes, exceeded, this.dispatcher) });
     }
     const transport = new StdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd ?? workspaceOf(this.dataDir), stderr: 'pipe' });
     let partial = '';

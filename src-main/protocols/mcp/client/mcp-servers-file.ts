@@ -9,12 +9,11 @@
  * overwritten: what a person wrote by hand stays as they wrote it until they fix it. The error
  * names fields, never values (a value may be a secret).
  */
-import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { describeZodError } from '../../../../src-shared/ipc/errors';
 import { McpServersFileSchema, type McpServerConfig, type McpServersFile } from '../../../../src-shared/protocol/mcp';
-import { writePrivateFileAtomically } from '../../../base/private-files';
+import { readRegularFile, writePrivateFileAtomically } from '../../../base/private-files';
 
 export function mcpServersFilePath(dataDir: string): string {
   return join(dataDir, 'mcp-servers.json');
@@ -33,20 +32,13 @@ export class McpServerExistsError extends Error {
 /** The declared servers; an absent file declares none. */
 export function readMcpServersFile(dataDir: string): McpServersFile {
   const path = mcpServersFilePath(dataDir);
-  if (!existsSync(path)) return { servers: {} };
-  let text: string;
+  let text: string | null;
   try {
-    // Never through a link, and only a regular file (a FIFO would block the plane on open).
-    const fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-    try {
-      if (!fstatSync(fd).isFile()) throw new Error('not a regular file');
-      text = readFileSync(fd, 'utf8');
-    } finally {
-      closeSync(fd);
-    }
+    text = readRegularFile(path);
   } catch (error) {
     throw new McpServersFileError(`${path}: cannot be read (${(error as Error).message})`);
   }
+  if (text === null) return { servers: {} };
   if (text.trim() === '') return { servers: {} };
   let json: unknown;
   try {

@@ -1,0 +1,117 @@
+/**
+ * The plane's own A2A 1.0 endpoint: the plane's agents served to A2A clients at
+ * `http://127.0.0.1:<port>/` (cards under `/.well-known/` and `/a2a/<agent>/.well-known/`, the
+ * JSON-RPC interface at `/a2a/<agent>`), started by the front ends after createPlane, like the
+ * MCP endpoint (plane/mcp-endpoint.ts).
+ *
+ * A separate listener, not routes on the operator API: that surface's invariant is that every
+ * route authenticates, and an Agent Card is public by definition (seed 002).
+ *
+ * Port and token persist in `<dataDir>/a2a-address.json` (0600): a caller's config names both,
+ * and a restarted plane must not break it; `--a2a-port` always wins. The token is never logged
+ * and never put in an answer or the journal. Cards are signed with the data dir's plane key.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Plane } from './plane';
+import type { Logger } from '../base/logger';
+import { writePrivateFileAtomically } from '../base/private-files';
+import { loadOrCreatePlaneKey } from '../journal/plane-key';
+import { loopbackGuard } from '../net/loopback-guard';
+import { createA2aHandler } from '../protocols/a2a/a2a-server';
+import { approveWithOf } from './mcp-endpoint';
+
+const A2aAddressSchema = z.object({ port: z.number().int().min(1).max(65535), token: z.string().min(32).max(200) });
+type A2aAddress = z.infer<typeof A2aAddressSchema>;
+
+export function a2aAddressPath(dataDir: string): string {
+  return join(dataDir, 'a2a-address.json');
+}
+
+export function readA2aAddress(dataDir: string): A2aAddress | null {
+  try {
+    const parsed = A2aAddressSchema.safeParse(JSON.parse(readFileSync(a2aAddressPath(dataDir), 'utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface PlaneA2aEndpointOptions {
+  /** Undefined: last time's port when free, else any. 0: any free port. */
+  port?: number;
+  uiOrigin: string | null;
+  logger: Logger;
+  /** How long a blocking SendMessage waits for its run (ms); tests shorten it. */
+  blockMs?: number;
+}
+
+export interface PlaneA2aEndpoint {
+  /** `http://127.0.0.1:<port>/` */
+  url: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as { port: number }).port);
+    });
+  });
+}
+
+export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpointOptions): Promise<PlaneA2aEndpoint> {
+  const last = readA2aAddress(plane.dataDir);
+  const token = last?.token ?? randomBytes(32).toString('hex');
+  const key = await loadOrCreatePlaneKey(plane.dataDir);
+  let port = 0;
+  const approveWith = approveWithOf(options.uiOrigin, plane.dataDir);
+  const handler = createA2aHandler({
+    // The plane's one door, acting for the A2A caller (trigger via `a2a`).
+    door: {
+      dispatch: (name, request, context) => plane.dispatch(name, request, { transport: 'local', caller: { principal: context.principal, via: 'a2a' } }),
+      onJournal: (listener) =>
+        plane.events.subscribe((event) => {
+          if (event.name === 'journal.appended') listener(event.payload.runs);
+        }),
+      approveWith,
+    },
+    token,
+    key,
+    guard: loopbackGuard(() => port),
+    origin: () => `http://127.0.0.1:${port}`,
+    version: plane.status().version,
+    logger: options.logger,
+    ...(options.blockMs !== undefined ? { blockMs: options.blockMs } : {}),
+  });
+  const make = () => createServer(handler);
+  let server = make();
+  if (options.port === undefined && last) {
+    port = await listen(server, last.port).catch(() => 0);
+    if (port === 0) server = make();
+  }
+  if (port === 0) port = await listen(server, options.port ?? 0);
+  writePrivateFileAtomically(a2aAddressPath(plane.dataDir), `${JSON.stringify({ port, token } satisfies A2aAddress)}\n`);
+  const url = `http://127.0.0.1:${port}/`;
+  options.logger.log('info', 'a2a endpoint listening', { url });
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    token,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,482 @@
+/**
+ * The plane's agents served over A2A 1.0 (JSON-RPC binding, ProtoJSON wire), "A2A, being called"
+ * in seed 002. A plain node:http request handler; plane/a2a-endpoint.ts binds it to 127.0.0.1.
+ *
+ * Routes:
+ * - `GET /.well-known/agent-card.json`: the plane's directory card (its agents as skills, each
+ *   pointing at its own card). Cards are public: a caller reads them before it has credentials.
+ * - `GET /a2a/<agent>/.well-known/agent-card.json`: that agent's signed card (card-signature.ts).
+ * - `POST /a2a/<agent>`: JSON-RPC. Needs the bearer token (401 + WWW-Authenticate otherwise: a
+ *   refused credential is the one HTTP-level error; every other error is HTTP 200 with a JSON-RPC
+ *   error, as the seed says) and `A2A-Version: 1.0` (a missing header is a 0.3 client — the spec
+ *   reads empty as 0.3 — and answering it with 1.0 shapes would be mis-parsed: -32009).
+ *
+ * Vocabulary, kept at this adapter (the core is not renamed after one protocol): a task IS a run
+ * (task id = run id, so GetTask still answers after a restart; the context id is the run id too,
+ * since a context joins only what the same caller opened and a run is the unit we journal).
+ * - running → WORKING; suspended (approval, input, budget, …) → INPUT_REQUIRED, its status message
+ *   says what it waits for and where a person decides; sealed: succeeded → COMPLETED (the output
+ *   as an artifact: a status-only completed task would discard the answer), failed/halted →
+ *   FAILED, cancelled → CANCELED, denied → REJECTED.
+ *
+ * Every call goes through the plane's one door naming the A2A caller (`a2a:local` for the token
+ * holder): admission, policy and the journal see that caller at the root of the chain. A task
+ * belongs to the caller that admitted it: GetTask, CancelTask and SubscribeToTask on another
+ * caller's run answer TaskNotFound (-32001), exactly as an unknown id does, and ListTasks lists
+ * only the caller's own. A fault on the plane's side answers -32603 with one fixed sentence; the
+ * detail goes to the operator's log.
+ *
+ * Only the 1.0 method names are answered: 1.0 renamed every method, and a server answering both
+ * would accept clients that have silently lost half the protocol.
+ *
+ * Not served yet: push notifications (capability false; their methods answer -32003), contexts
+ * spanning several runs, continuing an INPUT_REQUIRED task by message (a person answers at the
+ * plane), file parts.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AgentSummary, CommandResponse, RunView } from '../../../src-shared/ipc/contract';
+import type { RunOutcome } from '../../../src-shared/vocabulary/runs';
+import type { Logger } from '../../base/logger';
+import { secretsEqual } from '../../base/constant-time';
+import type { LoopbackGuard } from '../../net/loopback-guard';
+import type { PlaneKey } from '../../journal/plane-key';
+import type { McpPlaneDoor } from '../mcp/plane-door';
+import { waitSummary } from '../mcp/tool-result';
+import { followRun } from '../mcp/plane-tasks';
+import { signAgentCard } from './card-signature';
+
+/** The door is the MCP one: the same dispatch naming a caller, the same journal notifications. */
+export type A2aPlaneDoor = McpPlaneDoor;
+
+export const A2A_PROTOCOL_VERSION = '1.0';
+export const PRINCIPAL_A2A_LOCAL = 'a2a:local';
+const BODY_LIMIT = 1 << 20;
+const RUN_ID = /^run-[0-9a-f]{20}$/;
+/** Runs looked at for ListTasks (runs.list's cap, newest first): the scan budget. */
+const RUNS_SCANNED = 1000;
+const MAX_PAGE = 100;
+const DEFAULT_PAGE = 50;
+/** A blocking SendMessage waits at most this long before answering the task as it stands. */
+const DEFAULT_BLOCK_MS = 30_000;
+
+/** A2A 1.0 error codes (specification §5.4 / a2a.proto), and JSON-RPC's own. */
+export const A2A_ERRORS = {
+  parse: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internal: -32603,
+  taskNotFound: -32001,
+  taskNotCancelable: -32002,
+  pushNotSupported: -32003,
+  unsupportedOperation: -32004,
+  contentTypeNotSupported: -32005,
+  versionNotSupported: -32009,
+} as const;
+
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+type TaskState =
+  | 'TASK_STATE_SUBMITTED'
+  | 'TASK_STATE_WORKING'
+  | 'TASK_STATE_COMPLETED'
+  | 'TASK_STATE_FAILED'
+  | 'TASK_STATE_CANCELED'
+  | 'TASK_STATE_INPUT_REQUIRED'
+  | 'TASK_STATE_REJECTED';
+
+const SEALED_STATE: Record<RunOutcome, TaskState> = {
+  succeeded: 'TASK_STATE_COMPLETED',
+  observed: 'TASK_STATE_COMPLETED',
+  failed: 'TASK_STATE_FAILED',
+  halted: 'TASK_STATE_FAILED',
+  cancelled: 'TASK_STATE_CANCELED',
+  denied: 'TASK_STATE_REJECTED',
+};
+
+type Json = Record<string, unknown>;
+
+export interface A2aServerOptions {
+  door: A2aPlaneDoor;
+  token: string;
+  key: PlaneKey;
+  guard: LoopbackGuard;
+  /** `http://127.0.0.1:<port>` once listening. */
+  origin: () => string;
+  version: string;
+  logger: Logger;
+  blockMs?: number;
+}
+
+export function taskStateOf(run: RunView): TaskState {
+  if (run.status === 'running') return 'TASK_STATE_WORKING';
+  if (run.status === 'suspended') return 'TASK_STATE_INPUT_REQUIRED';
+  return run.outcome ? SEALED_STATE[run.outcome] : 'TASK_STATE_COMPLETED';
+}
+
+const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+
+function agentMessage(runId: string, text: string): Json {
+  return { messageId: `${runId}-status`, role: 'ROLE_AGENT', parts: [{ text }], taskId: runId, contextId: runId };
+}
+
+function artifactOf(run: RunView): Json | null {
+  if (taskStateOf(run) !== 'TASK_STATE_COMPLETED' || run.result === undefined) return null;
+  const part = typeof run.result === 'string' ? { text: run.result, mediaType: 'text/plain' } : { data: run.result as Json, mediaType: 'application/json' };
+  return { artifactId: `${run.runId}-output`, name: 'output', parts: [part] };
+}
+
+/** One task, one state: GetTask, ListTasks rows and subscription snapshots all come from here. */
+export function taskOf(run: RunView, approveWith: (runId: string) => string): Json {
+  const state = taskStateOf(run);
+  const status: Json = { state, timestamp: run.lastAt };
+  if (run.status === 'suspended' && run.pending) {
+    status.message = agentMessage(run.runId, `waits for ${waitSummary(run.pending)}; a person decides at AgentPlane: ${approveWith(run.runId)}`);
+  } else if (state === 'TASK_STATE_FAILED' || state === 'TASK_STATE_REJECTED') {
+    status.message = agentMessage(run.runId, run.error ? `${run.error.code}: ${run.error.message}` : `the run ended ${run.outcome ?? 'unsuccessfully'}`);
+  }
+  const artifact = artifactOf(run);
+  return { id: run.runId, contextId: run.runId, status, ...(artifact ? { artifacts: [artifact] } : {}), metadata: { 'io.agentplane/agent': run.agent } };
+}
+
+/** The agent's input from a message's parts (see the module comment of the seed's rules). */
+export function inputOf(message: Json, agent: AgentSummary): unknown {
+  const parts = message.parts;
+  if (!Array.isArray(parts) || parts.length === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.parts must hold one text or data part', { field: 'message.parts' });
+  if (parts.length > 1) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.parts must hold exactly one part (the agent input)', { field: 'message.parts' });
+  const part = parts[0] as Json;
+  const members = ['text', 'data', 'raw', 'url'].filter((k) => part[k] !== undefined);
+  if (members.length !== 1) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: a part holds exactly one of text, data, raw, url', { field: 'message.parts[0]' });
+  if (members[0] === 'data') {
+    if (typeof part.data !== 'object' || part.data === null || Array.isArray(part.data)) {
+      throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.parts[0].data must be an object (the agent input)', { field: 'message.parts[0].data' });
+    }
+    return part.data;
+  }
+  if (members[0] !== 'text') throw new RpcError(A2A_ERRORS.contentTypeNotSupported, 'raw and url parts are not accepted: send the input as a data part (or text, for a one-string input)', { field: 'message.parts[0]' });
+  if (typeof part.text !== 'string') throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.parts[0].text must be a string', { field: 'message.parts[0].text' });
+  const schema = agent.inputSchema as { required?: unknown; properties?: Record<string, { type?: unknown }> };
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const only = required.length === 1 ? required[0]! : null;
+  if (only === null || schema.properties?.[only]?.type !== 'string') {
+    throw new RpcError(
+      A2A_ERRORS.invalidParams,
+      `Invalid params: ${agent.name}'s input schema needs ${required.length === 0 ? 'an object' : `the fields ${required.join(', ')}`}, not one text; send a data part matching ${JSON.stringify(agent.inputSchema)}`,
+      { field: 'message.parts[0]', inputSchema: agent.inputSchema },
+    );
+  }
+  return { [only]: part.text };
+}
+
+function fieldOfRuntime(message: string): string | null {
+  return /input\.([^:;\s]+):/.exec(message)?.[1] ?? /required property '([^']+)'/.exec(message)?.[1] ?? null;
+}
+
+export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { door, logger } = options;
+  const context = { principal: PRINCIPAL_A2A_LOCAL };
+  const blockMs = options.blockMs ?? DEFAULT_BLOCK_MS;
+  const signed = new Map<string, { at: string; card: Json }>();
+
+  async function ask<T>(name: string, request: unknown): Promise<T> {
+    const answer = await door.dispatch(name, request, context);
+    if (!answer.ok) throw Object.assign(new Error(answer.error.message), { body: answer.error });
+    return answer.value as T;
+  }
+
+  async function agentNamed(name: string): Promise<AgentSummary | null> {
+    const { agents } = await ask<{ agents: AgentSummary[] }>('agents.list', {});
+    return agents.find((a) => a.name === name) ?? null;
+  }
+
+  async function cardOf(agent: AgentSummary): Promise<Json> {
+    const url = `${options.origin()}/a2a/${encodeURIComponent(agent.name)}`;
+    const card: Json = {
+      name: agent.name,
+      description: agent.description,
+      version: options.version,
+      provider: { organization: 'AgentPlane (local)', url: options.origin() },
+      supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', protocolVersion: A2A_PROTOCOL_VERSION }],
+      capabilities: { streaming: true, pushNotifications: false },
+      securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: "The plane's A2A token (agentplane serve prints it)." } } },
+      securityRequirements: [{ schemes: { bearer: { list: ['a2a'] } } }],
+      defaultInputModes: ['application/json', 'text/plain'],
+      defaultOutputModes: ['application/json', 'text/plain'],
+      skills: [{ id: agent.name, name: agent.name, description: agent.description, tags: ['agentplane'] }],
+    };
+    // Signed once per agent and origin; the description changes only with the manifest.
+    const cacheKey = `${agent.name}\n${JSON.stringify(card)}`;
+    const hit = signed.get(cacheKey);
+    if (hit) return hit.card;
+    const result = await signAgentCard(card, options.key);
+    signed.set(cacheKey, { at: new Date().toISOString(), card: result });
+    return result;
+  }
+
+  async function directoryCard(): Promise<Json> {
+    const { agents } = await ask<{ agents: AgentSummary[] }>('agents.list', {});
+    const card: Json = {
+      name: 'AgentPlane',
+      description: `The agents on this plane; each has its own card at ${options.origin()}/a2a/<agent>/.well-known/agent-card.json.`,
+      version: options.version,
+      supportedInterfaces: agents.map((a) => ({ url: `${options.origin()}/a2a/${encodeURIComponent(a.name)}`, protocolBinding: 'JSONRPC', protocolVersion: A2A_PROTOCOL_VERSION })),
+      capabilities: { streaming: true, pushNotifications: false },
+      securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
+      securityRequirements: [{ schemes: { bearer: { list: ['a2a'] } } }],
+      defaultInputModes: ['application/json', 'text/plain'],
+      defaultOutputModes: ['application/json', 'text/plain'],
+      skills: agents.map((a) => ({ id: a.name, name: a.name, description: a.description, tags: ['agentplane'] })),
+    };
+    return signAgentCard(card, options.key);
+  }
+
+  async function readOwn(taskId: unknown): Promise<RunView> {
+    if (typeof taskId !== 'string' || taskId.length === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: id must be a task id', { field: 'id' });
+    const answer = RUN_ID.test(taskId) ? await door.dispatch('runs.get', { runId: taskId }, context) : null;
+    const run = answer?.ok ? (answer.value as RunView) : null;
+    // Another caller's run answers exactly as an unknown one: an id tells nobody else it exists.
+    if (!run || run.chain[0] !== context.principal) throw new RpcError(A2A_ERRORS.taskNotFound, `no task ${taskId}`, { taskId });
+    return run;
+  }
+
+  /** Re-reads the run on each journal commit naming it until done(run), the deadline or the signal (plane-tasks.ts followRun). */
+  async function follow(runId: string, done: (run: RunView) => boolean, deadline: number, signal: AbortSignal, onRun?: (run: RunView) => void): Promise<RunView> {
+    const run = await followRun(door, runId, context, { deadline, signal, done, ...(onRun ? { onRun } : {}) });
+    // Unreadable: asked once more through ask(), which throws the plane's own error for it.
+    return run ?? ask<RunView>('runs.get', { runId });
+  }
+
+  async function admit(agent: AgentSummary, params: Json): Promise<RunView> {
+    const message = params.message as Json | undefined;
+    if (typeof message !== 'object' || message === null) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message is required', { field: 'message' });
+    if (message.role !== 'ROLE_USER') throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.role must be ROLE_USER', { field: 'message.role' });
+    if (typeof message.messageId !== 'string' || message.messageId.length === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.messageId is required', { field: 'message.messageId' });
+    if (message.taskId !== undefined) {
+      throw new RpcError(A2A_ERRORS.unsupportedOperation, 'continuing a task by message is not served: a person answers a waiting run at AgentPlane', { field: 'message.taskId' });
+    }
+    const input = inputOf(message, agent);
+    const answer = await door.dispatch('runs.start', { agent: agent.name, input }, context);
+    if (!answer.ok) {
+      const body = answer.error;
+      if (body.code === 'AP_BAD_REQUEST') {
+        const field = fieldOfRuntime(body.message);
+        throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${body.message}`, { field: field ? `message.parts[0].data.${field}` : 'message.parts[0]' });
+      }
+      // A policy denial is a decline, never -32603 (a caller would retry a decision that will not
+      // change); it says only that it was declined, not which rule keyed on what.
+      if (body.code === 'AP_FORBIDDEN') throw new RpcError(A2A_ERRORS.unsupportedOperation, `the plane's policy declined to start ${agent.name} for this caller`);
+      throw Object.assign(new Error(body.message), { body });
+    }
+    return answer.value as RunView;
+  }
+
+  const stillWorking = (run: RunView) => run.status === 'running';
+
+  async function sendMessage(agent: AgentSummary, params: Json, signal: AbortSignal): Promise<Json> {
+    const config = (params.configuration ?? {}) as Json;
+    const run = await admit(agent, params);
+    // Blocking is the default: unset means blocking (the spec's rule). Admission happened first
+    // either way, so the id handed back is one GetTask already answers for.
+    if (config.returnImmediately === true) return { task: taskOf(run, door.approveWith) };
+    const settled = await follow(run.runId, (r) => !stillWorking(r), Date.now() + blockMs, signal);
+    return { task: taskOf(settled, door.approveWith) };
+  }
+
+  async function listTasks(agentName: string, params: Json): Promise<Json> {
+    const pageSize = params.pageSize === undefined ? DEFAULT_PAGE : Number(params.pageSize);
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: pageSize must be 1..${MAX_PAGE}`, { field: 'pageSize' });
+    const token = typeof params.pageToken === 'string' ? params.pageToken : '';
+    if (token !== '' && !RUN_ID.test(token)) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: pageToken is not one this server gave', { field: 'pageToken' });
+    const listed = await ask<CommandResponse<'runs.list'>>('runs.list', { limit: RUNS_SCANNED, agent: agentName });
+    const own = listed.runs.filter((r) => r.chain[0] === context.principal);
+    const start = token === '' ? 0 : own.findIndex((r) => r.runId === token) + 1;
+    if (token !== '' && start === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: pageToken is not one this server gave (or its task aged out of the listing)', { field: 'pageToken' });
+    const page = own.slice(start, start + pageSize);
+    const more = start + pageSize < own.length;
+    return {
+      tasks: page.map((r) => taskOf(r, door.approveWith)),
+      nextPageToken: more ? page[page.length - 1]!.runId : '',
+      pageSize,
+      // Bounded by the scan budget (the newest RUNS_SCANNED runs of this agent); said when it bit.
+      totalSize: own.length,
+      ...(listed.runs.length >= RUNS_SCANNED ? { metadata: { 'io.agentplane.a2a/scanBudgetReached': true } } : {}),
+    };
+  }
+
+  async function cancelTask(params: Json): Promise<Json> {
+    const run = await readOwn(params.id);
+    if (TERMINAL.has(taskStateOf(run))) throw new RpcError(A2A_ERRORS.taskNotCancelable, `task ${run.runId} has ended (${taskStateOf(run)})`, { taskId: run.runId });
+    await ask<RunView>('runs.cancel', { runId: run.runId, reason: `cancelled through A2A CancelTask by ${context.principal}` });
+    const settled = await follow(run.runId, (r) => r.status === 'sealed', Date.now() + 2_000, new AbortController().signal);
+    return taskOf(settled, door.approveWith);
+  }
+
+  /** SSE: the task as it stands, then a status update per change, the artifact, and the end. */
+  async function stream(res: ServerResponse, id: unknown, run: RunView, untilInterrupted: boolean, signal: AbortSignal): Promise<void> {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    const send = (result: Json) => res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result })}\n\n`);
+    send({ task: taskOf(run, door.approveWith) });
+    let last = `${taskStateOf(run)}|${run.lastSeq}`;
+    const ended = (r: RunView) => TERMINAL.has(taskStateOf(r)) || (untilInterrupted && r.status === 'suspended');
+    if (!ended(run)) {
+      const final = await follow(run.runId, ended, Number.POSITIVE_INFINITY, signal, (r) => {
+        const now = `${taskStateOf(r)}|${r.status === 'suspended' ? r.pending?.waitId : ''}`;
+        if (now === last || ended(r)) return;
+        last = now;
+        send({ statusUpdate: { taskId: r.runId, contextId: r.runId, status: (taskOf(r, door.approveWith) as { status: Json }).status } });
+      });
+      if (signal.aborted) return;
+      const artifact = artifactOf(final);
+      if (artifact) send({ artifactUpdate: { taskId: final.runId, contextId: final.runId, artifact, lastChunk: true } });
+      send({ statusUpdate: { taskId: final.runId, contextId: final.runId, status: (taskOf(final, door.approveWith) as { status: Json }).status } });
+    }
+    res.end();
+  }
+
+  async function rpc(agent: AgentSummary, body: Json, res: ServerResponse): Promise<Json | undefined> {
+    const params = (body.params ?? {}) as Json;
+    if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: params must be an object', { field: 'params' });
+    const aborter = new AbortController();
+    res.on('close', () => aborter.abort());
+    switch (body.method) {
+      case 'SendMessage':
+        return sendMessage(agent, params, aborter.signal);
+      case 'SendStreamingMessage': {
+        const run = await admit(agent, params);
+        await stream(res, body.id, run, true, aborter.signal);
+        return undefined;
+      }
+      case 'GetTask':
+        return taskOf(await readOwn(params.id), door.approveWith);
+      case 'ListTasks':
+        return listTasks(agent.name, params);
+      case 'CancelTask':
+        return cancelTask(params);
+      case 'SubscribeToTask': {
+        const run = await readOwn(params.id);
+        if (TERMINAL.has(taskStateOf(run))) throw new RpcError(A2A_ERRORS.unsupportedOperation, `task ${run.runId} has ended (${taskStateOf(run)}); read it with GetTask`, { taskId: run.runId });
+        // Resumable: every subscription opens with the task as the journal has it now, then
+        // follows the journal, so a caller that dropped loses nothing by subscribing again.
+        await stream(res, body.id, run, false, aborter.signal);
+        return undefined;
+      }
+      case 'CreateTaskPushNotificationConfig':
+      case 'GetTaskPushNotificationConfig':
+      case 'ListTaskPushNotificationConfigs':
+      case 'DeleteTaskPushNotificationConfig':
+        throw new RpcError(A2A_ERRORS.pushNotSupported, 'push notifications are not served by this plane yet');
+      default:
+        throw new RpcError(A2A_ERRORS.methodNotFound, `no method ${String(body.method)} (A2A 1.0 names only)`, { method: body.method });
+    }
+  }
+
+  function json(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}) {
+    const text = JSON.stringify(value);
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+  const rpcError = (id: unknown, error: RpcError) => ({ jsonrpc: '2.0', id: id ?? null, error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) } });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!options.guard.hostAllowed(req.headers.host) || !options.guard.originAllowed(req.headers.origin)) {
+      json(res, 403, { error: 'forbidden host or origin' });
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const path = url.pathname;
+    if (req.method === 'GET' && path === '/.well-known/agent-card.json') {
+      json(res, 200, await directoryCard());
+      return;
+    }
+    const cardMatch = /^\/a2a\/([^/]+)\/\.well-known\/agent-card\.json$/.exec(path);
+    if (req.method === 'GET' && cardMatch) {
+      const agent = await agentNamed(decodeURIComponent(cardMatch[1]!));
+      if (!agent) json(res, 404, { error: `no agent named ${decodeURIComponent(cardMatch[1]!)} on this plane` });
+      else json(res, 200, await cardOf(agent));
+      return;
+    }
+    const rpcMatch = /^\/a2a\/([^/]+)$/.exec(path);
+    if (!rpcMatch) {
+      json(res, 404, { error: 'not found' });
+      return;
+    }
+    if (req.method !== 'POST') {
+      json(res, 405, { error: 'POST JSON-RPC here' }, { Allow: 'POST' });
+      return;
+    }
+    const authorization = req.headers.authorization ?? '';
+    const presented = authorization.startsWith('Bearer ') ? authorization.slice(7) : '';
+    if (!secretsEqual(presented, options.token)) {
+      json(res, 401, { jsonrpc: '2.0', id: null, error: { code: A2A_ERRORS.invalidRequest, message: 'a valid bearer token is required' } }, { 'WWW-Authenticate': 'Bearer' });
+      return;
+    }
+    let body: Json;
+    try {
+      body = JSON.parse(await readBody(req)) as Json;
+    } catch (error) {
+      json(res, 200, rpcError(null, new RpcError(A2A_ERRORS.parse, (error as Error).message === 'too large' ? 'the request is over 1 MiB' : 'the body is not JSON')));
+      return;
+    }
+    if (typeof body !== 'object' || body === null || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
+      json(res, 200, rpcError(body?.id, new RpcError(A2A_ERRORS.invalidRequest, 'not a JSON-RPC 2.0 request')));
+      return;
+    }
+    const version = req.headers['a2a-version'];
+    if (version !== A2A_PROTOCOL_VERSION) {
+      const said = version === undefined ? 'no A2A-Version header (read as 0.3)' : `A2A-Version ${String(version)}`;
+      json(res, 200, rpcError(body.id, new RpcError(A2A_ERRORS.versionNotSupported, `${said}: this server speaks A2A 1.0 only; send A2A-Version: 1.0`, { supportedVersions: [A2A_PROTOCOL_VERSION] })));
+      return;
+    }
+    const agentName = decodeURIComponent(rpcMatch[1]!);
+    try {
+      const agent = await agentNamed(agentName);
+      if (!agent) throw new RpcError(A2A_ERRORS.invalidParams, `no agent named ${agentName} on this plane`, { agent: agentName });
+      const result = await rpc(agent, body, res);
+      if (result !== undefined) json(res, 200, { jsonrpc: '2.0', id: body.id, result });
+    } catch (error) {
+      if (error instanceof RpcError) {
+        if (!res.headersSent) json(res, 200, rpcError(body.id, error));
+        else res.end(`data: ${JSON.stringify(rpcError(body.id, error))}\n\n`);
+        return;
+      }
+      logger.log('error', 'a2a: call failed', { method: body.method, agent: agentName, message: (error as Error).message });
+      const fault = new RpcError(A2A_ERRORS.internal, 'the plane could not complete the call; the operator log has the detail');
+      if (!res.headersSent) json(res, 200, rpcError(body.id, fault));
+      else res.end(`data: ${JSON.stringify(rpcError(body.id, fault))}\n\n`);
+    }
+  }
+
+  return (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      logger.log('error', 'a2a: request failed', { message: (error as Error).message });
+      if (!res.headersSent) json(res, 500, { error: 'internal error' });
+      else res.end();
+    });
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT) {
+        reject(new Error('too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

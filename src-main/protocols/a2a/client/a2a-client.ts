@@ -1,0 +1,475 @@
+/**
+ * The plane's A2A 1.0 client: implements the runtime's `A2aCaller` (runtime/a2a-effect.ts) over
+ * undici, through the dispatcher it is GIVEN (the plane passes netguard's, which judges every
+ * address at connect, so a card, a redirect or a DNS answer cannot point a call at the user's
+ * own network). Both legs dereference a URL somebody else influenced: the card URL (discovery)
+ * and the interface URL the card advertised (the call); both go through that one dispatcher.
+ *
+ * One call:
+ * 1. fetch the card (GET, `A2A-Version: 1.0`, redirects refused naming the target, the answer
+ *    read under CARD_MAX_BYTES: a timeout says how long the far side may take, nothing about
+ *    how much it may send);
+ * 2. verify it where signed, and pin its key per origin on first use (a2a-pins.ts); a wrongly
+ *    signed card, a changed key, or an unsigned card from a pinned origin is refused. An
+ *    unsigned card from an origin never pinned is accepted and the answer says `verified:
+ *    false` (most cards in the wild are unsigned; refusing them all would make the client
+ *    unused);
+ * 3. choose the first JSONRPC interface at protocol version 1.0 (card order is the publisher's
+ *    preference; matching the binding alone could pick an endpoint speaking a protocol this
+ *    client does not), echoing its tenant when it has one;
+ * 4. SendMessage with returnImmediately, the capability in message.metadata.skill;
+ * 5. follow the task until it ends: SubscribeToTask (SSE) when the card says streaming, else
+ *    GetTask polling with backoff; then one GetTask for the final artifacts;
+ * 6. the run's cancel (the signal) sends CancelTask, best effort, and fails RemoteTaskCancelled.
+ *
+ * Failure dispositions (see a2a-effect.ts for why): anything before the SendMessage left, and a
+ * clean JSON-RPC refusal of it, is DidNotHappen; a connection lost after the send, a deadline,
+ * an unparseable answer, -32603 and -32006 (both can follow work the peer began) are InDoubt.
+ * Secrets: this client sends no credentials yet (no security scheme is supported); nothing of a
+ * request's headers reaches an error message.
+ */
+import { randomUUID } from 'node:crypto';
+import { request as undiciRequest, type Dispatcher } from 'undici';
+import type { A2aAnswer, A2aCaller, A2aMessageInput, A2aSendRequest } from '../../../runtime/a2a-effect';
+import type { EffectAt } from '../../../runtime/run-context';
+import { EffectFailure } from '../../../runtime/run-signals';
+import type { JWK } from 'jose';
+import { verifyAgentCard, type SignableCard } from '../card-signature';
+import { NETGUARD_REFUSED, NetguardRefusal } from '../../../net/netguard';
+import { A2aPins } from './a2a-pins';
+
+export const A2A_VERSION = '1.0';
+/** A discovered card is metadata: small. */
+export const CARD_MAX_BYTES = 256 * 1024;
+/** One JSON-RPC answer, or one SSE event. */
+export const ANSWER_MAX_BYTES = 4 * 1024 * 1024;
+const REQUEST_DEADLINE_MS = 30_000;
+
+/**
+ * Verifies a signed card: with `pinned`, only a signature by that key counts. The default is
+ * card-signature.ts `verifyAgentCard` (Ed25519 JWS over the RFC 8785 form); `reason` names why.
+ */
+export type CardVerification = { ok: true; keyId: string; jwk: Record<string, unknown> } | { ok: false; reason: string; keyMismatch?: boolean };
+export type CardVerifier = (card: Record<string, unknown>, pinned?: Record<string, unknown>) => Promise<CardVerification>;
+
+const planeVerifier: CardVerifier = async (card, pinned) => {
+  const result = await verifyAgentCard(card as SignableCard, pinned as JWK | undefined);
+  return result.ok ? { ok: true, keyId: result.keyId, jwk: result.jwk as Record<string, unknown> } : { ok: false, reason: `${result.reason}: ${result.detail}`, keyMismatch: result.reason === 'key-mismatch' };
+};
+
+export interface A2aClientOptions {
+  dataDir: string;
+  /** Every request goes through it: the plane passes netguard's. */
+  dispatcher: Dispatcher;
+  /** Default: card-signature.ts verifyAgentCard. */
+  verifyCard?: CardVerifier;
+  cardMaxBytes?: number;
+  answerMaxBytes?: number;
+  requestDeadlineMs?: number;
+  /** GetTask polling: the first wait and the most it grows to, ms. */
+  poll?: { initialMs: number; maxMs: number };
+}
+
+export interface A2aClient extends A2aCaller {
+  readonly pins: A2aPins;
+  /** Aborts every follow in flight (they fail InDoubt: the remote tasks go on). */
+  close(): void;
+}
+
+const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+const INTERRUPTED = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
+/** JSON-RPC codes that cannot follow work the peer began: a clean refusal. */
+const CLEAN_REFUSALS = new Set([-32700, -32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32007, -32008, -32009]);
+/** Errors raised before a request's bytes can have left: the connection never opened. */
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE']);
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A refusal by netguard (never retried: the address will not change its nature) or a connection that never opened. */
+function neverConnected(error: unknown): boolean {
+  const e = error as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+  if (error instanceof NetguardRefusal || (typeof e?.code === 'string' && (CONNECT_CODES.has(e.code) || e.code === NETGUARD_REFUSED))) return true;
+  return e?.cause !== undefined && e.cause !== error && neverConnected(e.cause);
+}
+
+function describe(error: unknown): string {
+  const e = error as { message?: unknown; code?: unknown; cause?: { message?: unknown } };
+  const own = typeof e?.message === 'string' ? e.message : String(error);
+  const cause = typeof e?.cause?.message === 'string' && e.cause.message !== own ? ` (${e.cause.message})` : '';
+  return `${own}${cause}`.slice(0, 300);
+}
+
+/** Drops a body we will not read; its late 'aborted' error has nobody to reach. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/** Reads a body under a cap; over it, the stream is destroyed and the failure names the cap. */
+async function readCapped(body: Dispatcher.ResponseData['body'], max: number, what: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > max) {
+      discard(body);
+      throw new A2aWireError('A2aAnswerTooLarge', `${what} is larger than ${max} bytes; refused`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A refusal with a code, before deciding the disposition (which depends on the phase). */
+class A2aWireError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly rpcCode?: number,
+  ) {
+    super(message);
+  }
+}
+
+function partValue(part: unknown): unknown {
+  if (!isObject(part)) return null;
+  if (typeof part.text === 'string') return part.text;
+  if ('data' in part) return part.data ?? null;
+  if (typeof part.url === 'string') return { url: part.url, ...(typeof part.mediaType === 'string' ? { mediaType: part.mediaType } : {}) };
+  if (typeof part.raw === 'string') return { raw: part.raw, ...(typeof part.mediaType === 'string' ? { mediaType: part.mediaType } : {}) };
+  return null;
+}
+
+function messagePart(message: A2aMessageInput): Json {
+  return typeof message === 'string' ? { text: message } : { data: message };
+}
+
+interface Endpoint {
+  url: string;
+  tenant?: string;
+  streaming: boolean;
+}
+
+export function createA2aClient(options: A2aClientOptions): A2aClient {
+  const pins = new A2aPins(options.dataDir);
+  const cardMax = options.cardMaxBytes ?? CARD_MAX_BYTES;
+  const answerMax = options.answerMaxBytes ?? ANSWER_MAX_BYTES;
+  const deadline = options.requestDeadlineMs ?? REQUEST_DEADLINE_MS;
+  const poll = options.poll ?? { initialMs: 200, maxMs: 2_000 };
+  const closing = new AbortController();
+  const verifyCard = options.verifyCard ?? planeVerifier;
+
+  /** One HTTP exchange through the given dispatcher: no redirect followed, a deadline, a cap. */
+  async function exchange(url: string, init: { method: 'GET' | 'POST'; body?: string; accept: string; signal?: AbortSignal }): Promise<Dispatcher.ResponseData> {
+    const signals = [AbortSignal.timeout(deadline), closing.signal, ...(init.signal ? [init.signal] : [])];
+    const response = await undiciRequest(url, {
+      method: init.method,
+      dispatcher: options.dispatcher,
+      headers: { 'a2a-version': A2A_VERSION, accept: init.accept, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(init.body !== undefined ? { body: init.body } : {}),
+      signal: AbortSignal.any(signals),
+      headersTimeout: deadline,
+      bodyTimeout: deadline,
+    });
+    if (response.statusCode >= 300 && response.statusCode < 400) {
+      discard(response.body);
+      // An allowed host must not hand the decision to a third one.
+      const location = response.headers.location;
+      throw new A2aWireError('A2aRedirectRefused', `${url} answered ${response.statusCode} redirecting to ${typeof location === 'string' ? location : '(no location)'}; redirects are not followed`);
+    }
+    return response;
+  }
+
+  async function fetchCard(cardUrl: string): Promise<{ card: Json; verified: A2aAnswer['card'] }> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await exchange(cardUrl, { method: 'GET', accept: 'application/json' });
+    } catch (error) {
+      if (error instanceof A2aWireError) throw new EffectFailure(error.code, `the card at ${cardUrl}: ${error.message}`, 'DidNotHappen');
+      throw new EffectFailure('A2aCardUnreachable', `the card at ${cardUrl} could not be fetched: ${describe(error)}`, 'DidNotHappen');
+    }
+    let text: string;
+    try {
+      if (response.statusCode !== 200) {
+        discard(response.body);
+        throw new A2aWireError('A2aCardUnavailable', `answered HTTP ${response.statusCode}`);
+      }
+      text = await readCapped(response.body, cardMax, 'the card');
+    } catch (error) {
+      throw new EffectFailure(error instanceof A2aWireError ? error.code : 'A2aCardUnreachable', `the card at ${cardUrl}: ${describe(error)}`, 'DidNotHappen');
+    }
+    let card: unknown;
+    try {
+      card = JSON.parse(text);
+    } catch {
+      throw new EffectFailure('A2aCardInvalid', `the card at ${cardUrl} is not JSON`, 'DidNotHappen');
+    }
+    if (!isObject(card)) throw new EffectFailure('A2aCardInvalid', `the card at ${cardUrl} is not a JSON object`, 'DidNotHappen');
+    return { card, verified: await judgeSignature(cardUrl, card) };
+  }
+
+  async function judgeSignature(cardUrl: string, card: Json): Promise<A2aAnswer['card']> {
+    const origin = new URL(cardUrl).origin;
+    const signed = Array.isArray(card.signatures) && card.signatures.length > 0;
+    let pinned;
+    try {
+      pinned = pins.pinOf(origin);
+    } catch (error) {
+      throw new EffectFailure('A2aPinsUnreadable', (error as Error).message, 'DidNotHappen');
+    }
+    if (!signed) {
+      if (pinned) throw new EffectFailure('A2aCardUnsigned', `the card at ${cardUrl} is unsigned, but ${origin} is pinned to key ${pinned.keyId}; a stripped signature is refused`, 'DidNotHappen');
+      return { verified: false };
+    }
+    // A pinned origin is verified against its pin first: a card carrying a signature by the
+    // pinned key (say, beside a new one during a rotation) is the same agent.
+    if (pinned) {
+      const byPin = await verifyCard(card, pinned.jwk);
+      if (byPin.ok) return { verified: true, keyId: byPin.keyId };
+      if (!byPin.keyMismatch) throw new EffectFailure('A2aCardSignatureInvalid', `the card at ${cardUrl} is signed, but its signature does not verify: ${byPin.reason}`, 'DidNotHappen');
+    }
+    const result = await verifyCard(card);
+    if (!result.ok) throw new EffectFailure('A2aCardSignatureInvalid', `the card at ${cardUrl} is signed, but its signature does not verify: ${result.reason}`, 'DidNotHappen');
+    const verdict = pins.judge(origin, result.keyId, result.jwk);
+    if (verdict.kind === 'changed') {
+      throw new EffectFailure(
+        'A2aPinnedKeyChanged',
+        `the card at ${cardUrl} is signed with key ${result.keyId}, but ${origin} is pinned to key ${verdict.pinned.keyId}; refused until a person accepts the new key (agentplane a2a pins accept ${origin})`,
+        'DidNotHappen',
+      );
+    }
+    return { verified: true, keyId: result.keyId };
+  }
+
+  function chooseInterface(cardUrl: string, card: Json): Endpoint {
+    const interfaces = Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces.filter(isObject) : [];
+    const chosen = interfaces.find((i) => i.protocolBinding === 'JSONRPC' && (i.protocolVersion === A2A_VERSION || (typeof i.protocolVersion === 'string' && i.protocolVersion.startsWith(`${A2A_VERSION}.`))));
+    if (!chosen || typeof chosen.url !== 'string') {
+      const offered = interfaces.map((i) => `${String(i.protocolBinding)} ${String(i.protocolVersion ?? '?')}`).join(', ') || 'none';
+      throw new EffectFailure('A2aNoInterface', `the card at ${cardUrl} offers no JSONRPC interface at A2A ${A2A_VERSION} (it offers: ${offered})`, 'DidNotHappen');
+    }
+    let url: URL;
+    try {
+      url = new URL(chosen.url);
+    } catch {
+      throw new EffectFailure('A2aNoInterface', `the card at ${cardUrl} names an interface URL that is not a URL`, 'DidNotHappen');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new EffectFailure('A2aNoInterface', `the card at ${cardUrl} names an interface that is not http(s): ${url.protocol}`, 'DidNotHappen');
+    const capabilities = isObject(card.capabilities) ? card.capabilities : {};
+    return { url: url.href, ...(typeof chosen.tenant === 'string' && chosen.tenant !== '' ? { tenant: chosen.tenant } : {}), streaming: capabilities.streaming === true };
+  }
+
+  /** One JSON-RPC call; the answer's `result`, or an A2aWireError naming the error. */
+  async function rpc(endpoint: Endpoint, method: string, params: Json, signal?: AbortSignal): Promise<Json> {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params: { ...params, ...(endpoint.tenant ? { tenant: endpoint.tenant } : {}) } });
+    const response = await exchange(endpoint.url, { method: 'POST', body, accept: 'application/json', ...(signal ? { signal } : {}) });
+    const text = await readCapped(response.body, answerMax, `the answer to ${method}`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} (HTTP ${response.statusCode}) is not JSON`);
+    }
+    if (!isObject(parsed)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} is not a JSON-RPC response`);
+    if (isObject(parsed.error)) {
+      const code = typeof parsed.error.code === 'number' ? parsed.error.code : NaN;
+      const message = typeof parsed.error.message === 'string' ? parsed.error.message.slice(0, 200) : '';
+      throw new A2aWireError('A2aRemoteError', `${method} was refused with ${code}: ${message}`, code);
+    }
+    if (!isObject(parsed.result)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} has no result object`);
+    return parsed.result;
+  }
+
+  async function send(endpoint: Endpoint, request: A2aSendRequest): Promise<Json> {
+    const message = {
+      messageId: randomUUID(),
+      role: 'ROLE_USER',
+      parts: [messagePart(request.message)],
+      ...(request.skill !== undefined ? { metadata: { skill: request.skill } } : {}),
+    };
+    try {
+      return await rpc(endpoint, 'SendMessage', { message, configuration: { returnImmediately: true } });
+    } catch (error) {
+      if (error instanceof A2aWireError) {
+        if (error.rpcCode !== undefined && CLEAN_REFUSALS.has(error.rpcCode)) throw new EffectFailure(error.code, error.message, 'DidNotHappen');
+        if (error.code === 'A2aRedirectRefused') throw new EffectFailure(error.code, error.message, 'DidNotHappen');
+        throw new EffectFailure(error.code, `${error.message}; the message may have been acted on`, 'InDoubt');
+      }
+      if (neverConnected(error)) throw new EffectFailure('A2aUnreachable', `SendMessage to ${endpoint.url} was not sent: ${describe(error)}`, 'DidNotHappen');
+      throw new EffectFailure('A2aNoAnswer', `SendMessage to ${endpoint.url} left and no answer came: ${describe(error)}`, 'InDoubt');
+    }
+  }
+
+  function stateOf(task: Json): string {
+    return isObject(task.status) && typeof task.status.state === 'string' ? task.status.state : 'TASK_STATE_UNSPECIFIED';
+  }
+
+  async function getTask(endpoint: Endpoint, id: string, signal?: AbortSignal): Promise<Json> {
+    const result = await rpc(endpoint, 'GetTask', { id }, signal);
+    return result;
+  }
+
+  const sleep = (ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const onAbort = () => (clearTimeout(timer), resolve());
+      const timer = setTimeout(() => (signal.removeEventListener('abort', onAbort), resolve()), ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+
+  async function followByPolling(endpoint: Endpoint, id: string, signal: AbortSignal): Promise<Json | null> {
+    let wait = poll.initialMs;
+    for (;;) {
+      await sleep(wait, signal);
+      if (signal.aborted) return null;
+      const task = await getTask(endpoint, id, signal);
+      if (TERMINAL.has(stateOf(task)) || INTERRUPTED.has(stateOf(task))) return task;
+      wait = Math.min(poll.maxMs, Math.round(wait * 1.5));
+    }
+  }
+
+  /** SubscribeToTask until a terminal or interrupted status arrives; the state, or null if aborted. */
+  async function followByStream(endpoint: Endpoint, id: string, signal: AbortSignal): Promise<string | null> {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method: 'SubscribeToTask', params: { id, ...(endpoint.tenant ? { tenant: endpoint.tenant } : {}) } });
+    const response = await undiciRequest(endpoint.url, {
+      method: 'POST',
+      dispatcher: options.dispatcher,
+      headers: { 'a2a-version': A2A_VERSION, accept: 'text/event-stream', 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.any([signal, closing.signal]),
+      headersTimeout: deadline,
+      // A remote task may be quiet for long; the stream is bounded per event instead.
+      bodyTimeout: 0,
+    }).catch((error: unknown) => {
+      if (signal.aborted) return null;
+      throw error;
+    });
+    if (!response) return null;
+    if (response.statusCode >= 300) {
+      discard(response.body);
+      throw new A2aWireError('A2aAnswerInvalid', `SubscribeToTask answered HTTP ${response.statusCode}`);
+    }
+    const contentType = String(response.headers['content-type'] ?? '');
+    if (!contentType.includes('text/event-stream')) {
+      // A JSON-RPC error (e.g. the task is already terminal: UnsupportedOperation) comes as JSON.
+      // It can also be a task that ended between SendMessage and the subscription: either way,
+      // polling reads the task as it is.
+      await readCapped(response.body, answerMax, 'the answer to SubscribeToTask');
+      return 'TASK_STATE_UNSPECIFIED';
+    }
+    let buffer = '';
+    try {
+      for await (const chunk of response.body) {
+        buffer += (chunk as Buffer).toString('utf8');
+        if (buffer.length > answerMax) throw new A2aWireError('A2aAnswerTooLarge', `one SubscribeToTask event is larger than ${answerMax} bytes; refused`);
+        let end: number;
+        while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+          const data = event
+            .split(/\r?\n/)
+            .filter((line) => line.startsWith('data:'))
+            .map((line) => line.slice(5).trimStart())
+            .join('\n');
+          if (!data) continue;
+          const parsed = JSON.parse(data) as Json;
+          if (isObject(parsed.error)) throw new A2aWireError('A2aRemoteError', `SubscribeToTask failed with ${String(parsed.error.code)}`, Number(parsed.error.code));
+          const result = isObject(parsed.result) ? parsed.result : {};
+          const state = isObject(result.task) ? stateOf(result.task) : isObject(result.statusUpdate) ? stateOf(result.statusUpdate) : null;
+          if (state && (TERMINAL.has(state) || INTERRUPTED.has(state))) {
+            discard(response.body);
+            return state;
+          }
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) return null;
+      throw error;
+    }
+    // The stream ended without a final status: the caller reads the task instead.
+    return 'TASK_STATE_UNSPECIFIED';
+  }
+
+  async function cancelRemote(endpoint: Endpoint, id: string): Promise<string> {
+    try {
+      const task = await rpc(endpoint, 'CancelTask', { id });
+      return `CancelTask answered ${stateOf(task)}`;
+    } catch (error) {
+      // A repeat of a cancel that landed meets TaskNotCancelable: never a second act.
+      return `CancelTask failed: ${describe(error)}`;
+    }
+  }
+
+  function answerOf(taskOrMessage: Json, card: A2aAnswer['card'], taskId?: string): A2aAnswer {
+    const artifacts = (Array.isArray(taskOrMessage.artifacts) ? taskOrMessage.artifacts.filter(isObject) : []).map((a) => ({
+      artifactId: typeof a.artifactId === 'string' ? a.artifactId : '',
+      ...(typeof a.name === 'string' && a.name !== '' ? { name: a.name } : {}),
+      parts: Array.isArray(a.parts) ? a.parts.map(partValue) : [],
+    }));
+    // A message answer (no task) carries its parts directly; they read as one artifact.
+    if (taskId === undefined && Array.isArray(taskOrMessage.parts)) artifacts.push({ artifactId: typeof taskOrMessage.messageId === 'string' ? taskOrMessage.messageId : '', parts: taskOrMessage.parts.map(partValue) });
+    const values = artifacts.flatMap((a) => a.parts);
+    return { ...(taskId !== undefined ? { taskId } : {}), artifacts, value: values.length === 1 ? values[0] : values, card };
+  }
+
+  function statusText(task: Json): string {
+    const message = isObject(task.status) && isObject(task.status.message) ? task.status.message : null;
+    const texts = Array.isArray(message?.parts) ? message.parts.map(partValue).filter((v): v is string => typeof v === 'string') : [];
+    return texts.length ? `: ${texts.join(' ').slice(0, 200)}` : '';
+  }
+
+  return {
+    pins,
+    destinationOf(card) {
+      try {
+        return new URL(card).origin;
+      } catch {
+        return card;
+      }
+    },
+    async call(request, _at: EffectAt, signal) {
+      const { card, verified } = await fetchCard(request.card);
+      const endpoint = chooseInterface(request.card, card);
+      const answer = await send(endpoint, request);
+      if (isObject(answer.message)) return answerOf(answer.message, verified);
+      if (!isObject(answer.task) || typeof answer.task.id !== 'string') {
+        throw new EffectFailure('A2aAnswerInvalid', 'SendMessage answered neither one task nor one message; the message may have been acted on', 'InDoubt');
+      }
+      const id = answer.task.id;
+      let task = answer.task;
+      if (!TERMINAL.has(stateOf(task)) && !INTERRUPTED.has(stateOf(task))) {
+        try {
+          const state = endpoint.streaming ? await followByStream(endpoint, id, signal) : null;
+          if (signal.aborted) {
+            const cancel = await cancelRemote(endpoint, id);
+            throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
+          }
+          const finished = endpoint.streaming && state !== 'TASK_STATE_UNSPECIFIED' ? await getTask(endpoint, id) : await followByPolling(endpoint, id, signal);
+          if (!finished || signal.aborted) {
+            const cancel = await cancelRemote(endpoint, id);
+            throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
+          }
+          task = finished;
+        } catch (error) {
+          if (error instanceof EffectFailure) throw error;
+          // The run's cancel can also land mid-request (a GetTask in flight): still a cancel.
+          if (signal.aborted) {
+            const cancel = await cancelRemote(endpoint, id);
+            throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
+          }
+          // The task exists and its outcome is unknown to us: a person decides.
+          throw new EffectFailure('A2aFollowLost', `remote task ${id} was created, then following it failed: ${describe(error)}`, 'InDoubt');
+        }
+      }
+      const state = stateOf(task);
+      if (state === 'TASK_STATE_COMPLETED') return answerOf(task, verified, id);
+      if (INTERRUPTED.has(state)) {
+        throw new EffectFailure('RemoteTaskNeedsInput', `remote task ${id} is ${state}${statusText(task)}; this plane's client does not answer a remote agent's questions`, 'Landed');
+      }
+      throw new EffectFailure('RemoteTaskFailed', `remote task ${id} ended ${state}${statusText(task)}`, 'Landed');
+    },
+    close() {
+      closing.abort(new Error('the A2A client is closing'));
+    },
+  };
+}
