@@ -12,7 +12,7 @@ import type { Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { sections } from '../../src-renderer/src/sections/sections';
 
-export const SECTION_LABELS = ['Peers', 'Runs', 'Approvals', 'Spend', 'Sessions', 'Editor sessions', 'MCP', 'Settings'] as const;
+export const SECTION_LABELS = ['Peers', 'Runs', 'Approvals', 'Spend', 'Sessions', 'Editor sessions', 'MCP', 'Settings', 'Remote agents'] as const;
 export type SectionLabel = (typeof SECTION_LABELS)[number];
 
 /** Waits for UI that updates asynchronously (events, reconnects) without fixed sleeps. */
@@ -50,7 +50,7 @@ export async function expectSectionShown(page: Page, label: SectionLabel): Promi
   await page.getByRole('main').getByText(emptyTextOf(label), { exact: true }).waitFor({ state: 'visible' });
 }
 
-/** The nav landmark holds exactly the eight section buttons, in Alt+1…Alt+8 order. */
+/** The nav landmark holds exactly the section buttons, in Alt+1…Alt+9 order. */
 export async function expectShellRendered(page: Page): Promise<void> {
   await sectionsNav(page).waitFor({ state: 'visible' });
   await expect.poll(() => sectionsNav(page).getByRole('button').count(), POLL).toBe(SECTION_LABELS.length);

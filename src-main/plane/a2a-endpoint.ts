@@ -21,7 +21,9 @@ import type { Logger } from '../base/logger';
 import { writePrivateFileAtomically } from '../base/private-files';
 import { loadOrCreatePlaneKey } from '../journal/plane-key';
 import { loopbackGuard } from '../net/loopback-guard';
-import { createA2aHandler } from '../protocols/a2a/a2a-server';
+import { createA2aHandler, type A2aPlaneDoor } from '../protocols/a2a/a2a-server';
+import { refusePushTarget, startPushWorker } from '../protocols/a2a/a2a-push';
+import { PushStore } from '../protocols/a2a/push-store';
 import { approveWithOf } from './mcp-endpoint';
 
 const A2aAddressSchema = z.object({ port: z.number().int().min(1).max(65535), token: z.string().min(32).max(200) });
@@ -73,16 +75,22 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
   const key = await loadOrCreatePlaneKey(plane.dataDir);
   let port = 0;
   const approveWith = approveWithOf(options.uiOrigin, plane.dataDir);
+  // The plane's one door, acting for the A2A caller (trigger via `a2a`).
+  const door: A2aPlaneDoor = {
+    dispatch: (name, request, context) => plane.dispatch(name, request, { transport: 'local', caller: { principal: context.principal, via: 'a2a' } }),
+    onJournal: (listener) =>
+      plane.events.subscribe((event) => {
+        if (event.name === 'journal.appended') listener(event.payload.runs);
+      }),
+    approveWith,
+  };
+  // Push notifications: configs and cursors in <dataDir>/a2a-push.json, delivered by a worker
+  // through the plane's netguard; it resumes every config from its cursor when the plane restarts.
+  const pushStore = new PushStore(plane.dataDir);
+  const pushWorker = startPushWorker({ store: pushStore, door, netguard: plane.netguard, logger: options.logger });
   const handler = createA2aHandler({
-    // The plane's one door, acting for the A2A caller (trigger via `a2a`).
-    door: {
-      dispatch: (name, request, context) => plane.dispatch(name, request, { transport: 'local', caller: { principal: context.principal, via: 'a2a' } }),
-      onJournal: (listener) =>
-        plane.events.subscribe((event) => {
-          if (event.name === 'journal.appended') listener(event.payload.runs);
-        }),
-      approveWith,
-    },
+    door,
+    push: { store: pushStore, refuseTarget: (url) => refusePushTarget(plane.netguard, url), poke: (taskId) => pushWorker.poke(taskId) },
     token,
     key,
     guard: loopbackGuard(() => port),
@@ -97,7 +105,13 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
     port = await listen(server, last.port).catch(() => 0);
     if (port === 0) server = make();
   }
-  if (port === 0) port = await listen(server, options.port ?? 0);
+  if (port === 0) {
+    // A port that cannot be had leaves no worker behind following the journal.
+    port = await listen(server, options.port ?? 0).catch(async (error: unknown) => {
+      await pushWorker.close();
+      throw error;
+    });
+  }
   writePrivateFileAtomically(a2aAddressPath(plane.dataDir), `${JSON.stringify({ port, token } satisfies A2aAddress)}\n`);
   const url = `http://127.0.0.1:${port}/`;
   options.logger.log('info', 'a2a endpoint listening', { url });
@@ -107,10 +121,13 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
     port,
     token,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      closing ??= Promise.all([
+        pushWorker.close(),
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+      ]).then(() => undefined);
       return closing;
     },
   };

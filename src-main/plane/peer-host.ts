@@ -41,6 +41,7 @@ import { mintSession, SessionBook } from '../peers/session-token';
 import { BUILTIN_SKILLS, describeSkills, skillPrograms } from '../peers/skills';
 import type { McpRoute } from '../protocols/mcp/mcp-http';
 import { mountPeerMcp, peerMcpUrl } from './peer-mcp';
+import { mountPeerA2a, peerA2aUrl } from './peer-a2a';
 import { PeerPolicy } from '../peers/peer-policy';
 
 export interface PeerSettings {
@@ -90,6 +91,8 @@ export interface StartedPeer {
   demoAddress: string;
   /** Where a loopback MCP host reaches this peer's skills (`http://127.0.0.1:<port>/mcp`); null when it binds no loopback address. */
   mcpUrl: string | null;
+  /** Where a loopback A2A client reaches this peer (`http://127.0.0.1:<port>/`, cards under `.well-known/` and `a2a/<skill>/`); null when it binds no loopback address. */
+  a2aUrl: string | null;
   runtime: Runtime;
   journal: Journal;
   close(): Promise<void>;
@@ -103,6 +106,8 @@ export interface StartPeerOptions {
   portFile?: string;
   providers?: Map<string, ModelProvider>;
   adminToken?: string | null;
+  /** How long a blocking A2A SendMessage waits for its run (ms); tests shorten it. */
+  a2aBlockMs?: number;
 }
 
 const WILDCARDS = new Set(['0.0.0.0', '::']);
@@ -240,6 +245,8 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
   try {
     // The same budgets as the MCPv2 routes: an MCP host and an MCPv2 session on one address share its rate.
     mcp = await mountPeerMcp(app, { peerId: record.id, runtime, journal, skills, custom, staging, blobs, dataDir, logger, version: appVersion(), requestLimiter, addressLimiter });
+    // A2A on the same port, the same door and token (plane/peer-a2a.ts).
+    await mountPeerA2a(app, { peerId: record.id, runtime, journal, skills, custom, staging, blobs, dataDir, logger, version: appVersion(), port: () => boundPort, ...(options.a2aBlockMs !== undefined ? { blockMs: options.a2aBlockMs } : {}) });
     boundPort = await listenStrict(app, bindHost, record.port, record.portFallback);
   } catch (error) {
     await app.close().catch(() => undefined);
@@ -249,6 +256,8 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
   }
   if (WILDCARDS.has(bindHost)) logger.log('warn', `peer ${record.id} binds every interface (${bindHost}); it is reachable beyond this machine`);
   const mcpUrl = peerMcpUrl(bindHost, boundPort);
+  const a2aUrl = peerA2aUrl(bindHost, boundPort);
+  if (a2aUrl) logger.log('info', `peer ${record.id} serves its skills over A2A at ${a2aUrl} (directory card at ${a2aUrl}.well-known/agent-card.json)`);
   if (mcpUrl) logger.log('info', `peer ${record.id} serves its skills over MCP at ${mcpUrl} (the data dir's MCP token)`);
   else logger.log('info', `peer ${record.id} binds no loopback address (${bindHost}), so its /mcp, which answers loopback callers only, is not reachable`);
   const address = formatPeerAddress(record.publicIp, boundPort);
@@ -269,6 +278,7 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     address,
     demoAddress,
     mcpUrl,
+    a2aUrl,
     runtime,
     journal,
     close() {

@@ -89,6 +89,8 @@ export interface PeerDoorDeps {
   blobs: InputBlobs;
   dataDir: string;
   logger: Logger;
+  /** The protocol this door serves, recorded as the runs' trigger: `mcp` (default) or `a2a`. */
+  via?: NonNullable<CallContext['caller']>['via'];
 }
 
 type DoorCommand = 'agents.list' | 'runs.start' | 'runs.get' | 'runs.list' | 'runs.cancel' | 'journal.records' | 'approvals.decide';
@@ -192,7 +194,7 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
           agent: `skill:${skill}`,
           input: { ...admitted, context: { conversation: principal } },
           chain: [principal],
-          via: 'mcp',
+          via: deps.via ?? 'mcp',
           inputProvenance: principal,
         }));
       } catch (error) {
@@ -240,7 +242,7 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
   return {
     dispatch(name, request, { principal }): Promise<Result<unknown>> {
       if (!Object.hasOwn(handlers, name)) return Promise.resolve({ ok: false, error: { code: ErrorCode.UnknownCommand, message: `${name.slice(0, 80)} is not served by a peer's MCP door` } });
-      const context: CallContext = { transport: 'local', caller: { principal, via: 'mcp' } };
+      const context: CallContext = { transport: 'local', caller: { principal, via: deps.via ?? 'mcp' } };
       // Only this door's commands reach the dispatcher (checked above), so the handlers it finds are all here.
       return dispatchCommand(handlers as unknown as CommandHandlers, name, request, context, logFault);
     },

@@ -16,7 +16,7 @@ import { mcpClientHandlers } from './mcp-client-handlers';
 import { a2aClientHandlers } from './a2a-client-handlers';
 import { createA2aClient, type A2aClient } from '../protocols/a2a/client/a2a-client';
 import { createMcpClientPool } from '../protocols/mcp/client/mcp-client-pool';
-import { createNetguard } from '../net/netguard';
+import { createNetguard, type Netguard } from '../net/netguard';
 import { NetAllowStore, netAllowHandlers, planeAllowList, type DerivedAllowSources } from './net-allow';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
@@ -86,6 +86,8 @@ export interface Plane {
   readonly journal: Journal;
   readonly runtime: Runtime;
   readonly peers: PeerSupervisor;
+  /** The one outbound dispatcher (net/netguard.ts): the A2A push worker delivers through it. */
+  readonly netguard: Netguard;
   status(): PlaneStatus;
   /** Runs one command exactly as every transport does. */
   dispatch(name: string, request: unknown, context: CallContext): Promise<Result<unknown>>;
@@ -181,7 +183,10 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...acp.handlers,
     ...mcpEndpointHandlers(config.dataDir, runtime),
     ...mcpClientHandlers(mcpPool),
-    ...a2aClientHandlers(config.dataDir),
+    ...a2aClientHandlers(config.dataDir, {
+      listRuns: (limit) => runtime.listRuns(limit),
+      timeOf: async (seq) => (await journal.readRange(seq, seq, 1))[0]?.time,
+    }),
     ...providerHandlers({ state: providerSettings, providers, env, dataDir: config.dataDir, logger, dispatcher: netguard.dispatcher }),
     ...netAllowHandlers(netAllow, allowSources),
     // An editor session's permission request (under --policy inbox) waits in the same inbox as
@@ -231,6 +236,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     journal,
     runtime,
     peers,
+    netguard,
     status,
     dispatch: (name, request, context) =>
       dispatchCommand(handlers, name, request, context, (command, error) =>

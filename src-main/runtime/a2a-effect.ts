@@ -46,8 +46,12 @@ export interface A2aAnswer {
   artifacts: { artifactId: string; name?: string; parts: unknown[] }[];
   /** The one value when there is exactly one part in all, else every part's value in order. */
   value: unknown;
-  /** Whether the card was signed and verified, and under which key (never the key material). */
-  card: { verified: boolean; keyId?: string };
+  /**
+   * Whether the card was signed and verified, and under which key (never the key material); the
+   * card's own name and description, shortened, so the plane's list of remote agents can say
+   * what each one called itself without fetching its card again (a2a.remotes).
+   */
+  card: { verified: boolean; keyId?: string; name?: string; description?: string };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The shell: sidebar, the selected section, the status bar, the command palette, and the
- * global keys (Alt+1…8 sections, Ctrl/Cmd+K palette). The hash route and the store are kept in
+ * global keys (Alt+1…9 sections, Ctrl/Cmd+K palette). The hash route and the store are kept in
  * step here: a click updates the address (so a reload returns to the view), and the back
  * button or an edited address updates the store.
  */

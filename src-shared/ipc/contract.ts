@@ -19,6 +19,7 @@ import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
 import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session-view';
 import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
+import { A2aRemotesRequestSchema, A2aRemotesSchema } from '../protocol/a2a';
 import { NetAllowEntrySchema, NetAllowListSchema, NetOriginInputSchema } from '../protocol/net-allow';
 import { ProviderModelSchema, ProviderSetRequestSchema, ProvidersListSchema, ProviderTestResultSchema, ProviderViewSchema, SettableProviderSchema } from '../protocol/providers';
 
@@ -430,6 +431,8 @@ export const commands = {
   'a2a.pins.list': { request: Empty, response: z.object({ pins: z.array(A2aPinViewSchema) }) },
   /** A person accepts the changed key an origin's card was refused for; it becomes the pin. */
   'a2a.pins.accept': { request: z.object({ origin: z.string().url() }).strict(), response: A2aPinViewSchema },
+  /** The remote A2A agents the newest runs called (from the journal's `a2a` effects), each with its card's verification state and its tasks. A person's command only. */
+  'a2a.remotes': { request: A2aRemotesRequestSchema, response: A2aRemotesSchema },
   /** Model providers as configured (env over Settings, field by field); never a key, at most its last four characters. A person's command only. */
   'providers.list': { request: Empty, response: ProvidersListSchema },
   /** Stores a provider's key, base URL or default model (null clears) and applies it live. */

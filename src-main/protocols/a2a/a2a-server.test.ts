@@ -92,7 +92,7 @@ describe('the plane over A2A 1.0 (@a2a-js/sdk client)', () => {
     expect(card).toMatchObject({
       name: 'summarize',
       supportedInterfaces: [{ url: `${endpoint.url}a2a/summarize`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-      capabilities: { streaming: true, pushNotifications: false },
+      capabilities: { streaming: true, pushNotifications: true },
       skills: [{ id: 'summarize' }],
     });
     expect(card.securitySchemes).toHaveProperty('bearer.httpAuthSecurityScheme.scheme', 'Bearer');

@@ -29,10 +29,16 @@
  * Only the 1.0 method names are answered: 1.0 renamed every method, and a server answering both
  * would accept clients that have silently lost half the protocol.
  *
- * Not served yet: push notifications (capability false; their methods answer -32003), contexts
- * spanning several runs, continuing an INPUT_REQUIRED task by message (a person answers at the
+ * Push notifications (a2a-push.ts, push-store.ts) are served when the endpoint supplies `push`
+ * (durable config/cursor storage and netguard as the transport); only then do the cards say
+ * `pushNotifications: true` (the capability is in the signed payload), and without it the push
+ * methods answer -32003. A push config is the caller's like its task: every push method names a
+ * task through readOwn first.
+ *
+ * Not served yet: contexts spanning several runs, continuing an INPUT_REQUIRED task by message (a person answers at the
  * plane), file parts.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentSummary, CommandResponse, RunView } from '../../../src-shared/ipc/contract';
 import type { RunOutcome } from '../../../src-shared/vocabulary/runs';
@@ -44,6 +50,7 @@ import type { McpPlaneDoor } from '../mcp/plane-door';
 import { waitSummary } from '../mcp/tool-result';
 import { followRun } from '../mcp/plane-tasks';
 import { signAgentCard } from './card-signature';
+import { MAX_PUSH_CONFIGS_PER_TASK, type PushStore, type StoredPushConfig } from './push-store';
 
 /** The door is the MCP one: the same dispatch naming a caller, the same journal notifications. */
 export type A2aPlaneDoor = McpPlaneDoor;
@@ -114,6 +121,19 @@ export interface A2aServerOptions {
   version: string;
   logger: Logger;
   blockMs?: number;
+  /** Push notifications: absent, the capability is false and the push methods answer -32003. */
+  push?: A2aPushOptions;
+}
+
+export interface A2aPushOptions {
+  store: PushStore;
+  /**
+   * Why a receiver URL may not be used, or null when it may (a2a-endpoint.ts: https, or an
+   * origin on the outbound allow list, and netguard's pre-flight).
+   */
+  refuseTarget(url: string): string | null;
+  /** A config was set: look at its task now. */
+  poke(taskId: string): void;
 }
 
 export function taskStateOf(run: RunView): TaskState {
@@ -124,11 +144,13 @@ export function taskStateOf(run: RunView): TaskState {
 
 const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
 
+export const isTerminalState = (state: TaskState): boolean => TERMINAL.has(state);
+
 function agentMessage(runId: string, text: string): Json {
   return { messageId: `${runId}-status`, role: 'ROLE_AGENT', parts: [{ text }], taskId: runId, contextId: runId };
 }
 
-function artifactOf(run: RunView): Json | null {
+export function artifactOf(run: RunView): Json | null {
   if (taskStateOf(run) !== 'TASK_STATE_COMPLETED' || run.result === undefined) return null;
   const part = typeof run.result === 'string' ? { text: run.result, mediaType: 'text/plain' } : { data: run.result as Json, mediaType: 'application/json' };
   return { artifactId: `${run.runId}-output`, name: 'output', parts: [part] };
@@ -205,7 +227,7 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
       version: options.version,
       provider: { organization: 'AgentPlane (local)', url: options.origin() },
       supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', protocolVersion: A2A_PROTOCOL_VERSION }],
-      capabilities: { streaming: true, pushNotifications: false },
+      capabilities: { streaming: true, pushNotifications: options.push !== undefined },
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: "The plane's A2A token (agentplane serve prints it)." } } },
       securityRequirements: [{ schemes: { bearer: { list: ['a2a'] } } }],
       defaultInputModes: ['application/json', 'text/plain'],
@@ -228,7 +250,7 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
       description: `The agents on this plane; each has its own card at ${options.origin()}/a2a/<agent>/.well-known/agent-card.json.`,
       version: options.version,
       supportedInterfaces: agents.map((a) => ({ url: `${options.origin()}/a2a/${encodeURIComponent(a.name)}`, protocolBinding: 'JSONRPC', protocolVersion: A2A_PROTOCOL_VERSION })),
-      capabilities: { streaming: true, pushNotifications: false },
+      capabilities: { streaming: true, pushNotifications: options.push !== undefined },
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
       securityRequirements: [{ schemes: { bearer: { list: ['a2a'] } } }],
       defaultInputModes: ['application/json', 'text/plain'],
@@ -254,7 +276,24 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     return run ?? ask<RunView>('runs.get', { runId });
   }
 
-  async function admit(agent: AgentSummary, params: Json): Promise<RunView> {
+  /**
+   * A policy denial answered as a Message: the agent declines (seed 002, "A2A, being called").
+   * Not an error: -32603 reads as a transient fault and -32004 as "this agent cannot do that",
+   * and either way a caller retries a decision that will not change. It says only that it was
+   * declined — naming the action and resource the gate keyed on would let a prober map this
+   * plane's authorization vocabulary. No task exists: nothing was admitted.
+   */
+  function declineOf(agent: AgentSummary, message: Json): Json {
+    return {
+      messageId: `declined-${randomUUID()}`,
+      role: 'ROLE_AGENT',
+      parts: [{ text: `${agent.name} declines: this plane's policy does not let this caller start it.` }],
+      ...(typeof message.contextId === 'string' ? { contextId: message.contextId } : {}),
+      metadata: { 'io.agentplane.a2a/declined': true },
+    };
+  }
+
+  async function admit(agent: AgentSummary, params: Json): Promise<{ run: RunView } | { declined: Json }> {
     const message = params.message as Json | undefined;
     if (typeof message !== 'object' || message === null) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message is required', { field: 'message' });
     if (message.role !== 'ROLE_USER') throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.role must be ROLE_USER', { field: 'message.role' });
@@ -263,6 +302,10 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
       throw new RpcError(A2A_ERRORS.unsupportedOperation, 'continuing a task by message is not served: a person answers a waiting run at AgentPlane', { field: 'message.taskId' });
     }
     const input = inputOf(message, agent);
+    // A push config given with the message is checked before admission (a refused URL must not
+    // leave a run behind) and stored once the run exists, so its first event is the first state.
+    const pushInput = ((params.configuration ?? {}) as Json).taskPushNotificationConfig as Json | undefined;
+    if (pushInput !== undefined) checkPushConfig(pushInput, 'configuration.taskPushNotificationConfig.');
     const answer = await door.dispatch('runs.start', { agent: agent.name, input }, context);
     if (!answer.ok) {
       const body = answer.error;
@@ -270,19 +313,80 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
         const field = fieldOfRuntime(body.message);
         throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${body.message}`, { field: field ? `message.parts[0].data.${field}` : 'message.parts[0]' });
       }
-      // A policy denial is a decline, never -32603 (a caller would retry a decision that will not
-      // change); it says only that it was declined, not which rule keyed on what.
-      if (body.code === 'AP_FORBIDDEN') throw new RpcError(A2A_ERRORS.unsupportedOperation, `the plane's policy declined to start ${agent.name} for this caller`);
+      if (body.code === 'AP_FORBIDDEN') return { declined: declineOf(agent, message) };
       throw Object.assign(new Error(body.message), { body });
     }
-    return answer.value as RunView;
+    const run = answer.value as RunView;
+    if (pushInput !== undefined) putPushConfig(run.runId, pushInput);
+    return { run };
+  }
+
+  function pushOrRefuse(): A2aPushOptions {
+    if (!options.push) throw new RpcError(A2A_ERRORS.pushNotSupported, 'push notifications are not served by this endpoint');
+    return options.push;
+  }
+
+  /** A config's fields, checked: a bad one names itself (prefix: where it sat in the request). */
+  function checkPushConfig(input: Json, prefix = ''): void {
+    const push = pushOrRefuse();
+    if (typeof input !== 'object' || input === null) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${prefix || 'params'} must be a push notification config`, { field: prefix || 'params' });
+    if (typeof input.url !== 'string' || input.url.length === 0) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${prefix}url is required`, { field: `${prefix}url` });
+    const refused = push.refuseTarget(input.url);
+    if (refused) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${prefix}url: ${refused}`, { field: `${prefix}url` });
+    if (input.token !== undefined && (typeof input.token !== 'string' || input.token.length > 4096)) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${prefix}token must be a string of at most 4096 characters`, { field: `${prefix}token` });
+    if (input.id !== undefined && (typeof input.id !== 'string' || input.id.length > 200)) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${prefix}id must be a string of at most 200 characters`, { field: `${prefix}id` });
+    const auth = input.authentication as Json | undefined;
+    if (auth !== undefined && (typeof auth !== 'object' || auth === null || typeof auth.scheme !== 'string' || !/^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]{0,99}$/.test(auth.scheme) || typeof auth.credentials !== 'string' || /[\r\n]/.test(auth.credentials))) {
+      throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${prefix}authentication needs an HTTP auth scheme name and credentials on one line`, { field: `${prefix}authentication` });
+    }
+  }
+
+  function putPushConfig(taskId: string, input: Json): Json {
+    const push = pushOrRefuse();
+    const auth = input.authentication as { scheme: string; credentials: string } | undefined;
+    let stored: StoredPushConfig;
+    try {
+      stored = push.store.put({
+        taskId,
+        owner: context.principal,
+        url: input.url as string,
+        ...(typeof input.id === 'string' && input.id !== '' ? { id: input.id } : {}),
+        ...(typeof input.token === 'string' && input.token !== '' ? { token: input.token } : {}),
+        ...(auth ? { authentication: { scheme: auth.scheme, credentials: auth.credentials } } : {}),
+      });
+    } catch (error) {
+      if (error instanceof RangeError) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${error.message}`, { field: 'id', limit: MAX_PUSH_CONFIGS_PER_TASK });
+      throw error;
+    }
+    push.poke(taskId);
+    return pushConfigView(stored);
+  }
+
+  /** A config as answered: the caller's own token back, the credentials never (only their scheme). */
+  function pushConfigView(config: StoredPushConfig): Json {
+    return {
+      id: config.id,
+      taskId: config.taskId,
+      url: config.url,
+      ...(config.token ? { token: config.token } : {}),
+      ...(config.authentication ? { authentication: { scheme: config.authentication.scheme } } : {}),
+    };
+  }
+
+  function ownPushConfig(taskId: string, id: unknown): StoredPushConfig {
+    if (typeof id !== 'string' || id.length === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: id must name a push notification config', { field: 'id' });
+    const config = pushOrRefuse().store.get(taskId, id);
+    if (!config) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: task ${taskId} has no push notification config ${id}`, { field: 'id' });
+    return config;
   }
 
   const stillWorking = (run: RunView) => run.status === 'running';
 
   async function sendMessage(agent: AgentSummary, params: Json, signal: AbortSignal): Promise<Json> {
     const config = (params.configuration ?? {}) as Json;
-    const run = await admit(agent, params);
+    const admitted = await admit(agent, params);
+    if ('declined' in admitted) return { message: admitted.declined };
+    const { run } = admitted;
     // Blocking is the default: unset means blocking (the spec's rule). Admission happened first
     // either way, so the id handed back is one GetTask already answers for.
     if (config.returnImmediately === true) return { task: taskOf(run, door.approveWith) };
@@ -350,8 +454,14 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
       case 'SendMessage':
         return sendMessage(agent, params, aborter.signal);
       case 'SendStreamingMessage': {
-        const run = await admit(agent, params);
-        await stream(res, body.id, run, true, aborter.signal);
+        const admitted = await admit(agent, params);
+        if ('declined' in admitted) {
+          // A stream may be a single Message (the spec's StreamResponse.message): the decline.
+          res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+          res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { message: admitted.declined } })}\n\n`);
+          return undefined;
+        }
+        await stream(res, body.id, admitted.run, true, aborter.signal);
         return undefined;
       }
       case 'GetTask':
@@ -368,11 +478,30 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
         await stream(res, body.id, run, false, aborter.signal);
         return undefined;
       }
-      case 'CreateTaskPushNotificationConfig':
-      case 'GetTaskPushNotificationConfig':
-      case 'ListTaskPushNotificationConfigs':
-      case 'DeleteTaskPushNotificationConfig':
-        throw new RpcError(A2A_ERRORS.pushNotSupported, 'push notifications are not served by this plane yet');
+      // Every push method names a task, and answers for the caller's own tasks only (readOwn).
+      case 'CreateTaskPushNotificationConfig': {
+        pushOrRefuse();
+        const run = await readOwn(params.taskId);
+        checkPushConfig(params);
+        return putPushConfig(run.runId, params);
+      }
+      case 'GetTaskPushNotificationConfig': {
+        pushOrRefuse();
+        const run = await readOwn(params.taskId);
+        return pushConfigView(ownPushConfig(run.runId, params.id));
+      }
+      case 'ListTaskPushNotificationConfigs': {
+        const push = pushOrRefuse();
+        const run = await readOwn(params.taskId);
+        // At most MAX_PUSH_CONFIGS_PER_TASK per task: one page always holds them all.
+        return { configs: push.store.forTask(run.runId).map(pushConfigView), nextPageToken: '' };
+      }
+      case 'DeleteTaskPushNotificationConfig': {
+        const push = pushOrRefuse();
+        const run = await readOwn(params.taskId);
+        push.store.delete(run.runId, ownPushConfig(run.runId, params.id).id);
+        return {};
+      }
       default:
         throw new RpcError(A2A_ERRORS.methodNotFound, `no method ${String(body.method)} (A2A 1.0 names only)`, { method: body.method });
     }

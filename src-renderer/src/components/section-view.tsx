@@ -9,6 +9,7 @@ import { SessionsSection } from '../sections/sessions-section';
 import { AcpSection } from '../sections/acp-section';
 import { McpSection } from '../sections/mcp-section';
 import { SettingsSection } from '../sections/settings-section';
+import { RemoteAgentsSection } from '../sections/remote-agents-section';
 
 /**
  * While the plane cannot be reached, what is on screen is the last state heard, not the
@@ -54,6 +55,8 @@ export function SectionView() {
         <AcpSection empty={section.empty} />
       ) : section.id === 'settings' ? (
         <SettingsSection empty={section.empty} />
+      ) : section.id === 'remotes' ? (
+        <RemoteAgentsSection empty={section.empty} />
       ) : (
         <McpSection empty={section.empty} />
       )}

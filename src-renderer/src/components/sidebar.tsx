@@ -1,6 +1,6 @@
 /**
  * Section navigation. A list of buttons with a roving tab stop: Tab enters the list once,
- * arrow keys (and Home/End) move between sections and open them, and Alt+1…8 jump from
+ * arrow keys (and Home/End) move between sections and open them, and Alt+1…9 jump from
  * anywhere (see app.tsx). The current section is marked with aria-current. Approvals shows how
  * many runs wait; the count is a description, so the button's name stays the section's.
  */

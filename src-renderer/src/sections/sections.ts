@@ -44,6 +44,11 @@ export const sections = [
     // Always shown as the view's introduction (there are always four providers to configure).
     empty: 'Model providers for your agents: a key, a base URL and a default model each. Keys are kept by the plane and never shown again; AGENTPLANE_* variables set at launch win over what is saved here.',
   },
+  {
+    id: 'remotes',
+    label: 'Remote agents',
+    empty: 'No remote agents called yet. When an agent’s a2a step (or an a2a: tool) calls a remote A2A agent, its card appears here with its name, whether its signature verified against the key pinned for it, and each task it ran for one of your runs.',
+  },
 ] as const;
 
 export type SectionId = (typeof sections)[number]['id'];

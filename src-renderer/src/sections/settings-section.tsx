@@ -8,11 +8,17 @@
  * cleared once the plane has taken it, so the key does not linger in the page. A value set by
  * an AGENTPLANE_* variable wins over Settings: it is shown read-only with the variable's name,
  * because editing it here would change nothing until that variable is unset.
+ *
+ * Outbound connections: netguard refuses loopback, private and metadata addresses unless the
+ * exact origin is allowed. The person's own entries can be removed here; entries derived from a
+ * configured provider or MCP server are shown read-only with where they come from, since they
+ * go when that provider or server goes.
  */
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import type { ProviderView, SettableProvider } from '../../../src-shared/protocol/providers';
 import { Fact } from '../components/fact';
 import { StatusPill } from '../components/status-pill';
+import type { NetAllowEntry } from '../../../src-shared/protocol/net-allow';
 import { useApp } from '../store/store-context';
 
 const TITLES: Record<SettableProvider, string> = {
@@ -202,6 +208,92 @@ function ProviderCard({ view }: { view: ProviderView }) {
   );
 }
 
+function derivedFrom(entry: NetAllowEntry): string {
+  if (entry.source === 'provider') return `from the ${entry.from ?? ''} provider’s base URL`;
+  if (entry.source === 'mcp-server') return `from the MCP server ${entry.from ?? ''}`;
+  return '';
+}
+
+function OutboundConnections() {
+  const headingId = useId();
+  const inputId = useId();
+  const list = useApp((s) => s.netAllow);
+  const error = useApp((s) => s.netAllowError);
+  const actionError = useApp((s) => s.netAllowActionError);
+  const busy = useApp((s) => s.netAllowBusy);
+  const refresh = useApp((s) => s.refreshNetAllow);
+  const add = useApp((s) => s.addNetAllow);
+  const remove = useApp((s) => s.removeNetAllow);
+  const [origin, setOrigin] = useState('');
+  useEffect(() => void refresh(), [refresh]);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (await add(origin.trim())) setOrigin('');
+  };
+  return (
+    <section className="stack" aria-labelledby={headingId}>
+      <h2 id={headingId}>Outbound connections</h2>
+      <p>
+        The plane refuses to connect to your own network (loopback, private and link-local addresses) and to the cloud metadata address, whatever a card, a redirect or a DNS answer says, unless the
+        exact origin is allowed here. A provider or MCP server you configured is allowed by itself.
+      </p>
+      {error ? (
+        <p className="inline-error" role="alert">
+          Could not read the allow list: {error}
+        </p>
+      ) : null}
+      {list ? (
+        list.entries.length === 0 ? (
+          <p className="muted">Nothing is allowed beyond the public internet.</p>
+        ) : (
+          <ul className="allow-list" aria-label="Allowed origins">
+            {list.entries.map((entry) => (
+              <li key={`${entry.source}:${entry.origin}:${entry.from ?? ''}`}>
+                <code>{entry.origin}</code>{' '}
+                {entry.source === 'allow-list' ? (
+                  <button type="button" className="button small danger" disabled={busy} onClick={() => void remove(entry.origin)} aria-label={`Remove ${entry.origin} from the allow list`}>
+                    Remove
+                  </button>
+                ) : (
+                  <span className="muted">({derivedFrom(entry)}; read-only here)</span>
+                )}
+              </li>
+            ))}
+          </ul>
+        )
+      ) : error ? null : (
+        <p className="muted">Reading the allow list…</p>
+      )}
+      <form className="inline-form" aria-label="Allow an origin" onSubmit={submit} noValidate>
+        <div className="field">
+          <label htmlFor={inputId}>Origin to allow</label>
+          <input
+            id={inputId}
+            value={origin}
+            placeholder="http://127.0.0.1:8080"
+            autoComplete="off"
+            spellCheck={false}
+            aria-describedby={`${inputId}-hint`}
+            aria-invalid={actionError ? true : undefined}
+            onChange={(e) => setOrigin(e.target.value)}
+          />
+          <span className="field-hint" id={`${inputId}-hint`}>
+            An exact origin: scheme, host and port{list ? <>; saved in <code>{list.file}</code></> : null}.
+          </span>
+        </div>
+        <button type="submit" className="button small primary" disabled={busy || origin.trim() === ''}>
+          {busy ? 'Saving…' : 'Allow'}
+        </button>
+      </form>
+      {actionError ? (
+        <p className="form-error" role="alert">
+          {actionError}
+        </p>
+      ) : null}
+    </section>
+  );
+}
+
 export function SettingsSection({ empty }: { empty: string }) {
   const headingId = useId();
   const list = useApp((s) => s.providersList);
@@ -230,6 +322,7 @@ export function SettingsSection({ empty }: { empty: string }) {
         ) : null}
         {list ? list.providers.map((view) => <ProviderCard key={view.id} view={view} />) : error ? null : <p className="muted">Reading the provider settings…</p>}
       </section>
+      <OutboundConnections />
     </div>
   );
 }

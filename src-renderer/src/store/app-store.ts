@@ -21,6 +21,7 @@ import { createApprovalsSlice, type ApprovalsSlice } from './approvals-slice';
 import { createMcpSlice, type McpSlice } from './mcp-slice';
 import { createPeersSlice, type PeersSlice } from './peers-slice';
 import { createRunsSlice, type RunsSlice } from './runs-slice';
+import { createRemoteAgentsSlice, type RemoteAgentsSlice } from './remote-agents-slice';
 import { createSettingsSlice, type SettingsSlice } from './settings-slice';
 import { createSpendSlice, type SpendSlice } from './spend-slice';
 import type { SliceDeps, StoreEnv } from './store-types';
@@ -49,6 +50,7 @@ export type AppState = ConnectionSlice &
   AcpSlice &
   McpSlice &
   SettingsSlice &
+  RemoteAgentsSlice &
   UiSlice & {
     start(): () => void;
   };
@@ -84,6 +86,8 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       get().noteAcpChanges(runs);
       // A commit may move spend (an effect billed, a run sealed); read only while it is shown.
       get().touchSpend();
+      // A commit may hold a call to a remote A2A agent; the list is re-read while it is shown.
+      if (get().section === 'remotes') void get().refreshRemotes();
     };
 
     const refreshLists = () => {
@@ -111,7 +115,8 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       // MCP: a snapshot of the plane's state, not of the journal; re-read while it is shown.
       if (get().section === 'mcp') void get().refreshMcp();
       // Provider settings: likewise the plane's state; re-read while Settings is shown.
-      if (get().section === 'settings') void get().refreshProviders();
+      if (get().section === 'settings') void Promise.all([get().refreshProviders(), get().refreshNetAllow()]);
+      if (get().section === 'remotes') void get().refreshRemotes();
     };
 
     const applyEvent = (event: PlaneEvent) => {
@@ -136,6 +141,7 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       ...createAcpSlice(deps),
       ...createMcpSlice(deps),
       ...createSettingsSlice(deps),
+      ...createRemoteAgentsSlice(deps),
       ...createUiSlice(deps, initialRoute),
 
       async refreshStatus() {

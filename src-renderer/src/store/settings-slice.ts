@@ -10,8 +10,12 @@
  *
  * A connection test's answer is a result, not a refusal: `{ok: false, error}` carries the
  * provider's own words (a wrong key's 401), kept per provider to show beside its button.
+ *
+ * Outbound connections: netguard's allow list (`net.allow.*`), read like the providers; an
+ * origin the plane refuses to add comes back in its words, shown beside the field.
  */
 import type { CommandRequest } from '../../../src-shared/ipc/contract';
+import type { NetAllowList } from '../../../src-shared/protocol/net-allow';
 import type { ProviderTestResult, ProvidersList, ProviderView, SettableProvider } from '../../../src-shared/protocol/providers';
 import type { SliceDeps } from './store-types';
 
@@ -32,6 +36,16 @@ export interface SettingsSlice {
   saveProvider(request: CommandRequest<'providers.set'>): Promise<boolean>;
   removeProvider(provider: SettableProvider): Promise<boolean>;
   testProvider(provider: SettableProvider, model?: string): Promise<void>;
+  netAllow: NetAllowList | null;
+  /** Why the last read of the allow list failed. */
+  netAllowError: string | null;
+  /** The plane's refusal of the last add or remove, in its words. */
+  netAllowActionError: string | null;
+  netAllowBusy: boolean;
+  refreshNetAllow(): Promise<void>;
+  /** Adds an origin to the person's list; true when the plane took it. */
+  addNetAllow(origin: string): Promise<boolean>;
+  removeNetAllow(origin: string): Promise<boolean>;
 }
 
 function withView(list: ProvidersList | null, view: ProviderView): ProvidersList | null {
@@ -48,6 +62,38 @@ export function createSettingsSlice({ set, get, client }: SliceDeps): SettingsSl
     providerBusy: {},
     providerErrors: {},
     providerTests: {},
+    netAllow: null,
+    netAllowError: null,
+    netAllowActionError: null,
+    netAllowBusy: false,
+
+    async refreshNetAllow() {
+      const result = await client.tryCall('net.allow.list', {});
+      if (result.ok) set({ netAllow: result.value, netAllowError: null });
+      else set({ netAllowError: result.error.message });
+    },
+
+    async addNetAllow(origin) {
+      if (get().netAllowBusy) return false;
+      set({ netAllowBusy: true, netAllowActionError: null });
+      const result = await client.tryCall('net.allow.add', { origin });
+      set({ netAllowBusy: false });
+      if (result.ok) get().announce(`Outbound connections to ${result.value.origin} are allowed.`);
+      else set({ netAllowActionError: result.error.message });
+      await get().refreshNetAllow();
+      return result.ok;
+    },
+
+    async removeNetAllow(origin) {
+      if (get().netAllowBusy) return false;
+      set({ netAllowBusy: true, netAllowActionError: null });
+      const result = await client.tryCall('net.allow.remove', { origin });
+      set({ netAllowBusy: false });
+      if (result.ok) get().announce(result.value.removed ? `Removed ${origin} from the allow list.` : `${origin} was not on the allow list.`);
+      else set({ netAllowActionError: result.error.message });
+      await get().refreshNetAllow();
+      return result.ok;
+    },
 
     async refreshProviders() {
       const result = await client.tryCall('providers.list', {});

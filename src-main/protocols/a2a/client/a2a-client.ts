@@ -18,8 +18,10 @@
  *    preference; matching the binding alone could pick an endpoint speaking a protocol this
  *    client does not), echoing its tenant when it has one;
  * 4. SendMessage with returnImmediately, the capability in message.metadata.skill;
- * 5. follow the task until it ends: SubscribeToTask (SSE) when the card says streaming, else
- *    GetTask polling with backoff; then one GetTask for the final artifacts;
+ * 5. follow the task until it ends: SubscribeToTask (SSE) when the card says streaming, opened
+ *    again when it drops or goes quiet (it is resumable), else GetTask polling with backoff,
+ *    bounded overall by followMaxMs rather than the per-request deadline; then one GetTask for
+ *    the final artifacts;
  * 6. the run's cancel (the signal) sends CancelTask, best effort, and fails RemoteTaskCancelled.
  *
  * Failure dispositions (see a2a-effect.ts for why): anything before the SendMessage left, and a
@@ -44,6 +46,12 @@ export const CARD_MAX_BYTES = 256 * 1024;
 /** One JSON-RPC answer, or one SSE event. */
 export const ANSWER_MAX_BYTES = 4 * 1024 * 1024;
 const REQUEST_DEADLINE_MS = 30_000;
+/** How long a followed remote task may take, overall, before the effect is left in doubt. */
+const FOLLOW_MAX_MS = 6 * 60 * 60_000;
+/** A subscription silent this long is opened again (a half-open connection never errors). */
+const STREAM_IDLE_MS = 60_000;
+/** Subscriptions in a row that died young before following falls back to polling. */
+const MAX_SHORT_SUBSCRIPTIONS = 5;
 
 /**
  * Verifies a signed card: with `pinned`, only a signature by that key counts. The default is
@@ -65,7 +73,12 @@ export interface A2aClientOptions {
   verifyCard?: CardVerifier;
   cardMaxBytes?: number;
   answerMaxBytes?: number;
+  /** Bounds one request (its headers, for a subscription); default 30 s. */
   requestDeadlineMs?: number;
+  /** Bounds following one remote task by subscription or polling; default 6 h. */
+  followMaxMs?: number;
+  /** A subscription with no event for this long is opened again; default 60 s. */
+  streamIdleMs?: number;
   /** GetTask polling: the first wait and the most it grows to, ms. */
   poll?: { initialMs: number; maxMs: number };
 }
@@ -156,6 +169,8 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
   const cardMax = options.cardMaxBytes ?? CARD_MAX_BYTES;
   const answerMax = options.answerMaxBytes ?? ANSWER_MAX_BYTES;
   const deadline = options.requestDeadlineMs ?? REQUEST_DEADLINE_MS;
+  const followMax = options.followMaxMs ?? FOLLOW_MAX_MS;
+  const streamIdle = options.streamIdleMs ?? STREAM_IDLE_MS;
   const poll = options.poll ?? { initialMs: 200, maxMs: 2_000 };
   const closing = new AbortController();
   const verifyCard = options.verifyCard ?? planeVerifier;
@@ -206,7 +221,12 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
       throw new EffectFailure('A2aCardInvalid', `the card at ${cardUrl} is not JSON`, 'DidNotHappen');
     }
     if (!isObject(card)) throw new EffectFailure('A2aCardInvalid', `the card at ${cardUrl} is not a JSON object`, 'DidNotHappen');
-    return { card, verified: await judgeSignature(cardUrl, card) };
+    // The card's name and description travel in the effect's result (a2a.remotes shows them);
+    // shortened, since a card is somebody else's text and the journal keeps it for good.
+    const said = (value: unknown, max: number) => (typeof value === 'string' && value.trim() !== '' ? { text: value.trim().slice(0, max) } : null);
+    const name = said(card.name, 200);
+    const description = said(card.description, 500);
+    return { card, verified: { ...(await judgeSignature(cardUrl, card)), ...(name ? { name: name.text } : {}), ...(description ? { description: description.text } : {}) } };
   }
 
   async function judgeSignature(cardUrl: string, card: Json): Promise<A2aAnswer['card']> {
@@ -328,38 +348,48 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     }
   }
 
-  /** SubscribeToTask until a terminal or interrupted status arrives; the state, or null if aborted. */
-  async function followByStream(endpoint: Endpoint, id: string, signal: AbortSignal): Promise<string | null> {
+  /**
+   * One SubscribeToTask: the final (terminal or interrupted) state, 'TASK_STATE_UNSPECIFIED' when
+   * the server answered JSON instead of a stream (e.g. the task ended first: GetTask reads it),
+   * null when aborted, or `{dropped}` when the stream broke, ended early or went quiet for
+   * streamIdle. The per-request deadline bounds only the headers: a remote task may work for
+   * longer than any one request may take, so the body is bounded per event instead.
+   */
+  async function subscribeOnce(endpoint: Endpoint, id: string, signal: AbortSignal): Promise<string | null | { dropped: string; events: number }> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method: 'SubscribeToTask', params: { id, ...(endpoint.tenant ? { tenant: endpoint.tenant } : {}) } });
-    const response = await undiciRequest(endpoint.url, {
-      method: 'POST',
-      dispatcher: options.dispatcher,
-      headers: { 'a2a-version': A2A_VERSION, accept: 'text/event-stream', 'content-type': 'application/json' },
-      body,
-      signal: AbortSignal.any([signal, closing.signal]),
-      headersTimeout: deadline,
-      // A remote task may be quiet for long; the stream is bounded per event instead.
-      bodyTimeout: 0,
-    }).catch((error: unknown) => {
-      if (signal.aborted) return null;
-      throw error;
-    });
-    if (!response) return null;
-    if (response.statusCode >= 300) {
-      discard(response.body);
-      throw new A2aWireError('A2aAnswerInvalid', `SubscribeToTask answered HTTP ${response.statusCode}`);
-    }
-    const contentType = String(response.headers['content-type'] ?? '');
-    if (!contentType.includes('text/event-stream')) {
-      // A JSON-RPC error (e.g. the task is already terminal: UnsupportedOperation) comes as JSON.
-      // It can also be a task that ended between SendMessage and the subscription: either way,
-      // polling reads the task as it is.
-      await readCapped(response.body, answerMax, 'the answer to SubscribeToTask');
-      return 'TASK_STATE_UNSPECIFIED';
-    }
-    let buffer = '';
+    const idle = new AbortController();
+    let idleTimer = setTimeout(() => idle.abort(), streamIdle);
+    const stillAlive = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => idle.abort(), streamIdle);
+    };
+    let events = 0;
+    const dropped = (error?: unknown) => ({ dropped: idle.signal.aborted ? `no event for ${streamIdle} ms` : error === undefined ? 'the stream ended without a final status' : describe(error), events });
     try {
+      const response = await undiciRequest(endpoint.url, {
+        method: 'POST',
+        dispatcher: options.dispatcher,
+        headers: { 'a2a-version': A2A_VERSION, accept: 'text/event-stream', 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.any([signal, closing.signal, idle.signal]),
+        headersTimeout: deadline,
+        bodyTimeout: 0,
+      });
+      if (response.statusCode >= 300) {
+        discard(response.body);
+        throw new A2aWireError('A2aAnswerInvalid', `SubscribeToTask answered HTTP ${response.statusCode}`);
+      }
+      const contentType = String(response.headers['content-type'] ?? '');
+      if (!contentType.includes('text/event-stream')) {
+        // A JSON-RPC error (e.g. the task is already terminal: UnsupportedOperation) comes as JSON.
+        // It can also be a task that ended between SendMessage and the subscription: either way,
+        // polling reads the task as it is.
+        await readCapped(response.body, answerMax, 'the answer to SubscribeToTask');
+        return 'TASK_STATE_UNSPECIFIED';
+      }
+      let buffer = '';
       for await (const chunk of response.body) {
+        stillAlive();
         buffer += (chunk as Buffer).toString('utf8');
         if (buffer.length > answerMax) throw new A2aWireError('A2aAnswerTooLarge', `one SubscribeToTask event is larger than ${answerMax} bytes; refused`);
         let end: number;
@@ -372,8 +402,14 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
             .map((line) => line.slice(5).trimStart())
             .join('\n');
           if (!data) continue;
-          const parsed = JSON.parse(data) as Json;
+          let parsed: Json;
+          try {
+            parsed = JSON.parse(data) as Json;
+          } catch {
+            throw new A2aWireError('A2aAnswerInvalid', 'a SubscribeToTask event is not JSON');
+          }
           if (isObject(parsed.error)) throw new A2aWireError('A2aRemoteError', `SubscribeToTask failed with ${String(parsed.error.code)}`, Number(parsed.error.code));
+          events += 1;
           const result = isObject(parsed.result) ? parsed.result : {};
           const state = isObject(result.task) ? stateOf(result.task) : isObject(result.statusUpdate) ? stateOf(result.statusUpdate) : null;
           if (state && (TERMINAL.has(state) || INTERRUPTED.has(state))) {
@@ -382,12 +418,41 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
           }
         }
       }
+      return signal.aborted ? null : dropped();
     } catch (error) {
       if (signal.aborted) return null;
-      throw error;
+      // A refusal or a bad answer is the far side's word, not a dropped line: it is not retried.
+      if (error instanceof A2aWireError || closing.signal.aborted) throw error;
+      return dropped(error);
+    } finally {
+      clearTimeout(idleTimer);
     }
-    // The stream ended without a final status: the caller reads the task instead.
-    return 'TASK_STATE_UNSPECIFIED';
+  }
+
+  /**
+   * SubscribeToTask until a terminal or interrupted status arrives; the state, or null if aborted.
+   * A dropped, ended or quiet subscription is opened again — SubscribeToTask is resumable: it
+   * opens with the task as it stands, so nothing is lost between two subscriptions — after a
+   * backoff, for as long as the caller's signal allows (the overall follow bound). A subscription
+   * that outlived one request deadline, or carried an event after its opening snapshot, was a
+   * working one and resets the count; after MAX_SHORT_SUBSCRIPTIONS short ones in a row the
+   * server evidently will not hold a stream, and following falls back to GetTask polling.
+   */
+  async function followByStream(endpoint: Endpoint, id: string, signal: AbortSignal): Promise<string | null> {
+    let wait = poll.initialMs;
+    let short = 0;
+    for (;;) {
+      const opened = Date.now();
+      const outcome = await subscribeOnce(endpoint, id, signal);
+      if (outcome === null || typeof outcome === 'string') return outcome;
+      const healthy = Date.now() - opened >= deadline || outcome.events > 1;
+      short = healthy ? 0 : short + 1;
+      if (healthy) wait = poll.initialMs;
+      if (short >= MAX_SHORT_SUBSCRIPTIONS) return 'TASK_STATE_UNSPECIFIED';
+      await sleep(wait, signal);
+      if (signal.aborted) return null;
+      wait = Math.min(poll.maxMs, Math.round(wait * 1.5));
+    }
   }
 
   async function cancelRemote(endpoint: Endpoint, id: string): Promise<string> {
@@ -438,13 +503,21 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
       const id = answer.task.id;
       let task = answer.task;
       if (!TERMINAL.has(stateOf(task)) && !INTERRUPTED.has(stateOf(task))) {
+        // Following is bounded overall (followMax), not per request: the remote task may work
+        // far longer than one request may take. Past the bound the remote task goes on and its
+        // outcome is unknown here: in doubt, never cancelled behind the person's back.
+        const expiry = AbortSignal.timeout(followMax);
+        const following = AbortSignal.any([signal, expiry]);
+        const expired = () => new EffectFailure('A2aFollowExpired', `remote task ${id} was created, and had not ended after ${followMax} ms of following; it may still finish there`, 'InDoubt');
         try {
-          const state = endpoint.streaming ? await followByStream(endpoint, id, signal) : null;
+          const state = endpoint.streaming ? await followByStream(endpoint, id, following) : null;
+          if (expiry.aborted && !signal.aborted) throw expired();
           if (signal.aborted) {
             const cancel = await cancelRemote(endpoint, id);
             throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
           }
-          const finished = endpoint.streaming && state !== 'TASK_STATE_UNSPECIFIED' ? await getTask(endpoint, id) : await followByPolling(endpoint, id, signal);
+          const finished = endpoint.streaming && state !== 'TASK_STATE_UNSPECIFIED' ? await getTask(endpoint, id) : await followByPolling(endpoint, id, following);
+          if (expiry.aborted && !signal.aborted) throw expired();
           if (!finished || signal.aborted) {
             const cancel = await cancelRemote(endpoint, id);
             throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
@@ -457,6 +530,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
             const cancel = await cancelRemote(endpoint, id);
             throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
           }
+          if (expiry.aborted) throw expired();
           // The task exists and its outcome is unknown to us: a person decides.
           throw new EffectFailure('A2aFollowLost', `remote task ${id} was created, then following it failed: ${describe(error)}`, 'InDoubt');
         }

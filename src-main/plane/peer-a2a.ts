@@ -1,0 +1,84 @@
+/**
+ * A2A 1.0 on a peer's own port: its skills served to A2A clients at
+ * `http://127.0.0.1:<peer port>/` — a directory card at `/.well-known/agent-card.json`, one card
+ * per skill at `/a2a/<skill>/.well-known/agent-card.json`, the JSON-RPC interface at
+ * `/a2a/<skill>` — by the same code that serves the plane's agents (protocols/a2a/a2a-server.ts),
+ * exactly as plane/peer-mcp.ts reuses the MCP surface. Only the door differs: `peerDoor` (from
+ * peer-mcp.ts) answers the plane's commands with handlers over this peer's runtime, so an A2A
+ * task is a skill run like any other: admitted in this peer's runtime (host `peer:<id>`),
+ * journaled, metered, replayed; a task belongs to the caller that admitted it.
+ *
+ * Who may call: the same as the peer's `/mcp` — a holder of the data dir's MCP token
+ * (`mcp-address.json`, loadOrCreateMcpToken), from a loopback address. The caller is principal
+ * `a2a:local` (a2a-server.ts), so the peer's policy is asked about `a2a:local`: the bundled
+ * policy grants it `mcpv2:skill.call` on `skill:*`, as it does `mcp:local`; without that grant
+ * every SendMessage is answered by a decline Message (a2a-server.ts declineOf).
+ * Cards stay public (a caller reads a card before it has credentials), but only to loopback
+ * callers here: the peer's MCPv2 callers on other interfaces are not A2A callers.
+ *
+ * Signing: a peer holds no signing key of its own (its identity to other peers is the MCPv2
+ * secret and, with mTLS, a certificate — neither is an Ed25519 JWS key), so its cards are signed
+ * with the data dir's plane key, the key the plane's own cards carry: a client pinning the
+ * plane's key accepts the peer's cards as the same publisher's.
+ *
+ * Mounted as an encapsulated fastify plugin holding only these paths: the body is left unread
+ * for a2a-server.ts (which reads it under its own 1 MiB cap), and the peer app's root hooks
+ * still run first (a Host that is not the peer's own address is 403, so is any Origin).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '../base/logger';
+import { loadOrCreatePlaneKey } from '../journal/plane-key';
+import { loopbackGuard } from '../net/loopback-guard';
+import { canonicalIp } from '../peers/session-token';
+import { createA2aHandler } from '../protocols/a2a/a2a-server';
+import { loadOrCreateMcpToken } from './mcp-endpoint';
+import { peerDoor, peerMcpUrl, type PeerDoorDeps } from './peer-mcp';
+
+export interface PeerA2aOptions extends PeerDoorDeps {
+  version: string;
+  logger: Logger;
+  /** The bound port (known once the peer listens; cards are built per request). */
+  port: () => number;
+  /** How long a blocking SendMessage waits for its run (ms); tests shorten it. */
+  blockMs?: number;
+}
+
+function isLoopback(ip: string): boolean {
+  return ip === '::1' || /^127\./.test(ip);
+}
+
+/** Mounts the A2A routes on the peer's app (before it listens). */
+export async function mountPeerA2a(app: FastifyInstance, options: PeerA2aOptions): Promise<void> {
+  const token = loadOrCreateMcpToken(options.dataDir);
+  const key = await loadOrCreatePlaneKey(options.dataDir);
+  const handler = createA2aHandler({
+    door: peerDoor({ ...options, via: 'a2a' }),
+    token,
+    key,
+    guard: loopbackGuard(options.port),
+    origin: () => `http://127.0.0.1:${options.port()}`,
+    version: options.version,
+    logger: options.logger,
+    ...(options.blockMs !== undefined ? { blockMs: options.blockMs } : {}),
+  });
+  await app.register(async (scope) => {
+    // a2a-server.ts reads the body itself, under its cap; fastify must leave the stream unread.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      const ip = canonicalIp(request.ip) ?? request.ip;
+      if (!isLoopback(ip)) return reply.code(403).send({ error: "A2A on a peer's port answers callers on this machine (loopback) only" });
+    });
+    const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+      reply.hijack();
+      handler(request.raw, reply.raw);
+    };
+    scope.get('/.well-known/agent-card.json', serve);
+    scope.all('/a2a/*', serve);
+  });
+}
+
+/** Where a loopback A2A client reaches a peer bound at `bindHost` (its directory card's base), or null. */
+export function peerA2aUrl(bindHost: string, port: number): string | null {
+  return peerMcpUrl(bindHost, port)?.replace(/mcp$/, '') ?? null;
+}
