@@ -131,6 +131,26 @@ async function post(body: unknown): Promise<{ status: number; json: unknown }> {
   return { status: response.statusCode, json: response.body.length > 0 ? (JSON.parse(response.body) as unknown) : undefined };
 }
 
+describe('a slot holding a __proto__ key', () => {
+  // Found by the property below (seed 1898991840): the body parser refused the whole batch as
+  // a parse error when one slot held a "__proto__" key, so the valid slot beside it went
+  // unanswered. The key is dropped (it can pollute nothing), and that slot alone is refused.
+  it('is refused on its own (-32600) and the request beside it is answered', async () => {
+    const response = await peer.app.inject({
+      method: 'POST',
+      url: '/mcpv2',
+      headers: { host: `127.0.0.1:${peer.port}`, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: '[{"":{"__proto__":null}},{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"ping","arguments":{}}}]',
+    });
+    expect(response.statusCode).toBe(200);
+    const answers = JSON.parse(response.body) as Array<{ id: unknown; result?: unknown; error?: { code: number } }>;
+    expect(answers.map((a) => a.id)).toEqual([null, 0]);
+    expect(answers[0]?.error?.code).toBe(-32600);
+    expect(answers[1]?.error).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
 describe('random batches', () => {
   it('never 5xx; exactly one answer per request, none for notifications, in request order, each slot answered on its own', async () => {
     await fc.assert(

@@ -129,7 +129,10 @@ function spendBudget(ctx: PeerContext, caller: Caller): (RateDecision & { ok: tr
 }
 
 export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: PEER_BODY_LIMIT, forceCloseConnections: true });
+  // A "__proto__" or "constructor.prototype" key in a body is dropped, not a 400 for the whole
+  // body: it can pollute nothing either way, and refusing the body would leave every valid
+  // request of a batch unanswered for one bad slot (JSON-RPC answers each slot on its own).
+  const app = Fastify({ logger: false, bodyLimit: PEER_BODY_LIMIT, forceCloseConnections: true, onProtoPoisoning: 'remove', onConstructorPoisoning: 'remove' });
   app.removeContentTypeParser('text/plain');
   const hosts = hostsOf(ctx);
 
