@@ -42,13 +42,14 @@ function refusal(path: string, why: string, code: string): NodeJS.ErrnoException
 }
 
 /**
- * Opens `path` for `purpose` without following a symlink; returns the descriptor (the caller
- * closes it). The file is a regular file and 0600 when this returns.
+ * Opens `path` with `flags` never through a symbolic link and never blocking on a FIFO, and
+ * holds it only if it is a regular file: a link or a FIFO/socket is refused naming the file and
+ * why. Returns the descriptor (the caller closes it) and its stat. Other errors (ENOENT) as thrown.
  */
-export function openPrivateFile(path: string, purpose: PrivateOpenPurpose): number {
+function openRegularFile(path: string, flags: number, mode?: number): { fd: number; stat: Stats } {
   let fd: number;
   try {
-    fd = openSync(path, FLAGS[purpose] | NOFOLLOW | NONBLOCK, PRIVATE_FILE_MODE);
+    fd = openSync(path, flags | NOFOLLOW | NONBLOCK, mode);
   } catch (error) {
     // Linux answers ELOOP for a link at the last component under O_NOFOLLOW; some BSDs EMLINK.
     const code = (error as NodeJS.ErrnoException).code;
@@ -59,6 +60,20 @@ export function openPrivateFile(path: string, purpose: PrivateOpenPurpose): numb
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw refusal(path, 'it is not a regular file', 'EINVAL');
+    return { fd, stat };
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * Opens `path` for `purpose` without following a symlink; returns the descriptor (the caller
+ * closes it). The file is a regular file and 0600 when this returns.
+ */
+export function openPrivateFile(path: string, purpose: PrivateOpenPurpose): number {
+  const { fd, stat } = openRegularFile(path, FLAGS[purpose], PRIVATE_FILE_MODE);
+  try {
     // An open with O_CREAT applies the umask; a file an older version made is as it left it.
     // fchmod on the descriptor we hold, never chmod on the name, which could be swapped.
     if (!windows && (stat.mode & 0o777) !== PRIVATE_FILE_MODE) fchmodSync(fd, PRIVATE_FILE_MODE);
@@ -76,23 +91,18 @@ export function openPrivateFile(path: string, purpose: PrivateOpenPurpose): numb
  * before it is read (an owner or mode rule of the caller's), and may throw.
  */
 export function readRegularFile(path: string, check?: (stat: Stats) => void): string | null {
-  let fd: number;
+  let opened: { fd: number; stat: Stats };
   try {
-    fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+    opened = openRegularFile(path, constants.O_RDONLY);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
-    if (code === 'ELOOP' || code === 'EMLINK') throw refusal(path, 'it is a symbolic link, which could point anywhere', code);
-    if (code === 'ENXIO') throw refusal(path, 'it is a FIFO or socket, not a file', code);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
   try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw refusal(path, 'it is not a regular file', 'EINVAL');
-    check?.(stat);
-    return readFileSync(fd, 'utf8');
+    check?.(opened.stat);
+    return readFileSync(opened.fd, 'utf8');
   } finally {
-    closeSync(fd);
+    closeSync(opened.fd);
   }
 }
 

@@ -19,7 +19,6 @@
  * person said explicitly when launching this plane, and a Save in a window must not silently
  * override it. Views say which source each value came from.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   ProvidersFileSchema,
@@ -31,7 +30,7 @@ import {
   type StoredProviderSettings,
 } from '../../src-shared/protocol/providers';
 import { PROVIDER_SETUP } from '../runtime/model-provider';
-import { writePrivateFileAtomically } from '../base/private-files';
+import { readRegularFile, writePrivateFileAtomically } from '../base/private-files';
 
 export const PROVIDERS_FILE = 'providers.json';
 
@@ -259,20 +258,10 @@ export class ProviderSettingsStore {
 
   /** The file as stored; absent: nothing stored. Never through a link, never when others may read it. */
   private readFile(): ProvidersFile {
-    let fd: number;
+    let text: string | null;
     try {
-      fd = openSync(this.file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return { version: 1, providers: {} };
-      if (code === 'ELOOP' || code === 'EMLINK') throw new ProviderSettingsError(`${this.file} is a symbolic link, which could point anywhere; refusing to read keys through it`);
-      throw new ProviderSettingsError(`${this.file} cannot be read (${code ?? 'error'})`);
-    }
-    let text: string;
-    try {
-      const stat = fstatSync(fd);
-      if (!stat.isFile()) throw new ProviderSettingsError(`${this.file} is not a regular file`);
-      if (!windows) {
+      text = readRegularFile(this.file, (stat) => {
+        if (windows) return;
         const mode = stat.mode & 0o777;
         if ((mode & 0o077) !== 0) {
           throw new ProviderSettingsError(
@@ -280,11 +269,13 @@ export class ProviderSettingsStore {
           );
         }
         if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) throw new ProviderSettingsError(`${this.file} belongs to another user (uid ${stat.uid})`);
-      }
-      text = readFileSync(fd, 'utf8');
-    } finally {
-      closeSync(fd);
+      });
+    } catch (error) {
+      if (error instanceof ProviderSettingsError) throw error;
+      // A link, a FIFO, not a regular file (readRegularFile names which), or an I/O error: never read keys through it.
+      throw new ProviderSettingsError(`${this.file} cannot be read: ${(error as Error).message.replace(/^refusing to open [^:]*: /, '')}`);
     }
+    if (text === null) return { version: 1, providers: {} };
     let raw: unknown;
     try {
       raw = JSON.parse(text);
