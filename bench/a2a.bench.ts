@@ -20,12 +20,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentCard, SendMessageRequest, TaskState } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor } from '@a2a-js/sdk/server';
 import { silentLogger } from '../src-main/base/logger';
 import { createPlane } from '../src-main/plane/plane';
 import { startPlaneA2aEndpoint } from '../src-main/plane/a2a-endpoint';
 import { compileAgent } from '../src-main/runtime/manifest';
+import { sdkA2aClientAt } from '../tests/doubles/sdk-a2a-client';
 import type { Benchmark, BenchResult } from './bench-types';
 import { interleavedLatencies, interleavedThroughput, summarise, type Operation } from './measure';
 
@@ -108,15 +108,7 @@ async function startSdkServer(): Promise<{ url: string; close(): Promise<void> }
 }
 
 async function callerFor(baseUrl: string, cardPath: string, token?: string): Promise<Operation> {
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    if (token) headers.set('Authorization', `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })], cardResolver: new DefaultAgentCardResolver({ fetchImpl }) }),
-  );
-  const client = await factory.createFromUrl(baseUrl, cardPath);
+  const client = await sdkA2aClientAt(baseUrl, cardPath, token);
   let n = 0;
   return async () => {
     const request = SendMessageRequest.fromJSON({ message: { messageId: `m-${++n}`, role: 'ROLE_USER', parts: [{ text: 'hi' }] } });

@@ -10,73 +10,22 @@
  * - Remove takes the origin off the list. Both views are axe clean.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentCard } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { startSdkRemote, type SdkRemote } from '../tests/doubles/sdk-a2a-remote';
 import { launchChromium, requireChromium } from './support/chromium';
 import { closeServeAndBrowser, callCommand, makeTempDir, requireBuild, startServe, type ServeProcess } from './support/serve-process';
 import { expectConnection, expectSectionShown, POLL, sectionButton } from './support/shell-checks';
 import { seriousAxeViolations } from './support/ui-checks';
 
-/** An @a2a-js/sdk server whose agent answers `{echoed: <input>}` as one artifact, at once. */
-async function startRemote(): Promise<{ server: Server; origin: string; cardUrl: string }> {
-  const executor: AgentExecutor = {
-    async execute(ctx: RequestContext, bus: ExecutionEventBus) {
-      const part = ctx.userMessage.parts[0]?.content;
-      const input = part?.$case === 'data' ? part.value : null;
-      bus.publish(AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId, status: { state: 2, message: undefined, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }));
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId: ctx.taskId,
-          contextId: ctx.contextId,
-          artifact: { artifactId: 'a1', name: 'answer', description: '', parts: [{ content: { $case: 'data', value: { echoed: input } }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [] },
-          append: false,
-          lastChunk: true,
-          metadata: undefined,
-        }),
-      );
-      bus.publish(AgentEvent.statusUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, status: { state: 3, message: undefined, timestamp: undefined }, metadata: undefined }));
-      bus.finished();
-    },
-    async cancelTask() {},
-  };
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const card = {
-    name: 'Echo agent',
-    description: 'echoes its input',
-    version: '1.0.0',
-    supportedInterfaces: [{ url: `${origin}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: false },
-    defaultInputModes: ['application/json'],
-    defaultOutputModes: ['application/json'],
-    skills: [{ id: 'echo', name: 'echo', description: 'echo', tags: ['echo'] }],
-  };
-  const transport = new JsonRpcTransportHandler(new DefaultRequestHandler(AgentCard.fromJSON(card), new InMemoryTaskStore(), executor));
-  server.on('request', (req, res) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(card));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const answer = await transport.handle(JSON.parse(Buffer.concat(chunks).toString('utf8')), new ServerCallContext({ requestedVersion: '1.0' }));
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-      })();
-    });
-  });
-  return { server, origin, cardUrl: `${origin}/.well-known/agent-card.json` };
+/** The SDK test remote (tests/doubles/sdk-a2a-remote.ts): its agent answers `{echoed: <input>}` as one artifact, at once. */
+function startRemote(): Promise<SdkRemote> {
+  return startSdkRemote({ name: 'Echo agent', answer: (input) => ({ echoed: input }) });
 }
 
 describe('remote A2A agents and outbound connections in the UI', () => {
-  let remote: Awaited<ReturnType<typeof startRemote>>;
+  let remote: SdkRemote;
   let plane: ServeProcess;
   let dataDir: string;
   let profileDir: string;
@@ -115,10 +64,7 @@ budget:
   afterAll(async () => {
     await closeServeAndBrowser(context, plane, {
       also: [
-        () => {
-          remote?.server.closeAllConnections();
-          remote?.server.close();
-        },
+        () => remote?.close(),
       ],
       dirs: [profileDir, dataDir],
     });

@@ -82,6 +82,19 @@ export interface JournalStore {
   sealedRunResults(agent: string, inputPath: string, value: string, limit: number, host?: string): Promise<Array<{ runId: string; input: unknown; result: unknown }>>;
   /** Runs admitted with `parentRunId` = this run, in admission order, with what their admission stated. */
   childRuns(parentRunId: string, limit: number): Promise<ChildRunRow[]>;
+  /**
+   * The runs `query.owner` admitted, newest admission first, at most `limit`, read through the
+   * index of each owner's admissions (migration 004): another owner's runs are never read.
+   */
+  ownedRuns(query: OwnedRunsQuery, limit: number): Promise<OwnedRunRow[]>;
+  /** How many runs `ownedRuns` would list given no limit: the exact count, from the same index, nothing folded. */
+  countOwnedRuns(query: OwnedRunsQuery): Promise<number>;
+  /**
+   * The first seq whose record time is at or after `time` (an ISO time as the journal writes
+   * it), or head + 1 when none is: records are appended in time order, so this is a binary
+   * search over seq, never a scan.
+   */
+  firstSeqAtOrAfter(time: string): Promise<number>;
   integrityCheck(): Promise<string>;
   close(): Promise<void>;
 }
@@ -94,6 +107,29 @@ export interface ChildRunRow {
   host: string;
   /** The parent's step the admission names (null: it named none). */
   parentStep: number | null;
+}
+
+/** Which of one owner's runs to read; every field given narrows (ownedRuns, countOwnedRuns). */
+export interface OwnedRunsQuery {
+  /** RunAdmitted's owner: the principal at the root of the chain. */
+  owner: string;
+  agent?: string;
+  /** `plane` (a RunAdmitted naming no host too) or `peer:<id>`. */
+  host?: string;
+  /** The runs of one context: the run that opened it (its id is the context's) and the runs admitted into it. */
+  context?: string;
+  /** Only runs with a record at seq >= this, whenever they were admitted (see firstSeqAtOrAfter). */
+  activeFromSeq?: number;
+  /** Only runs admitted before this seq: the cursor of the next page. */
+  beforeSeq?: number;
+}
+
+export interface OwnedRunRow {
+  runId: string;
+  /** The RunAdmitted's seq (the listing's order and its cursor). */
+  seq: number;
+  /** The run's latest record. */
+  lastSeq: number;
 }
 
 /**

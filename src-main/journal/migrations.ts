@@ -75,6 +75,21 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    // The runs each principal admitted (RunAdmitted's owner), newest first by seq, and the runs
+    // that continue a context: a caller's listing (A2A ListTasks) reads its own entries only, so
+    // another caller's runs and the embedder's cost it nothing — neither a read nor a charge
+    // against its scan budget. Written in the same transaction as the admission, like every index.
+    id: '004_runs_by_owner',
+    up(db) {
+      db.exec(`
+        CREATE INDEX records_runs_by_owner ON records (json_extract(body, '$.owner'), seq)
+        WHERE kind = 'RunAdmitted';
+        CREATE INDEX records_runs_by_context ON records (json_extract(body, '$.context'), seq)
+        WHERE kind = 'RunAdmitted' AND json_extract(body, '$.context') IS NOT NULL;
+      `);
+    },
+  },
 ];
 
 export function appliedMigrations(db: Database.Database): string[] {

@@ -21,7 +21,7 @@ import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
-import type { ChildRunRow, JournalHead, JournalReads, JournalStore, ObservedRunRow, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import type { ChildRunRow, JournalHead, JournalReads, JournalStore, ObservedRunRow, OwnedRunRow, OwnedRunsQuery, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { migrate } from './migrations';
 
 const SYNCHRONOUS_FULL = 2;
@@ -419,6 +419,34 @@ export class SqliteJournalStore implements JournalStore {
       .all(parentRunId, limit) as ChildRunRow[];
   }
 
+  async ownedRuns(query: OwnedRunsQuery, limit: number): Promise<OwnedRunRow[]> {
+    this.assertOpen();
+    const { sql, params } = ownedRunsSql(query);
+    return this.reads.connection
+      .prepare(`${sql} SELECT runId, seq, (SELECT MAX(r.seq) FROM records r WHERE r.run_id = owned.runId) AS lastSeq FROM owned ORDER BY seq DESC LIMIT @limit`)
+      .all({ ...params, limit }) as OwnedRunRow[];
+  }
+
+  async countOwnedRuns(query: OwnedRunsQuery): Promise<number> {
+    this.assertOpen();
+    const { sql, params } = ownedRunsSql(query);
+    return this.reads.connection.prepare(`${sql} SELECT COUNT(*) FROM owned`).pluck().get(params) as number;
+  }
+
+  async firstSeqAtOrAfter(time: string): Promise<number> {
+    this.assertOpen();
+    const timeAt = this.reads.connection.prepare('SELECT time FROM records WHERE seq = ?').pluck();
+    let low = 1;
+    let high = (await this.reads.head()).seq + 1;
+    // Invariant: every seq below `low` is older than `time`; `high` is at or after it (head + 1 stands for "none").
+    while (low < high) {
+      const mid = Math.floor((low + high) / 2);
+      if ((timeAt.get(mid) as string) < time) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
   async integrityCheck(): Promise<string> {
     this.assertOpen();
     return String(this.db.pragma('integrity_check', { simple: true }));
@@ -434,6 +462,45 @@ export class SqliteJournalStore implements JournalStore {
   private assertOpen(): void {
     if (this.closed) throw new JournalError('Closed', 'the journal is closed');
   }
+}
+
+/**
+ * The `owned` CTE of one owner's matching admissions (runId, seq). Each branch is spelled as an
+ * index of migration 004 is (kind and the json_extract of owner, or of context), so the planner
+ * reads that index: the rows it visits are this owner's admissions, or this context's, never the
+ * rest of the journal. A run counts as active from a seq when it was admitted at or after it or
+ * has any record at or after it (one probe of records_by_run per older run, nothing folded).
+ */
+function ownedRunsSql(query: OwnedRunsQuery): { sql: string; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = { owner: query.owner };
+  const where = ["a.kind = 'RunAdmitted'", "json_extract(a.body, '$.owner') = @owner"];
+  if (query.agent !== undefined) {
+    where.push("json_extract(a.body, '$.agent') = @agent");
+    params.agent = query.agent;
+  }
+  if (query.host !== undefined) {
+    where.push("COALESCE(json_extract(a.body, '$.host'), 'plane') = @host");
+    params.host = query.host;
+  }
+  if (query.beforeSeq !== undefined) {
+    where.push('a.seq < @beforeSeq');
+    params.beforeSeq = query.beforeSeq;
+  }
+  if (query.activeFromSeq !== undefined) {
+    where.push('(a.seq >= @activeFrom OR EXISTS (SELECT 1 FROM records r WHERE r.run_id = a.run_id AND r.seq >= @activeFrom))');
+    params.activeFrom = query.activeFromSeq;
+  }
+  const base = `SELECT a.run_id AS runId, a.seq AS seq FROM records a WHERE ${where.join(' AND ')}`;
+  if (query.context === undefined) return { sql: `WITH owned AS (${base})`, params };
+  params.context = query.context;
+  // The run that opened the context carries none itself (its id is the context's): its first
+  // record, found by seq through records_by_run. The runs that joined it carry it, found through
+  // records_runs_by_context.
+  return {
+    sql: `WITH owned AS (${base} AND a.seq = (SELECT MIN(f.seq) FROM records f WHERE f.run_id = @context) AND a.run_id = @context AND json_extract(a.body, '$.context') IS NULL
+      UNION ALL ${base} AND json_extract(a.body, '$.context') IS NOT NULL AND json_extract(a.body, '$.context') = @context)`,
+    params,
+  };
 }
 
 /**

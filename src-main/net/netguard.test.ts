@@ -262,3 +262,26 @@ describe('netguard', () => {
     expect(() => normaliseOrigin('nope')).toThrow(/"nope" is not a URL/);
   });
 });
+
+describe('closing while a refused reconnect is in flight', () => {
+  it('close() ends when the origin left the allow list and the server dropped the socket as the request was aborted', async () => {
+    // Found stopping a peer with a push in flight: the receiver drops the connection in the tick
+    // the request is aborted, undici reconnects, and a refusal answered synchronously inside its
+    // connect left close() waiting for ever.
+    let allowedNow = true;
+    const receiver = await listen((req) => {
+      req.resume(); // read and never answer
+    });
+    const stage = createNetguard({ allow: { allows: (origin) => allowedNow && origin === receiver.origin }, lookup });
+    const abort = new AbortController();
+    const sent = guardedRequest(stage, `${receiver.origin}/hook`, { method: 'POST', body: '{}', deadlineMs: 3_000, signal: abort.signal }).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    allowedNow = false;
+    receiver.server.close();
+    receiver.server.closeAllConnections();
+    abort.abort();
+    expect(await sent).toBeInstanceOf(Error);
+    const closed = await Promise.race([stage.close().then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('hung'), 2_000))]);
+    expect(closed).toBe('closed');
+  });
+});

@@ -133,7 +133,13 @@ export function createNetguard(options: NetguardOptions): Netguard {
   const judge = options.judge ?? judgeAddress;
   const base = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000, ...(options.ca ? { ca: options.ca } : {}) });
 
-  const connect: buildConnector.connector = (opts, callback) => {
+  const connect: buildConnector.connector = (opts, done) => {
+    // A refusal is answered on a later tick, never inside undici's connect call: a synchronous
+    // error there, while the pool is reconnecting after a dropped socket, left the pool with a
+    // connect it never saw finish, and `dispatcher.close()` waited for ever (a plane or peer
+    // stopping with a push in flight whose origin had just left the allow list).
+    const refuse = (error: Error) => process.nextTick(() => done(error, null));
+    const callback: typeof done = (error, socket) => (error ? refuse(error) : done(null, socket!));
     const o = opts as unknown as ConnectOptions;
     const host = o.hostname;
     let origin: string;

@@ -42,11 +42,21 @@ export async function readA2aRemotes(source: A2aRemotesSource, pins: PinView[], 
   const runs = await source.listRuns(limit);
   const byCard = new Map<string, { remote: Omit<A2aRemote, 'verification' | 'tasks'>; tasks: Array<A2aRemoteTask & { seq: number }>; sawUnsigned: boolean; newestCardSeq: number }>();
   for (const run of runs) {
+    // A task the send accepted is followed by an effect of its own (runtime/a2a-effect.ts: its
+    // request `{card, follow: <task id>}`); the task's state is that effect's newest attempt.
+    const follows = new Map<string, { done?: unknown; failed?: { error: { code: string; message: string }; disposition: A2aRemoteTask['disposition'] } }>();
+    for (const attempts of run.steps.values()) {
+      for (const { started, done, failed } of attempts) {
+        const request = isObject(started.request) ? started.request : {};
+        if (started.effect === 'a2a' && typeof request.follow === 'string') follows.set(request.follow, { ...(done ? { done } : {}), ...(failed ? { failed } : {}) });
+      }
+    }
     for (const attempts of run.steps.values()) {
       for (const attempt of attempts) {
         const { started, done, failed } = attempt;
         if (started.effect !== 'a2a') continue;
         const request = isObject(started.request) ? started.request : {};
+        if (typeof request.follow === 'string') continue;
         const card = typeof request.card === 'string' ? request.card : started.destination ?? '?';
         let origin = started.destination ?? card;
         try {
@@ -66,8 +76,13 @@ export async function readA2aRemotes(source: A2aRemotesSource, pins: PinView[], 
         }
         const skill = typeof request.skill === 'string' ? request.skill : undefined;
         const base = { runId: run.runId, step: started.step, agent: run.agent, at: '', seq: started.seq, ...(skill !== undefined ? { skill } : {}) };
-        if (done) {
-          const taskId = result && typeof result.taskId === 'string' ? result.taskId : undefined;
+        const taskId = result && typeof result.taskId === 'string' ? result.taskId : undefined;
+        const follow = result && isObject(result.following) && taskId !== undefined ? (follows.get(taskId) ?? {}) : null;
+        if (follow?.failed) {
+          entry.tasks.push({ ...base, state: 'failed', error: { code: follow.failed.error.code, message: follow.failed.error.message }, disposition: follow.failed.disposition, taskId: taskId! });
+        } else if (follow && !follow.done) {
+          entry.tasks.push({ ...base, state: run.status === 'sealed' ? 'unanswered' : 'in-progress', taskId: taskId! });
+        } else if (done) {
           entry.tasks.push({ ...base, state: 'completed', ...(taskId !== undefined ? { taskId } : {}) });
         } else if (failed) {
           const taskId = taskIdInMessage(failed.error.message);

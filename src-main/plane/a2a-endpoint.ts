@@ -22,8 +22,7 @@ import { writePrivateFileAtomically } from '../base/private-files';
 import { loadOrCreatePlaneKey } from '../journal/plane-key';
 import { loopbackGuard } from '../net/loopback-guard';
 import { createA2aHandler, type A2aPlaneDoor } from '../protocols/a2a/a2a-server';
-import { refusePushTarget, startPushWorker } from '../protocols/a2a/a2a-push';
-import { PushStore } from '../protocols/a2a/push-store';
+import { startA2aPush } from './a2a-push-wiring';
 import { approveWithOf } from './mcp-endpoint';
 
 const A2aAddressSchema = z.object({ port: z.number().int().min(1).max(65535), token: z.string().min(32).max(200) });
@@ -86,11 +85,12 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
   };
   // Push notifications: configs and cursors in <dataDir>/a2a-push.json, delivered by a worker
   // through the plane's netguard; it resumes every config from its cursor when the plane restarts.
-  const pushStore = new PushStore(plane.dataDir);
-  const pushWorker = startPushWorker({ store: pushStore, door, netguard: plane.netguard, logger: options.logger });
+  // The same wiring as every peer's port (a2a-push-wiring.ts), each process with its own file.
+  const pushWiring = startA2aPush({ dir: plane.dataDir, door, netguard: plane.netguard, logger: options.logger });
   const handler = createA2aHandler({
+    host: 'plane',
     door,
-    push: { store: pushStore, refuseTarget: (url) => refusePushTarget(plane.netguard, url), poke: (taskId) => pushWorker.poke(taskId) },
+    push: pushWiring.push,
     token,
     key,
     guard: loopbackGuard(() => port),
@@ -108,7 +108,7 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
   if (port === 0) {
     // A port that cannot be had leaves no worker behind following the journal.
     port = await listen(server, options.port ?? 0).catch(async (error: unknown) => {
-      await pushWorker.close();
+      await pushWiring.close();
       throw error;
     });
   }
@@ -122,7 +122,7 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
     token,
     close() {
       closing ??= Promise.all([
-        pushWorker.close(),
+        pushWiring.close(),
         new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

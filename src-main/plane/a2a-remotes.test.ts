@@ -1,100 +1,35 @@
 /**
  * `a2a.remotes` through a real plane whose agent's `a2a` step calls the official @a2a-js/sdk
- * server on 127.0.0.1 (allowed explicitly through netguard): the remote is listed with the name
+ * server on 127.0.0.1 (tests/doubles/sdk-a2a-remote.ts) (allowed explicitly through netguard): the remote is listed with the name
  * and description its card gave, its verification state from the pins file (unsigned, verified,
  * a changed key pending until a2a.pins.accept), and its tasks linked to the local run and step,
  * newest first, a failed one with its error. A protocol caller and a bad limit are refused.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JWK } from 'jose';
-import { AgentCard } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { startSdkRemote, type SdkRemote } from '../../tests/doubles/sdk-a2a-remote';
 import { agent, call, failure, testPlane } from '../../tests/support/runtime-support';
 import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from './plane';
 import { keyIdOf, type PlaneKey } from '../journal/plane-key';
-import { signAgentCard } from '../protocols/a2a/card-signature';
 import { createNetguard, staticAllowList, type Netguard } from '../net/netguard';
 import { createA2aClient } from '../protocols/a2a/client/a2a-client';
 
 const planes: Plane[] = [];
-const servers: Server[] = [];
+const remotes: SdkRemote[] = [];
 const guards: Netguard[] = [];
 afterEach(async () => {
   for (const p of planes.splice(0)) await p.close().catch(() => undefined);
   for (const g of guards.splice(0)) await g.close();
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
+  for (const r of remotes.splice(0)) await r.close();
 });
 
-/** An SDK server whose one agent answers `{echoed}` at once, or fails when the input says so; its card signed by `key` (changeable). */
-async function startRemote(): Promise<{ cardUrl: string; origin: string; sign(key: PlaneKey | null): Promise<void> }> {
-  const executor: AgentExecutor = {
-    async execute(ctx: RequestContext, bus: ExecutionEventBus) {
-      const part = ctx.userMessage.parts[0]?.content;
-      const input = part?.$case === 'data' ? (part.value as Record<string, unknown>) : {};
-      bus.publish(AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId, status: { state: 2, message: undefined, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }));
-      if (input.said === 'fail') {
-        bus.publish(AgentEvent.statusUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, status: { state: 4, message: undefined, timestamp: undefined }, metadata: undefined }));
-      } else {
-        bus.publish(
-          AgentEvent.artifactUpdate({
-            taskId: ctx.taskId,
-            contextId: ctx.contextId,
-            artifact: { artifactId: 'a1', name: 'answer', description: '', parts: [{ content: { $case: 'data', value: { echoed: input } }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [] },
-            append: false,
-            lastChunk: true,
-            metadata: undefined,
-          }),
-        );
-        bus.publish(AgentEvent.statusUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, status: { state: 3, message: undefined, timestamp: undefined }, metadata: undefined }));
-      }
-      bus.finished();
-    },
-    async cancelTask() {},
-  };
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push(server);
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const plain: Record<string, unknown> = {
-    name: 'Echo agent',
-    description: 'echoes its input',
-    version: '1.0.0',
-    supportedInterfaces: [{ url: `${origin}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: false },
-    defaultInputModes: ['application/json'],
-    defaultOutputModes: ['application/json'],
-    skills: [{ id: 'echo', name: 'echo', description: 'echo', tags: ['echo'] }],
-  };
-  let cardJson = plain;
-  const transport = new JsonRpcTransportHandler(new DefaultRequestHandler(AgentCard.fromJSON(plain), new InMemoryTaskStore(), executor));
-  server.on('request', (req, res) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(cardJson));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const answer = await transport.handle(JSON.parse(Buffer.concat(chunks).toString('utf8')), new ServerCallContext({ requestedVersion: '1.0' }));
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-      })();
-    });
-  });
-  return {
-    origin,
-    cardUrl: `${origin}/.well-known/agent-card.json`,
-    async sign(key) {
-      cardJson = key ? await signAgentCard(plain, key) : plain;
-    },
-  };
+/** The SDK test remote: its one agent answers `{echoed}` at once, or fails when the input says so; its card signed by `key` (changeable). */
+async function startRemote(): Promise<SdkRemote> {
+  const remote = await startSdkRemote({ name: 'Echo agent', behaviourFor: (input) => ((input as { said?: unknown } | null)?.said === 'fail' ? 'fail' : undefined), answer: (input) => ({ echoed: input }) });
+  remotes.push(remote);
+  return remote;
 }
 
 async function ed25519(): Promise<PlaneKey> {
@@ -152,6 +87,22 @@ describe('a2a.remotes', () => {
     for (const task of listed!.tasks) expect(Date.parse(task.at)).not.toBeNaN();
     // Bounded: a limit of one run reads only the newest.
     expect((await call(p, 'a2a.remotes', { limit: 1 })).remotes[0]!.tasks.map((t) => t.runId)).toEqual([second.runId]);
+  });
+
+  it('lists a task still being followed as in progress with its id, then as its follow ended (a cancel here)', async () => {
+    const remote = await startSdkRemote({ behaviour: 'forever' });
+    remotes.push(remote);
+    const p = await plane(remote.cardUrl);
+    const run = await call(p, 'runs.start', { agent: 'caller', input: { text: 'hi' } });
+    for (let i = 0; i < 100 && !remote.methods.includes('GetTask'); i++) await new Promise((r) => setTimeout(r, 20));
+    const [following] = (await call(p, 'a2a.remotes', {})).remotes[0]!.tasks;
+    // One task for the send and its follow together, named by the id the send journaled.
+    expect((await call(p, 'a2a.remotes', {})).remotes[0]!.tasks).toHaveLength(1);
+    expect(following).toMatchObject({ runId: run.runId, step: 0, state: 'in-progress', taskId: expect.stringMatching(/\S/) });
+    await call(p, 'runs.cancel', { runId: run.runId });
+    const [ended] = (await call(p, 'a2a.remotes', {})).remotes[0]!.tasks;
+    expect(ended).toMatchObject({ runId: run.runId, state: 'failed', taskId: following!.taskId, disposition: 'Landed', error: { code: 'RemoteTaskCancelled' } });
+    expect(remote.cancels).toEqual([following!.taskId]);
   });
 
   it('shows a signed card as verified, a changed key as pending until a person accepts it', async () => {

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GetTaskRequest, SendMessageRequest, TaskState, verifyAgentCardSignature, type StreamResponse } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { sdkA2aClient } from '../../tests/doubles/sdk-a2a-client';
 import { useTempFolders } from '../../tests/helpers/temp-folders';
 import { silentLogger } from '../base/logger';
 import { loadPlaneKey } from '../journal/plane-key';
@@ -40,18 +40,6 @@ async function servedPeer(policy?: unknown): Promise<{ peer: StartedPeer; dataDi
   return { peer, dataDir, token: readMcpAddress(dataDir)!.token, url: peer.a2aUrl! };
 }
 
-async function clientFor(url: string, skill: string, token: string): Promise<Client> {
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('Authorization', `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })], cardResolver: new DefaultAgentCardResolver({ fetchImpl }) }),
-  );
-  return factory.createFromUrl(url, `a2a/${skill}/.well-known/agent-card.json`);
-}
-
 describe("A2A on a peer's own port (@a2a-js/sdk client)", () => {
   it('serves the directory card and a card per skill, signed with the data dir key, readable without the token', async () => {
     const { dataDir, url, peer } = await servedPeer();
@@ -69,7 +57,7 @@ describe("A2A on a peer's own port (@a2a-js/sdk client)", () => {
 
   it('SendMessage (text part) runs the skill in the peer runtime for a2a:local and completes with its output; GetTask reads it', async () => {
     const { peer, url, token } = await servedPeer();
-    const client = await clientFor(url, 'note', token);
+    const client = await sdkA2aClient(url, 'note', token);
     const task = (await client.sendMessage(SendMessageRequest.fromJSON({ message: { messageId: 'p-1', role: 'ROLE_USER', parts: [{ text: 'remember the milk' }] } }))) as { id: string; status: { state: number }; artifacts: Array<{ parts: Array<{ content: { $case: string; value: unknown } }> }> };
     expect(task.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(task.artifacts[0]?.parts[0]?.content).toMatchObject({ $case: 'data', value: { noted: true } });
@@ -107,7 +95,7 @@ describe("A2A on a peer's own port (@a2a-js/sdk client)", () => {
 
   it("a peer whose policy does not grant a2a:local its skills declines with a Message, and admits no run", async () => {
     const { peer, url, token } = await servedPeer({ rules: [{ effect: 'allow', principal: 'mcp:local', action: 'mcpv2:skill.call', resource: 'skill:*' }], authority: {} });
-    const client = await clientFor(url, 'note', token);
+    const client = await sdkA2aClient(url, 'note', token);
     const answer = (await client.sendMessage(SendMessageRequest.fromJSON({ message: { messageId: 'p-3', role: 'ROLE_USER', parts: [{ text: 'x' }] } }))) as { messageId?: string; status?: unknown };
     expect(answer.status).toBeUndefined();
     expect(answer.messageId).toMatch(/^declined-/);

@@ -16,6 +16,17 @@
  * Cards stay public (a caller reads a card before it has credentials), but only to loopback
  * callers here: the peer's MCPv2 callers on other interfaces are not A2A callers.
  *
+ * Push notifications, served exactly as on the plane's endpoint and by the same wiring
+ * (a2a-push-wiring.ts): the cards say `pushNotifications: true` and the push methods answer.
+ * What is the peer's own: its store, `<dataDir>/peers/<id>/a2a-push.json` (`pushDir`), because a
+ * peer is its own process beside the plane and other peers on one data dir and a store's file is
+ * replaced whole from one process's memory; its netguard, the peer's (peer-host.ts), honouring
+ * the data dir's outbound allow list, so a loopback receiver needs an allow entry here as there;
+ * and its journal notifications, `peerDoor`'s onJournal (this process's own commits, where every
+ * run it hosts appends, a decision made at the plane included, through the runtime's follower).
+ * The worker resumes from each config's durable cursor when the peer starts again, and the peer's
+ * close awaits it (the handle mountPeerA2a answers).
+ *
  * Signing: a peer holds no signing key of its own (its identity to other peers is the MCPv2
  * secret and, with mTLS, a certificate — neither is an Ed25519 JWS key), so its cards are signed
  * with the data dir's plane key, the key the plane's own cards carry: a client pinning the
@@ -29,8 +40,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../base/logger';
 import { loadOrCreatePlaneKey } from '../journal/plane-key';
 import { loopbackGuard } from '../net/loopback-guard';
+import type { Netguard } from '../net/netguard';
 import { canonicalIp } from '../peers/session-token';
 import { createA2aHandler } from '../protocols/a2a/a2a-server';
+import { startA2aPush } from './a2a-push-wiring';
 import { loadOrCreateMcpToken } from './mcp-endpoint';
 import { peerDoor, peerMcpUrl, type PeerDoorDeps } from './peer-mcp';
 
@@ -41,41 +54,63 @@ export interface PeerA2aOptions extends PeerDoorDeps {
   port: () => number;
   /** How long a blocking SendMessage waits for its run (ms); tests shorten it. */
   blockMs?: number;
+  /** The peer's own folder: its push store lives there, never in the plane's file. */
+  pushDir: string;
+  /** The peer's netguard: every push POST leaves through it. */
+  netguard: Netguard;
+}
+
+export interface PeerA2a {
+  /** Stops the push worker (awaited by the peer's close, before its runtime and journal close). */
+  close(): Promise<void>;
 }
 
 function isLoopback(ip: string): boolean {
   return ip === '::1' || /^127\./.test(ip);
 }
 
-/** Mounts the A2A routes on the peer's app (before it listens). */
-export async function mountPeerA2a(app: FastifyInstance, options: PeerA2aOptions): Promise<void> {
+/** Mounts the A2A routes on the peer's app (before it listens); answers the handle its close awaits. */
+export async function mountPeerA2a(app: FastifyInstance, options: PeerA2aOptions): Promise<PeerA2a> {
   const token = loadOrCreateMcpToken(options.dataDir);
   const key = await loadOrCreatePlaneKey(options.dataDir);
-  const handler = createA2aHandler({
-    door: peerDoor({ ...options, via: 'a2a' }),
-    token,
-    key,
-    guard: loopbackGuard(options.port),
-    origin: () => `http://127.0.0.1:${options.port()}`,
-    version: options.version,
-    logger: options.logger,
-    ...(options.blockMs !== undefined ? { blockMs: options.blockMs } : {}),
-  });
-  await app.register(async (scope) => {
-    // a2a-server.ts reads the body itself, under its cap; fastify must leave the stream unread.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-      const ip = canonicalIp(request.ip) ?? request.ip;
-      if (!isLoopback(ip)) return reply.code(403).send({ error: "A2A on a peer's port answers callers on this machine (loopback) only" });
+  // One door for the handler and the push worker: the worker reads tasks as their owner through it.
+  const door = peerDoor({ ...options, via: 'a2a' });
+  // Started here, closed below if anything after it throws: a peer that fails to mount leaves no
+  // worker following its journal.
+  const pushWiring = startA2aPush({ dir: options.pushDir, door, netguard: options.netguard, logger: options.logger });
+  try {
+    const handler = createA2aHandler({
+      host: `peer:${options.peerId}`,
+      door,
+      push: pushWiring.push,
+      token,
+      key,
+      guard: loopbackGuard(options.port),
+      origin: () => `http://127.0.0.1:${options.port()}`,
+      version: options.version,
+      logger: options.logger,
+      ...(options.blockMs !== undefined ? { blockMs: options.blockMs } : {}),
     });
-    const serve = async (request: FastifyRequest, reply: FastifyReply) => {
-      reply.hijack();
-      handler(request.raw, reply.raw);
-    };
-    scope.get('/.well-known/agent-card.json', serve);
-    scope.all('/a2a/*', serve);
-  });
+    await app.register(async (scope) => {
+      // a2a-server.ts reads the body itself, under its cap; fastify must leave the stream unread.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+      scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+        const ip = canonicalIp(request.ip) ?? request.ip;
+        if (!isLoopback(ip)) return reply.code(403).send({ error: "A2A on a peer's port answers callers on this machine (loopback) only" });
+      });
+      const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+        reply.hijack();
+        handler(request.raw, reply.raw);
+      };
+      scope.get('/.well-known/agent-card.json', serve);
+      scope.all('/a2a/*', serve);
+    });
+  } catch (error) {
+    await pushWiring.close();
+    throw error;
+  }
+  return { close: () => pushWiring.close() };
 }
 
 /** Where a loopback A2A client reaches a peer bound at `bindHost` (its directory card's base), or null. */

@@ -41,7 +41,7 @@ import { mintSession, SessionBook } from '../peers/session-token';
 import { BUILTIN_SKILLS, describeSkills, skillPrograms } from '../peers/skills';
 import type { McpRoute } from '../protocols/mcp/mcp-http';
 import { mountPeerMcp, peerMcpUrl } from './peer-mcp';
-import { mountPeerA2a, peerA2aUrl } from './peer-a2a';
+import { mountPeerA2a, peerA2aUrl, type PeerA2a } from './peer-a2a';
 import { PeerPolicy } from '../peers/peer-policy';
 
 export interface PeerSettings {
@@ -161,9 +161,14 @@ export async function startPeer(options: StartPeerOptions): Promise<StartedPeer>
 
 async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lock: PeerLock): Promise<StartedPeer> {
   const { dataDir, record, settings, logger } = options;
-  // The peer's model calls leave through netguard too, under the plane's allow list (its file
-  // and the base URL the environment configures; a peer reads no Settings).
-  const netguard = createNetguard({ allow: planeAllowList(new NetAllowStore(dataDir), { dataDir, env: process.env, storedProviders: () => ({}) }) });
+  // The peer's model calls and its A2A push deliveries leave through netguard too, under the
+  // plane's allow list (its file and the base URL the environment configures; a peer reads no
+  // Settings). The file is read on every question, not once at start: a person changes the list
+  // at the plane (`agentplane net allow`) while this process runs, and an entry added or removed
+  // there must hold here too. It is a small file, asked per new connection (undici pools), as the
+  // derived entries already are.
+  const allowSources = { dataDir, env: process.env, storedProviders: () => ({}) };
+  const netguard = createNetguard({ allow: { allows: (origin) => planeAllowList(new NetAllowStore(dataDir), allowSources).allows(origin) } });
   const providers = options.providers ?? loadProviders(process.env, { dispatcher: netguard.dispatcher });
   const model = providers.get('openai-compatible') ?? providers.get('local')!;
   const storeRoot = settings.fileStore ? (isAbsolute(settings.fileStore) ? settings.fileStore : resolve(settings.fileStore)) : join(registry.dir, record.id, 'files');
@@ -242,13 +247,31 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     adminToken: options.adminToken ?? null,
   });
   let mcp: McpRoute;
+  let a2a: PeerA2a | undefined;
   try {
     // The same budgets as the MCPv2 routes: an MCP host and an MCPv2 session on one address share its rate.
     mcp = await mountPeerMcp(app, { peerId: record.id, runtime, journal, skills, custom, staging, blobs, dataDir, logger, version: appVersion(), requestLimiter, addressLimiter });
-    // A2A on the same port, the same door and token (plane/peer-a2a.ts).
-    await mountPeerA2a(app, { peerId: record.id, runtime, journal, skills, custom, staging, blobs, dataDir, logger, version: appVersion(), port: () => boundPort, ...(options.a2aBlockMs !== undefined ? { blockMs: options.a2aBlockMs } : {}) });
+    // A2A on the same port, the same door and token (plane/peer-a2a.ts); its push store is this
+    // peer's own file in its own folder, delivered through this process's netguard.
+    a2a = await mountPeerA2a(app, {
+      peerId: record.id,
+      runtime,
+      journal,
+      skills,
+      custom,
+      staging,
+      blobs,
+      dataDir,
+      logger,
+      version: appVersion(),
+      port: () => boundPort,
+      pushDir: join(registry.dir, record.id),
+      netguard,
+      ...(options.a2aBlockMs !== undefined ? { blockMs: options.a2aBlockMs } : {}),
+    });
     boundPort = await listenStrict(app, bindHost, record.port, record.portFallback);
   } catch (error) {
+    await a2a?.close();
     await app.close().catch(() => undefined);
     await runtime.close();
     await journal.close();
@@ -284,7 +307,10 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     close() {
       closing ??= (async () => {
         try {
-          // MCP sessions and open streams first, so no call is left waiting on a closing runtime.
+          // The push worker first (it never throws): no delivery then reads a closing runtime, and
+          // none is lost, since the next start resumes every config from its durable cursor.
+          await a2a?.close();
+          // MCP sessions and open streams next, so no call is left waiting on a closing runtime.
           await mcp.close();
           await app.close();
           await runtime.close();

@@ -177,7 +177,7 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
         }),
       };
     },
-    async 'runs.start'({ agent: skill, input }, context) {
+    async 'runs.start'({ agent: skill, input, context: runContext }, context) {
       const principal = context.caller?.principal ?? PRINCIPAL_ANONYMOUS;
       if (!deps.skills().some((s) => s.name === skill)) throw new PlaneError(ErrorCode.NotFound, `no skill named ${skill}`);
       if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new PlaneError(ErrorCode.BadRequest, `input for skill:${skill} does not match its schema: input: must be an object`);
@@ -196,6 +196,7 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
           chain: [principal],
           via: deps.via ?? 'mcp',
           inputProvenance: principal,
+          ...(runContext !== undefined ? { context: runContext } : {}),
         }));
       } catch (error) {
         // The caller's to fix, as over MCPv2: nothing was admitted.
@@ -212,8 +213,10 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
       return view;
     },
     async 'runs.list'(request, context) {
-      const listed = await runs['runs.list'](request, context);
-      return { runs: listed.runs.filter((run) => run.host === host) };
+      // This door names its agents by skill (agents.list above); the runtime's are `skill:<name>`.
+      const agent = request.agent === undefined || request.agent.startsWith('skill:') ? request.agent : `skill:${request.agent}`;
+      const listed = await runs['runs.list']({ ...request, ...(agent !== undefined ? { agent } : {}), host }, context);
+      return { ...listed, runs: listed.runs.filter((run) => run.host === host) };
     },
     async 'runs.cancel'({ runId, reason }, context) {
       // The caller's own runs only, cancelled in its name (the plane's handler cancels as the

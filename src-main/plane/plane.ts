@@ -199,7 +199,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     async 'runs.list'(request, context) {
       const own = await runtimeCommands['runs.list'](request, context);
       // Waiting runs are listed wherever they wait, so a list read at startup counts these too.
-      if (request.agent !== undefined || (request.status !== undefined && request.status !== 'suspended')) return own;
+      if (request.agent !== undefined || request.owner !== undefined || (request.status !== undefined && request.status !== 'suspended')) return own;
       return { runs: [...own.runs, ...(await acp.inbox.waiting(OBSERVED_WAITS_LIMIT))] };
     },
     async 'approvals.decide'(request, context) {
@@ -247,7 +247,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         state = 'stopping';
         events.publish('plane.statusChanged', status());
         await peers.stopAll();
-        // A follow in flight ends InDoubt, naming its remote task, for a person to resolve.
+        // A follow in flight is parked (nothing is written): its effect is resumable, so the next
+        // plane re-attaches to the remote task by its id (runtime/a2a-effect.ts).
         a2aClient.close();
         await runtime.close();
         await mcpPool.close();

@@ -21,6 +21,7 @@ export function runView(history: RunHistory): RunView {
     owner: history.owner,
     chain: history.chain,
     host: history.host ?? 'plane',
+    ...(history.context !== undefined ? { context: history.context } : {}),
     status: history.status,
     outcome: history.outcome ?? null,
     admittedAt: history.admittedAt,
@@ -68,6 +69,7 @@ type RuntimeCommands =
   | 'runs.cancel'
   | 'approvals.list'
   | 'approvals.decide'
+  | 'runs.answer'
   | 'recovery.list'
   | 'recovery.resolve'
   | 'halts.list'
@@ -87,17 +89,23 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
         source: a.source,
       })),
     }),
-    async 'runs.list'({ limit, agent, status }) {
+    async 'runs.list'({ limit, agent, status, owner, host, context, activeSince, beforeSeq }) {
+      if (owner !== undefined) {
+        // One owner's runs through the journal's index of admissions: only the page is folded.
+        const filter = { owner, ...(agent !== undefined ? { agent } : {}), ...(host !== undefined ? { host } : {}), ...(context !== undefined ? { context } : {}), ...(activeSince !== undefined ? { activeSince } : {}), ...(beforeSeq !== undefined ? { beforeSeq } : {}) };
+        const listed = await runtime.listOwnedRuns(filter, limit);
+        return { runs: listed.runs.filter((h) => !status || h.status === status).map(runView), total: listed.total, ...(listed.nextBeforeSeq !== null ? { nextBeforeSeq: listed.nextBeforeSeq } : {}) };
+      }
       const runs = await runtime.listRuns(limit);
-      return { runs: runs.filter((h) => (!agent || h.agent === agent) && (!status || h.status === status)).map(runView) };
+      return { runs: runs.filter((h) => (!agent || h.agent === agent) && (!host || (h.host ?? 'plane') === host) && (!status || h.status === status)).map(runView) };
     },
     async 'runs.get'({ runId }) {
       return runView(await runtime.history(runId));
     },
     'runs.links': ({ runId }) => runtime.links(runId),
-    async 'runs.start'({ agent, input, wait }, context) {
+    async 'runs.start'({ agent, input, wait, context: runContext }, context) {
       const actor = actorOf(context);
-      const { runId } = await runtime.start({ agent, input, chain: [actor], via: viaOf(context), inputProvenance: actor });
+      const { runId } = await runtime.start({ agent, input, chain: [actor], via: viaOf(context), inputProvenance: actor, ...(runContext !== undefined ? { context: runContext } : {}) });
       return runView(wait ? await runtime.settled(runId) : await runtime.history(runId));
     },
     async 'runs.cancel'({ runId, reason }, context) {
@@ -112,6 +120,23 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
     async 'approvals.decide'(request, context) {
       if (context.caller) await assertCallerMayAnswer(runtime, context.caller.principal, request.runId, request.waitId);
       return runView(await runtime.decide({ ...request, by: actorOf(context) }));
+    },
+    async 'runs.answer'({ runId, waitId, messageId, input }, context) {
+      // A protocol caller's answer to its own run's question, in its own name (runtime.answerInput
+      // holds the owner, wait-reason, policy and repeat rules). A person at this plane decides
+      // with approvals.decide, which shows them exactly what they decide on.
+      if (!context.caller) throw new PlaneError(ErrorCode.BadRequest, "runs.answer is a protocol caller's answer to its own run; a person answers with approvals.decide (agentplane approvals approve <run> --input JSON)");
+      const { principal, via } = context.caller;
+      const answered = await runtime.answerInput({
+        runId,
+        by: principal,
+        messageId,
+        input,
+        ...(waitId !== undefined ? { waitId } : {}),
+        // Policy in the door's own words: `a2a:task.continue`, `a2a:event.deliver` for an A2A caller.
+        actions: { continue: `${via}:task.continue`, deliver: `${via}:event.deliver` },
+      });
+      return { run: runView(answered.history), repeated: answered.repeated };
     },
     async 'recovery.list'() {
       return { waiting: (await runtime.waiting()).filter((w) => w.wait.reason === 'recovery').map((w) => runView(w.history)) };

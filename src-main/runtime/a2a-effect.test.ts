@@ -1,9 +1,11 @@
 /**
  * The `a2a` effect's governance, with a scripted A2aCaller standing in for the wire (the wire
  * itself is tested against the official SDK server in protocols/a2a/client/a2a-client.test.ts):
- * the grant is required at load, for the step and the model tool `a2a:<card>`; one effect per
- * call, replayed without calling again; an `approve` grant suspends before the send; each
- * disposition the caller reports is what the journal keeps.
+ * the grant is required at load, for the step and the model tool `a2a:<card>`, and its
+ * `signed: true` reaches the caller for both; one send effect per call (a scripted answer comes
+ * at once, so nothing is followed), replayed without calling again; an `approve` grant suspends
+ * before the send; each disposition the caller reports is what the journal keeps; a cancel
+ * between the send and the follow reaches the accepted task.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDataDir } from '../../tests/support/journal-support';
@@ -23,18 +25,21 @@ afterEach(async () => {
   for (const p of planes.splice(0)) await p.close().catch(() => undefined);
 });
 
-/** Answers from a script: a value, or an EffectFailure to throw. Counts the calls. */
+/** Answers every send at once from a script: a value, or an EffectFailure to throw. Counts the sends. */
 function scripted(dataDir: string, answer: (request: A2aSendRequest) => A2aAnswer | EffectFailure) {
   const calls: A2aSendRequest[] = [];
   const client: A2aClient = {
     pins: new A2aPins(dataDir),
     destinationOf: (card) => new URL(card).origin,
-    async call(request) {
+    async send(request) {
       calls.push(request);
       const result = answer(request);
       if (result instanceof EffectFailure) throw result;
       return result;
     },
+    follow: () => Promise.reject(new Error('a scripted answer is never followed')),
+    cancel: async () => 'not cancelled',
+    call: () => Promise.reject(new Error('a run sends and follows; it never calls')),
     close: () => undefined,
   };
   return { client, calls };
@@ -103,6 +108,63 @@ describe('the a2a effect', () => {
     expect(failed?.body).toMatchObject({ disposition, error: { code: 'SomeA2aFailure', message: 'what went wrong' } });
     if (status === 'waiting') expect(run.pending).toMatchObject({ reason: 'recovery' });
     else expect(run.outcome).toBe('failed');
+  });
+
+  it('a grant with signed: true reaches the caller as requireSigned, for the step and the model tool alike; a bad value is refused at load', async () => {
+    const dataDir = tempDataDir('ap-a2a-signed-');
+    const remote = scripted(dataDir, () => ok('x'));
+    const other = CARD.replace('echo', 'other');
+    const tool = modelToolName(parseToolRef(`a2a:${CARD}`));
+    const strict = agent({
+      name: 'strict',
+      steps: [{ a2a: { card: CARD, message: 'step' } }, { a2a: { card: other, message: 'lenient' } }, { model: { provider: 'scripted', prompt: `Work. call ${tool} {"q":"tool"}`, tools: [`a2a:${CARD}`] } }],
+      grants: [{ kind: 'model', name: 'scripted' }, { kind: 'a2a', name: CARD, signed: true }, { kind: 'a2a', name: other }],
+    });
+    const p = await testPlane({ dataDir, agents: [strict], providers: agentToolProviders(), a2a: remote.client });
+    planes.push(p);
+    expect((await call(p, 'runs.start', { agent: 'strict', input: {}, wait: true })).outcome).toBe('succeeded');
+    expect(remote.calls).toEqual([
+      { card: CARD, message: 'step', requireSigned: true },
+      { card: other, message: 'lenient' },
+      { card: CARD, message: { q: 'tool' }, requireSigned: true },
+    ]);
+    // The option is authority, not what is sent: the effect's request (and key) does not hold it.
+    const run = (await call(p, 'runs.list', {})).runs[0]!;
+    const started = (await p.journal.readRun(run.runId, 1, 100)).filter((r) => r.kind === 'EffectStarted' && (r.body as { effect: string }).effect === 'a2a');
+    expect(started.map((r) => (r.body as { request: unknown }).request)).toEqual([{ card: CARD, message: 'step' }, { card: other, message: 'lenient' }, { card: CARD, message: { q: 'tool' } }]);
+    expect(() => agent({ name: 'x', steps: [{ a2a: { card: CARD, message: 'hi' } }], grants: [{ kind: 'a2a', name: CARD, signed: 'yes' }] })).toThrow(/grants\.0\.signed/);
+  });
+
+  it('a run cancelled between the send and the follow passes the cancel on to the accepted task, and never follows it', async () => {
+    const dataDir = tempDataDir('ap-a2a-cancel-gap-');
+    const cancelled: string[] = [];
+    let followed = 0;
+    const plane: { current?: Plane } = {};
+    const client: A2aClient = {
+      pins: new A2aPins(dataDir),
+      destinationOf: (card) => new URL(card).origin,
+      async send(_request, at) {
+        // The person cancels while SendMessage is answered: the next boundary is the follow's.
+        // (runs.cancel resolves when the run has settled, so it is not awaited here.)
+        const cancelling = call(plane.current!, 'runs.cancel', { runId: at.runId });
+        void cancelling.catch(() => undefined);
+        for (let i = 0; i < 100 && !(await plane.current!.journal.readRun(at.runId, 1, 100)).some((r) => r.kind === 'Cancelled'); i++) await new Promise((r) => setTimeout(r, 10));
+        return { taskId: 't-accepted', card: { verified: false }, following: { url: 'https://agents.example.com/rpc', streaming: false } };
+      },
+      follow: async () => {
+        followed += 1;
+        throw new Error('never followed');
+      },
+      cancel: async (task) => (cancelled.push(task.taskId), 'CancelTask answered TASK_STATE_CANCELED'),
+      call: () => Promise.reject(new Error('a run sends and follows; it never calls')),
+      close: () => undefined,
+    };
+    const p = (plane.current = await testPlane({ dataDir, agents: [stepAgent()], a2a: client }));
+    planes.push(p);
+    const run = await call(p, 'runs.start', { agent: 'asker', input: { q: 'why' }, wait: true });
+    expect(run.outcome).toBe('cancelled');
+    expect(cancelled).toEqual(['t-accepted']);
+    expect(followed).toBe(0);
   });
 
   it('a model calls the remote agent as the tool a2a:<card>: its arguments are the data part', async () => {

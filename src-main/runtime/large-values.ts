@@ -14,6 +14,7 @@
  * input shows up on replay as divergence exactly as an edited text would.
  */
 import { createHash } from 'node:crypto';
+import { canonicalize } from '../../src-shared/journal/canonical-json';
 
 export const LARGE_VALUE_BYTES = 64 * 1024;
 
@@ -31,4 +32,22 @@ export function digestRef(text: string): DigestRef {
 /** A string as the journal should hold it: itself, or its digest and size when it is large. */
 export function journaledText(text: string): string | DigestRef {
   return Buffer.byteLength(text, 'utf8') > LARGE_VALUE_BYTES ? digestRef(text) : text;
+}
+
+/** What the journal and the run hold in place of a result too large to keep, and why. */
+export interface LargeValue {
+  large: DigestRef;
+  note: string;
+}
+
+/**
+ * Any JSON value as the journal should hold it: itself (`large` null), or, when its canonical
+ * JSON is larger than LARGE_VALUE_BYTES, null and the digest and size of that JSON. The digest is
+ * over the canonical form, so the same value always digests the same: an effect whose request
+ * holds it keeps a stable key, and an edited value still shows up on replay as divergence.
+ */
+export function journaledValue(value: unknown): { value: unknown; large: DigestRef | null } {
+  const text = canonicalize(value ?? null);
+  if (Buffer.byteLength(text, 'utf8') <= LARGE_VALUE_BYTES) return { value, large: null };
+  return { value: null, large: digestRef(text) };
 }

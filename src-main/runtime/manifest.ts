@@ -36,8 +36,11 @@ export const GrantSchema = z.discriminatedUnion('kind', [
   // reviewed in its own manifest; this grant is the operator's word that this agent may delegate to it.
   z.object({ kind: z.literal('agent'), name: Name, approve: z.boolean().default(false) }).strict(),
   // A remote A2A agent by its card's URL, exactly (runtime/a2a-effect.ts): the card describes the
-  // agent, this grant is the authority; a card can never widen it.
-  z.object({ kind: z.literal('a2a'), name: z.string().regex(A2A_CARD_URL, 'an A2A card as its http(s) URL'), approve: z.boolean().default(false) }).strict(),
+  // agent, this grant is the authority; a card can never widen it. `signed: true` makes
+  // verification mandatory: an unsigned card is refused before anything is sent. Without it a
+  // card is verified where it is signed (most cards in the wild are not, and a client refusing
+  // them all would not be used); with it, nobody can downgrade the call by stripping the signature.
+  z.object({ kind: z.literal('a2a'), name: z.string().regex(A2A_CARD_URL, 'an A2A card as its http(s) URL'), approve: z.boolean().default(false), signed: z.boolean().default(false) }).strict(),
 ]);
 export type Grant = z.infer<typeof GrantSchema>;
 

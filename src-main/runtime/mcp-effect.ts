@@ -18,9 +18,8 @@
  * server still receives the whole arguments. A large result reaches the run as the same digest
  * and size it is journaled as, on the first execution and on replay alike, so both see one value.
  */
-import { canonicalize } from '../../src-shared/journal/canonical-json';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
-import { digestRef, LARGE_VALUE_BYTES, type DigestRef } from './large-values';
+import { journaledValue, LARGE_VALUE_BYTES, type LargeValue } from './large-values';
 import type { EffectAt, RunContext } from './run-context';
 
 /** How runs reach declared MCP servers. Implemented in protocols/mcp/client, wired in plane/. */
@@ -41,21 +40,8 @@ export interface McpToolCaller {
   describeTool?(server: string, tool: string): Promise<{ description?: string; inputSchema: Record<string, unknown> } | null>;
 }
 
-/** What the journal and the run hold in place of a result too large to keep. */
-export interface LargeMcpResult {
-  large: DigestRef;
-  note: string;
-}
-
-/** A value as the journal should hold it: itself, or its digest and size when it is large. */
-function bounded(value: unknown): { value: unknown; large: DigestRef | null } {
-  const text = canonicalize(value ?? null);
-  if (Buffer.byteLength(text, 'utf8') <= LARGE_VALUE_BYTES) return { value, large: null };
-  return { value: null, large: digestRef(text) };
-}
-
 export async function callMcpTool(cx: RunContext, caller: McpToolCaller, server: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
-  const journaledArgs = bounded(args);
+  const journaledArgs = journaledValue(args);
   return cx.effect({
     effect: 'mcp',
     name: `${server}/${tool}`,
@@ -65,9 +51,9 @@ export async function callMcpTool(cx: RunContext, caller: McpToolCaller, server:
     estimate: { ...NO_SPEND, effects: 1 },
     async perform(at) {
       const { result, provenance } = await caller.callTool(server, tool, args, at);
-      const journaled = bounded(result);
+      const journaled = journaledValue(result);
       const value: unknown = journaled.large
-        ? ({ large: journaled.large, note: `the result of ${server}/${tool} was larger than ${LARGE_VALUE_BYTES} bytes of JSON; the journal keeps its digest and size only` } satisfies LargeMcpResult)
+        ? ({ large: journaled.large, note: `the result of ${server}/${tool} was larger than ${LARGE_VALUE_BYTES} bytes of JSON; the journal keeps its digest and size only` } satisfies LargeValue)
         : result;
       return { result: value, spend: { ...NO_SPEND, effects: 1 }, provenance };
     },

@@ -79,6 +79,8 @@ export interface ToolLoopDeps {
   mcp?: McpToolCaller;
   /** How `a2a:<card>` tools reach remote agents; absent: none. */
   a2a?: A2aCaller;
+  /** The cards whose grant says `signed: true`: such a tool refuses an unsigned card too. */
+  a2aSignedOnly?: ReadonlySet<string>;
   /** How agent tools start child runs (the runtime); absent: no agent tools (a peer's skill runs). */
   agents?: AgentRunner;
 }
@@ -128,7 +130,7 @@ async function perform(cx: RunContext, tool: ToolRef, args: Record<string, unkno
   }
   if (tool.kind === 'a2a') {
     if (!deps.a2a) throw new EffectFailure('NoA2aClient', 'this plane calls no remote A2A agents', 'DidNotHappen');
-    return callA2a(cx, deps.a2a, { card: tool.card, message: args });
+    return callA2a(cx, deps.a2a, { card: tool.card, message: args, ...(deps.a2aSignedOnly?.has(tool.card) ? { requireSigned: true as const } : {}) });
   }
   if (!deps.agents) throw new EffectFailure('NoAgentTools', `tool ${tool.ref}: this runtime starts no child runs`, 'DidNotHappen');
   return callAgent(cx, deps.agents, tool.name, args);

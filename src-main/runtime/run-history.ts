@@ -44,6 +44,8 @@ export interface RunHistory {
   parentStep?: number;
   /** Which process executes it: `plane` or `peer:<id>`. */
   host?: string;
+  /** The context it continues (the id of the run that opened it); absent, the run is its own context. */
+  context?: string;
   admittedAt: string;
   /** The RunAdmitted's seq. */
   admittedSeq: number;
@@ -83,6 +85,7 @@ export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
     parentRunId: admitted.parentRunId,
     parentStep: admitted.parentStep,
     host: admitted.host ?? 'plane',
+    ...(admitted.context !== undefined ? { context: admitted.context } : {}),
     admittedAt: first.time,
     admittedSeq: first.seq,
     budget: { ...admitted.budget },

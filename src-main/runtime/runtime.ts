@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { RecordBody } from '../../src-shared/journal/records';
+import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
 import { approvalNeedsValue, type Decision, type DecisionValue } from '../../src-shared/vocabulary/decisions';
 import { isRunId } from '../../src-shared/vocabulary/ids';
 import type { WaitReason } from '../../src-shared/vocabulary/waits';
@@ -82,6 +83,23 @@ export interface StartRequest {
   /** The run (and its step) whose effect made this call, as the caller stated them. */
   parentRunId?: string;
   parentStep?: number;
+  /**
+   * The context this run continues: the id of a run that opened one (a run with no context of
+   * its own), admitted for the same owner on this host. Anything else is refused before the gate.
+   */
+  context?: string;
+}
+
+/** Which of one owner's runs `listOwnedRuns` reads (generic filters; the journal's OwnedRunsQuery with a time for activity). */
+export interface OwnedRunsFilter {
+  owner: string;
+  agent?: string;
+  host?: string;
+  context?: string;
+  /** Only runs with a record at or after this ISO time (whenever they were admitted). */
+  activeSince?: string;
+  /** Only runs admitted before this journal seq: the previous page's `nextBeforeSeq`. */
+  beforeSeq?: number;
 }
 
 export interface DecideRequest {
@@ -97,6 +115,26 @@ export interface DecideRequest {
   value?: DecisionValue;
 }
 
+/**
+ * A protocol caller's answer to the question its own run asks (an A2A message naming its task):
+ * Runtime.answerInput. `by` is the caller as its door authenticated it, never a person.
+ */
+export interface AnswerRequest {
+  runId: string;
+  by: string;
+  /** The caller's stable id for the message carrying the answer: with `by`, the answer's identity. */
+  messageId: string;
+  input: unknown;
+  /** The wait answered; absent: the one the run stands on when the answer is taken. */
+  waitId?: string;
+  /**
+   * What the caller's door asks policy, in its own words (A2A: `a2a:task.continue` on
+   * `agent:<agent>`, `a2a:event.deliver` on `wait:<reason>`), so a rule narrowing which waits a
+   * caller may answer reads the same on every door.
+   */
+  actions: { continue: string; deliver: string };
+}
+
 /** Why approving a wait of this reason needs a value, and which. */
 const VALUE_NEEDED: { readonly [R in DecisionValue['kind']]: string } = {
   budget: "approving a budget ceiling means raising it: give value {kind: 'budget', budget}",
@@ -110,6 +148,15 @@ function checkDecisionValue(decision: Decision, reason: WaitReason, value: Decis
   if (value !== undefined && decision !== 'approve') throw new PlaneError(ErrorCode.BadRequest, `a ${decision} carries no value`);
   if (value !== undefined && value.kind !== reason) throw new PlaneError(ErrorCode.BadRequest, `a ${value.kind} value does not answer this ${reason} wait`);
   if (decision === 'approve' && value === undefined && approvalNeedsValue(reason)) throw new PlaneError(ErrorCode.BadRequest, VALUE_NEEDED[reason]);
+}
+
+/** Whether two JSON values are the same value (their canonical forms agree); a value canonical JSON refuses is the same as nothing. */
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    return canonicalize(a) === canonicalize(b);
+  } catch {
+    return false;
+  }
 }
 
 export class PlaneBuildError extends Error {
@@ -301,6 +348,7 @@ export class Runtime {
     }
     const errors = program.validateInput(request.input);
     if (errors.length > 0) throw new PlaneError(ErrorCode.BadRequest, `input for ${request.agent} does not match its schema: ${errors.join('; ')}`);
+    if (request.context !== undefined) await this.assertContextOf(request.chain[0], request.context);
     const caller = request.chain.at(-1);
     if (!caller) throw new PlaneError(ErrorCode.BadRequest, 'a run must act for someone');
     if (request.chain.length > MAX_CHAIN_DEPTH) {
@@ -325,11 +373,24 @@ export class Runtime {
         host: this.host,
         ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
         ...(request.parentRunId && request.parentStep !== undefined ? { parentStep: request.parentStep } : {}),
+        ...(request.context !== undefined ? { context: request.context } : {}),
       },
     });
     this.ownRuns.add(runId);
     this.schedule(runId);
     return { runId };
+  }
+
+  /**
+   * A context is joined only by the owner that opened it, on the host that holds it, and only by
+   * its opening run's id (a run that continues a context is not one itself). An unknown id and
+   * another owner's answer alike: the refusal tells nobody else the context exists.
+   */
+  private async assertContextOf(owner: string | undefined, context: string): Promise<void> {
+    const opener = isRunId(context) ? await this.history(context).catch(() => null) : null;
+    if (!opener || opener.owner !== owner || (opener.host ?? 'plane') !== this.host || opener.context !== undefined) {
+      throw new PlaneError(ErrorCode.BadRequest, `context: ${context.slice(0, 40)} is not a context ${owner ?? 'this caller'} opened`);
+    }
   }
 
   // ---- child runs (agent tools; agent-effect.ts) ----
@@ -557,6 +618,33 @@ export class Runtime {
     return out;
   }
 
+  /**
+   * One owner's runs, newest admission first, at most `limit`, read through the journal's index
+   * of each owner's admissions (migration 004): another owner's runs are never read, and only
+   * the page is folded. `total` is the exact count of every match, counted from the index with
+   * nothing folded; `nextBeforeSeq` continues after this page (null: this page is the last).
+   * `activeSince` narrows from the index too: records are appended in time order, so "a record
+   * at or after T" is "a record at seq >= the first seq at or after T", which a run admitted
+   * before T but active since meets as well.
+   */
+  async listOwnedRuns(filter: OwnedRunsFilter, limit: number): Promise<{ runs: RunHistory[]; total: number; nextBeforeSeq: number | null }> {
+    const store = this.options.journal.store;
+    const { activeSince, beforeSeq, ...rest } = filter;
+    // The total is the count before paging: every filter but the cursor.
+    const matching = { ...rest, ...(activeSince !== undefined ? { activeFromSeq: await store.firstSeqAtOrAfter(activeSince) } : {}) };
+    const [rows, total] = await Promise.all([store.ownedRuns({ ...matching, ...(beforeSeq !== undefined ? { beforeSeq } : {}) }, limit + 1), store.countOwnedRuns(matching)]);
+    const page = rows.slice(0, limit);
+    const runs: RunHistory[] = [];
+    for (const row of page) {
+      try {
+        runs.push(await this.history(row.runId, row.lastSeq));
+      } catch {
+        // A run the journal holds but cannot fold (written by a newer plane) is skipped, as listRuns does.
+      }
+    }
+    return { runs, total, nextBeforeSeq: rows.length > limit ? page[page.length - 1]!.seq : null };
+  }
+
   /** Every run waiting for a person, oldest wait first. */
   async waiting(limit = 1000): Promise<Array<{ history: RunHistory; wait: PendingWait }>> {
     const runs = await this.listRuns(limit);
@@ -571,13 +659,18 @@ export class Runtime {
   async decide(request: DecideRequest): Promise<RunHistory> {
     this.assertUsable();
     // One decision at a time per run: a double click must not approve twice.
-    const previous = this.decideLocks.get(request.runId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.decideNow(request));
-    this.decideLocks.set(request.runId, next);
+    return this.oneDecisionAtATime(request.runId, () => this.decideNow(request));
+  }
+
+  /** Runs `act` after every decision (or answer) already asked on this run has been taken. */
+  private async oneDecisionAtATime<T>(runId: string, act: () => Promise<T>): Promise<T> {
+    const previous = this.decideLocks.get(runId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(act);
+    this.decideLocks.set(runId, next);
     try {
       return await next;
     } finally {
-      if (this.decideLocks.get(request.runId) === next) this.decideLocks.delete(request.runId);
+      if (this.decideLocks.get(runId) === next) this.decideLocks.delete(runId);
     }
   }
 
@@ -615,6 +708,75 @@ export class Runtime {
     }
     if (request.decision !== 'snooze') this.schedule(request.runId);
     return this.history(request.runId);
+  }
+
+  /**
+   * A protocol caller answers the question its own run asks (seed 002: "task input continues
+   * the same run"). Narrower than decide() on purpose: only an `input` wait, only the caller's
+   * own run, only an approval carrying the answer. Approval, payment, budget, oversight,
+   * recovery, halt and permission waits are a person's decision at this plane whatever policy
+   * says: letting the run's own caller decide them would let it approve its own run's risky
+   * effect. Serialised with decide() under the same per-run lock, so an answer and a person's
+   * decision (or the same answer sent twice at once) cannot both land on one wait.
+   */
+  async answerInput(request: AnswerRequest): Promise<{ history: RunHistory; repeated: boolean }> {
+    this.assertUsable();
+    return this.oneDecisionAtATime(request.runId, () => this.answerNow(request));
+  }
+
+  private async answerNow(request: AnswerRequest): Promise<{ history: RunHistory; repeated: boolean }> {
+    // Unlike decide(), not waiting for an execution in flight to reach its wait: an answer is to
+    // the question the caller was shown, so a run still working refuses it (the journal says
+    // which). A run that has just suspended answers as waiting; schedule() queues its resumption
+    // behind the execution that is ending.
+    const history = await this.history(request.runId);
+    // Another caller's run reads exactly as an unknown one: an id tells nobody else it exists.
+    if (history.owner !== request.by) throw new PlaneError(ErrorCode.NotFound, `no run ${request.runId}`);
+    // The same message again (a retry after a lost answer) finds its decision and changes
+    // nothing, whatever the run has done since: checked before the run's state, so a retry
+    // after the run ended still answers the run as it stands.
+    const taken = [...history.decisions.values()].flat().find((d) => d.by === request.by && d.messageId === request.messageId);
+    if (taken) {
+      // The id names one message: the same id with another answer is a caller's mistake, said
+      // rather than answered as a repeat (which would drop the new answer silently).
+      if (!sameJson(taken.value?.kind === 'input' ? taken.value.input : undefined, request.input)) {
+        throw new PlaneError(ErrorCode.BadRequest, `messageId ${request.messageId} already answered this run with another value; a new answer needs a new messageId`);
+      }
+      return { history, repeated: true };
+    }
+    if (history.status === 'sealed') throw new PlaneError(ErrorCode.Conflict, `run ${request.runId} has ended (${history.outcome}); there is no question to answer`);
+    const pending = history.pending;
+    if (!pending) throw new PlaneError(ErrorCode.Conflict, `run ${request.runId} is running, not waiting for input`);
+    if (request.waitId !== undefined && pending.waitId !== request.waitId) throw new PlaneError(ErrorCode.Conflict, `run ${request.runId} is waiting on ${pending.waitId}, not ${request.waitId}`);
+    if (pending.reason !== 'input') throw new PlaneError(ErrorCode.Conflict, `run ${request.runId} waits for ${pending.reason}, which only a person at this plane decides`);
+    if (request.input === undefined) throw new PlaneError(ErrorCode.BadRequest, 'an answer needs input: the value the run asked for');
+    // Refused here, before anything is journaled, with the path of the value canonical JSON
+    // cannot write (a lone surrogate, an integer beyond 2^53): the run keeps waiting.
+    try {
+      canonicalize(request.input);
+    } catch (error) {
+      if (error instanceof CanonicalJsonError) throw new PlaneError(ErrorCode.BadRequest, `the answer cannot be journaled: ${error.message.replace('$', 'input')}; the run still waits for its answer`);
+      throw error;
+    }
+    // Policy is asked twice (seed 002): may this caller continue this task at all, and may it
+    // supply this kind of event. A refusal is journaled for the operator, as an admission's is.
+    for (const [action, resource] of [
+      [request.actions.continue, `agent:${history.agent}`],
+      [request.actions.deliver, `wait:${pending.reason}`],
+    ] as const) {
+      const decision = this.options.policy.decide(request.by, action, resource);
+      if (decision.allowed) continue;
+      const why = decision.rule === null ? 'no rule allows it' : `denied by rule ${decision.rule}`;
+      await this.options.journal.append({ runId: null, kind: 'AdmissionRefused', body: { agent: history.agent, principal: request.by, action, resource, reason: `answering run ${request.runId}: ${why}` } });
+      throw new PlaneError(ErrorCode.Forbidden, 'the plane refused this answer');
+    }
+    await this.options.journal.append({
+      runId: request.runId,
+      kind: 'Decision',
+      body: { waitId: pending.waitId, decision: 'approve', by: request.by, subjectHash: pending.subjectHash, value: { kind: 'input', input: request.input }, messageId: request.messageId },
+    });
+    this.schedule(request.runId);
+    return { history: await this.history(request.runId), repeated: false };
   }
 
   // ---- cancellation and halts ----

@@ -13,7 +13,7 @@ import { render, TemplateError } from './template';
 import type { Tool, ToolContext } from './tools';
 import { callPeer, type PeerCaller } from './peer-effect';
 import { callMcpTool, type McpToolCaller } from './mcp-effect';
-import { callA2a, type A2aCaller } from './a2a-effect';
+import { callA2a, signedOnlyCards, type A2aCaller } from './a2a-effect';
 import type { AgentRunner } from './agent-effect';
 import { DEFAULT_MAX_TURNS, runModelWithTools } from './model-tools';
 import { structuredValue } from './structured-output';
@@ -28,6 +28,8 @@ export interface StepDeps {
   mcp?: McpToolCaller;
   /** How runs reach remote A2A agents; absent where none is wired. */
   a2a?: A2aCaller;
+  /** The cards this agent's grants require signed (`signed: true`); set per agent by runAgentSteps. */
+  a2aSignedOnly?: ReadonlySet<string>;
   /** How a model step's `agent:<name>` tools start child runs (the runtime; agent-effect.ts). */
   agents?: AgentRunner;
 }
@@ -105,13 +107,16 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
     return callA2a(cx, deps.a2a, {
       card: step.a2a.card,
       ...(step.a2a.skill !== undefined ? { skill: step.a2a.skill } : {}),
+      ...(deps.a2aSignedOnly?.has(step.a2a.card) ? { requireSigned: true as const } : {}),
       message: typeof message === 'string' ? message : typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as Record<string, unknown>) : String(message),
     });
   }
   return r(step.output);
 }
 
-export async function runAgentSteps(agent: LoadedAgent, input: unknown, cx: RunContext, deps: StepDeps): Promise<unknown> {
+export async function runAgentSteps(agent: LoadedAgent, input: unknown, cx: RunContext, shared: StepDeps): Promise<unknown> {
+  // A grant's options are this agent's, not the plane's: the a2a grants saying `signed: true`.
+  const deps: StepDeps = { ...shared, a2aSignedOnly: signedOnlyCards(agent.manifest.grants) };
   const scope: Record<string, unknown> = { input, steps: {} };
   let last: unknown = null;
   for (const [index, step] of agent.manifest.steps.entries()) {

@@ -132,6 +132,11 @@ export const RunViewSchema = z.object({
   chain: z.array(z.string()),
   /** Which process executes it: `plane`, or `peer:<id>` for a peer's skill run. */
   host: z.string(),
+  /**
+   * The context the run continues (`runs.start`'s `context`: the id of the run that opened it).
+   * Absent: the run is its own context, i.e. its context is its own runId.
+   */
+  context: RunIdSchema.optional(),
   status: RunStatusSchema,
   outcome: RunOutcomeSchema.nullable(),
   admittedAt: z.string(),
@@ -273,22 +278,56 @@ export const commands = {
   'journal.verify': { request: Empty, response: VerifyReportSchema },
 
   'agents.list': { request: Empty, response: z.object({ agents: z.array(AgentSummarySchema) }) },
+  /**
+   * The newest runs (by last activity). With `owner`: that owner's runs only, newest admission
+   * first, read through the journal's index of each owner's admissions (another owner's runs are
+   * never read), with `total` and a cursor; `context`, `activeSince` and `beforeSeq` read that
+   * index and so go with `owner`. `status` is applied to the page after reading (it needs each
+   * run folded), so it is not part of `total`.
+   */
   'runs.list': {
     request: z
       .object({
         limit: z.number().int().min(1).max(1000).default(200),
         agent: z.string().optional(),
         status: RunStatusSchema.optional(),
+        owner: z.string().min(1).optional(),
+        /** `plane` or `peer:<id>`. */
+        host: z.string().min(1).optional(),
+        /** The runs of one context: its opening run and the runs started into it. */
+        context: RunIdSchema.optional(),
+        /** Runs with a record at or after this ISO time, whenever they were admitted. */
+        activeSince: z.iso.datetime({ offset: true }).optional(),
+        /** The previous page's `nextBeforeSeq`. */
+        beforeSeq: z.number().int().min(1).optional(),
       })
-      .strict(),
-    response: z.object({ runs: z.array(RunViewSchema) }),
+      .strict()
+      .refine((r) => r.owner !== undefined || (r.context === undefined && r.activeSince === undefined && r.beforeSeq === undefined), {
+        message: 'context, activeSince and beforeSeq read the index of one owner\'s runs: give owner too',
+        path: ['owner'],
+      }),
+    response: z.object({
+      runs: z.array(RunViewSchema),
+      /** With `owner`: how many runs match every filter but `status`, `limit` and `beforeSeq` (exact, counted from the index). */
+      total: z.number().int().nonnegative().optional(),
+      /** With `owner`, when more runs follow this page: pass it as `beforeSeq` for the next. */
+      nextBeforeSeq: z.number().int().optional(),
+    }),
   },
   'runs.get': { request: z.object({ runId: RunIdSchema }).strict(), response: RunViewSchema },
   /** The run that called this one (its peer call) and the runs this one's peer calls admitted. */
   'runs.links': { request: z.object({ runId: RunIdSchema }).strict(), response: RunLinksSchema },
   /** Admits a run (policy first) and returns at once; `runs.get` or the events follow it. */
   'runs.start': {
-    request: z.object({ agent: z.string().min(1), input: z.unknown().default({}), wait: z.boolean().default(false) }).strict(),
+    request: z
+      .object({
+        agent: z.string().min(1),
+        input: z.unknown().default({}),
+        wait: z.boolean().default(false),
+        /** Continue a context: the id of the run that opened it, admitted for the same caller (refused otherwise). */
+        context: RunIdSchema.optional(),
+      })
+      .strict(),
     response: RunViewSchema,
   },
   'runs.cancel': { request: z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict(), response: RunViewSchema },
@@ -309,6 +348,25 @@ export const commands = {
       })
       .strict(),
     response: RunViewSchema,
+  },
+  /**
+   * A protocol caller's answer to the question its OWN run asks (an input wait), sent as a
+   * message (A2A: a message naming its task). Not a person's decision: approving an effect,
+   * raising a budget or resolving an in-doubt effect stays `approvals.decide` at this plane.
+   * The caller and `messageId` are the answer's identity: the same message again answers the
+   * run as it stands (`repeated`) and journals nothing. Refused for a person (no protocol caller).
+   */
+  'runs.answer': {
+    request: z
+      .object({
+        runId: RunIdSchema,
+        /** The wait answered; absent: the one the run stands on now. */
+        waitId: WaitIdSchema.optional(),
+        messageId: z.string().min(1).max(200),
+        input: z.unknown(),
+      })
+      .strict(),
+    response: z.object({ run: RunViewSchema, repeated: z.boolean() }),
   },
   /** Runs waiting because an effect is in doubt (the plane stopped while it was in flight). */
   'recovery.list': { request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) },

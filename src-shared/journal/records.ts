@@ -65,6 +65,12 @@ export const recordBodies = {
       parentStep: Step.optional(),
       /** Which process executes the run: `plane` (when absent too) or `peer:<id>`. */
       host: z.string().optional(),
+      /**
+       * The context the run continues: the id of the run that opened it, which belongs to the
+       * same owner and host (runtime.ts checks it at admission). Absent: the run is its own
+       * context (every run before contexts existed reads so, with nothing migrated).
+       */
+      context: z.string().optional(),
     }),
   },
   AdmissionRefused: {
@@ -163,6 +169,12 @@ export const recordBodies = {
       until: IsoTime.optional(),
       /** What the person supplied, tagged with the reason of the wait it answers: a raised budget, the input asked for, a recovery resolution. */
       value: DecisionValueSchema.optional(),
+      /**
+       * An answer a protocol caller sent as a message (an A2A message continuing its task): that
+       * message's id. With `by` it is the answer's identity, so the same message sent again finds
+       * this record and is not applied twice (Runtime.answerInput).
+       */
+      messageId: z.string().min(1).max(200).optional(),
     }),
   },
   Cancelled: {

@@ -6,8 +6,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
 import { call, testPlane } from '../../../tests/support/runtime-support';
+import { sdkA2aClient } from '../../../tests/doubles/sdk-a2a-client';
 import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import { startPlaneA2aEndpoint, type PlaneA2aEndpoint } from '../../plane/a2a-endpoint';
 import { silentLogger } from '../../base/logger';
@@ -28,19 +29,10 @@ async function served() {
   return { plane, endpoint };
 }
 
-async function clientFor(endpoint: PlaneA2aEndpoint, agent: string): Promise<Client> {
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('Authorization', `Bearer ${endpoint.token}`);
-    return fetch(input, { ...init, headers });
-  };
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })], cardResolver: new DefaultAgentCardResolver({ fetchImpl }) }),
-  );
-  return factory.createFromUrl(endpoint.url, `a2a/${agent}/.well-known/agent-card.json`);
-}
+const clientFor = (endpoint: PlaneA2aEndpoint, agent: string): Promise<Client> => sdkA2aClient(endpoint.url, agent, endpoint.token);
 
-const note = SendMessageRequest.fromJSON({ message: { messageId: 'm-decline-1', role: 'ROLE_USER', contextId: 'ctx-1', parts: [{ data: { title: 'the user', topic: 'x' } }] } });
+// No contextId: one the caller did not open is refused before the gate (a2a-list-context.test.ts).
+const note = SendMessageRequest.fromJSON({ message: { messageId: 'm-decline-1', role: 'ROLE_USER', parts: [{ data: { title: 'the user', topic: 'x' } }] } });
 
 describe('a policy decline over A2A', () => {
   it('SendMessage answers a Message from the agent saying it declines, names no rule, and admits no run', async () => {
@@ -50,7 +42,8 @@ describe('a policy decline over A2A', () => {
     // A Message, not a Task: no status, an agent role, one text part.
     expect(answer.status).toBeUndefined();
     expect(answer.messageId).toMatch(/^declined-/);
-    expect(answer.contextId).toBe('ctx-1');
+    // Nothing was admitted, so no context was opened for it to name.
+    expect(answer.contextId).toBe('');
     const text = answer.parts?.[0]?.content.value as string;
     expect(answer.parts?.[0]?.content.$case).toBe('text');
     expect(text).toContain('write-note declines');

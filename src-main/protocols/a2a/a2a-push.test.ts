@@ -5,12 +5,13 @@
  * the same data dir while a run waits for approval; the receiver must end with every event once
  * by id, none lost.
  */
-import { createServer, type Server } from 'node:http';
 import { statSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SendMessageRequest, TaskPushNotificationConfig, ListTaskPushNotificationConfigsRequest, GetTaskPushNotificationConfigRequest, DeleteTaskPushNotificationConfigRequest } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
 import { call, testPlane } from '../../../tests/support/runtime-support';
+import { capturingLogger, pushReceivers, type PushReceived } from '../../../tests/doubles/push-receiver';
+import { sdkA2aClient } from '../../../tests/doubles/sdk-a2a-client';
 import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import { startPlaneA2aEndpoint, type PlaneA2aEndpoint } from '../../plane/a2a-endpoint';
 import type { Plane } from '../../plane/plane';
@@ -22,54 +23,10 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
+const receiver = pushReceivers(cleanups);
 
-interface Received {
-  eventId: string;
-  token: string | undefined;
-  authorization: string | undefined;
-  body: Record<string, Record<string, unknown>>;
-}
 
-/** A push receiver on loopback; `failFirst` answers 503 to that many POSTs first; `redirectTo` answers 302. */
-async function receiver(options: { failFirst?: number; redirectTo?: string } = {}): Promise<{ origin: string; url: string; got: Received[]; hits: () => number }> {
-  const got: Received[] = [];
-  let hits = 0;
-  let failures = options.failFirst ?? 0;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      hits++;
-      if (options.redirectTo) {
-        res.writeHead(302, { Location: options.redirectTo }).end();
-        return;
-      }
-      if (failures > 0) {
-        failures--;
-        res.writeHead(503).end();
-        return;
-      }
-      got.push({
-        eventId: String(req.headers['x-agentplane-event-id']),
-        token: req.headers['x-a2a-notification-token'] as string | undefined,
-        authorization: req.headers.authorization,
-        body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Received['body'],
-      });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  return { origin, url: `${origin}/hook`, got, hits: () => hits };
-}
-
-function capture(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  return { lines, log: (level, message, fields) => lines.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`) };
-}
-
-async function open(dataDir: string, logger: Logger = capture()): Promise<{ plane: Plane; endpoint: PlaneA2aEndpoint; close: () => Promise<void> }> {
+async function open(dataDir: string, logger: Logger = capturingLogger()): Promise<{ plane: Plane; endpoint: PlaneA2aEndpoint; close: () => Promise<void> }> {
   const plane = await testPlane({ dataDir });
   const endpoint = await startPlaneA2aEndpoint(plane, { port: 0, uiOrigin: 'http://127.0.0.1:5555', logger, blockMs: 15_000 });
   let closed = false;
@@ -83,20 +40,7 @@ async function open(dataDir: string, logger: Logger = capture()): Promise<{ plan
   return { plane, endpoint, close };
 }
 
-async function clientFor(endpoint: PlaneA2aEndpoint, agent: string): Promise<Client> {
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('Authorization', `Bearer ${endpoint.token}`);
-    return fetch(input, { ...init, headers });
-  };
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-    }),
-  );
-  return factory.createFromUrl(endpoint.url, `a2a/${agent}/.well-known/agent-card.json`);
-}
+const clientFor = (endpoint: PlaneA2aEndpoint, agent: string): Promise<Client> => sdkA2aClient(endpoint.url, agent, endpoint.token);
 
 async function rpc(endpoint: PlaneA2aEndpoint, agent: string, method: string, params: unknown) {
   const response = await fetch(`${endpoint.url}a2a/${agent}`, {
@@ -113,7 +57,7 @@ function send(part: Record<string, unknown>, configuration?: Record<string, unkn
   return SendMessageRequest.fromJSON({ message: { messageId: `p-${++messageCount}`, role: 'ROLE_USER', parts: [part] }, ...(configuration ? { configuration } : {}) });
 }
 
-const stateOf = (r: Received) => (r.body.statusUpdate?.status as { state?: string } | undefined)?.state ?? (r.body.artifactUpdate ? 'ARTIFACT' : '?');
+const stateOf = (r: PushReceived) => (r.body.statusUpdate?.status as { state?: string } | undefined)?.state ?? (r.body.artifactUpdate ? 'ARTIFACT' : '?');
 
 describe('A2A push notifications', () => {
   it('delivers every status and artifact event once, in order, across a plane restart while the run waits for approval', async () => {
@@ -223,7 +167,7 @@ describe('A2A push notifications', () => {
   it('a receiver answering a redirect gets no event delivered and the redirect is not followed (netguard)', async () => {
     const inner = await receiver();
     const target = await receiver({ redirectTo: `${inner.url}` });
-    const logger = capture();
+    const logger = capturingLogger();
     const { plane, endpoint } = await open(tempDir(), logger);
     await call(plane, 'net.allow.add', { origin: target.origin });
     await call(plane, 'net.allow.add', { origin: inner.origin });

@@ -27,7 +27,7 @@
 import type { RunView } from '../../../src-shared/ipc/contract';
 import type { Logger } from '../../base/logger';
 import { guardedRequest, type Netguard } from '../../net/netguard';
-import { artifactOf, isTerminalState, taskOf, taskStateOf, type A2aPlaneDoor } from './a2a-server';
+import { artifactOf, contextOf, isTerminalState, taskOf, taskStateOf, type A2aPlaneDoor } from './a2a-server';
 import type { PushStore, StoredPushConfig } from './push-store';
 
 export const PUSH_EVENT_ID_HEADER = 'X-AgentPlane-Event-Id';
@@ -84,13 +84,13 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
     const key = keyOf(run);
     const artifact = artifactOf(run);
     if (artifact && !cursor.artifactSent) {
-      await post(config, `${run.runId}:${run.lastSeq}:artifact`, { artifactUpdate: { taskId: run.runId, contextId: run.runId, artifact, lastChunk: true } });
+      await post(config, `${run.runId}:${run.lastSeq}:artifact`, { artifactUpdate: { taskId: run.runId, contextId: contextOf(run), artifact, lastChunk: true } });
       cursor.artifactSent = true;
       store.advance(config.taskId, config.id, cursor);
     }
     if (key !== cursor.sentKey) {
       const status = (taskOf(run, door.approveWith) as { status: Json }).status;
-      await post(config, `${run.runId}:${run.lastSeq}:status`, { statusUpdate: { taskId: run.runId, contextId: run.runId, status } });
+      await post(config, `${run.runId}:${run.lastSeq}:status`, { statusUpdate: { taskId: run.runId, contextId: contextOf(run), status } });
       cursor.sentKey = key;
       cursor.seq = run.lastSeq;
     }

@@ -15,8 +15,9 @@ import {
   verifyAgentCardSignature,
   type StreamResponse,
 } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
 import { call, testPlane } from '../../../tests/support/runtime-support';
+import { sdkA2aClient } from '../../../tests/doubles/sdk-a2a-client';
 import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import { startPlaneA2aEndpoint, type PlaneA2aEndpoint } from '../../plane/a2a-endpoint';
 import type { Plane } from '../../plane/plane';
@@ -38,24 +39,7 @@ async function served(): Promise<{ plane: Plane; endpoint: PlaneA2aEndpoint }> {
   return { plane, endpoint };
 }
 
-function authedFetch(token: string): typeof fetch {
-  return (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('Authorization', `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
-}
-
-async function clientFor(endpoint: PlaneA2aEndpoint, agent: string, token = endpoint.token): Promise<Client> {
-  const fetchImpl = authedFetch(token);
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-    }),
-  );
-  return factory.createFromUrl(endpoint.url, `a2a/${agent}/.well-known/agent-card.json`);
-}
+const clientFor = (endpoint: PlaneA2aEndpoint, agent: string, token = endpoint.token): Promise<Client> => sdkA2aClient(endpoint.url, agent, token);
 
 let messageCount = 0;
 function send(part: Record<string, unknown>, configuration?: Record<string, unknown>) {

@@ -12,8 +12,13 @@
  *   reads empty as 0.3 — and answering it with 1.0 shapes would be mis-parsed: -32009).
  *
  * Vocabulary, kept at this adapter (the core is not renamed after one protocol): a task IS a run
- * (task id = run id, so GetTask still answers after a restart; the context id is the run id too,
- * since a context joins only what the same caller opened and a run is the unit we journal).
+ * (task id = run id, so GetTask still answers after a restart). A context is the runs started
+ * into it: its id is the id of its first run, and a message carrying only `contextId` opens
+ * another run in the same context (journaled in its RunAdmitted, runs.start's `context`); a run
+ * that names none is its own context, which is how every run from before contexts reads, with
+ * nothing migrated. A contextId joins only a context the same caller opened: any other (unknown,
+ * another caller's, a task id that is not a context's) is one -32602 naming message.contextId,
+ * the same answer for each, so it tells nobody else a context exists.
  * - running → WORKING; suspended (approval, input, budget, …) → INPUT_REQUIRED, its status message
  *   says what it waits for and where a person decides; sealed: succeeded → COMPLETED (the output
  *   as an artifact: a status-only completed task would discard the answer), failed/halted →
@@ -35,10 +40,25 @@
  * methods answer -32003. A push config is the caller's like its task: every push method names a
  * task through readOwn first.
  *
- * Not served yet: contexts spanning several runs, continuing an INPUT_REQUIRED task by message (a person answers at the
- * plane), file parts.
+ * A message naming its task (`taskId`) answers the question that INPUT_REQUIRED task stopped on
+ * and the same run goes on (a2a-continue.ts): the caller's own task, an input wait only (any
+ * other wait is a person's at the plane), policy asked as `a2a:task.continue` and
+ * `a2a:event.deliver`, the same messageId never applied twice.
+ *
+ * ListTasks bounds both of its expensive answers and says when a bound bit, never a quietly
+ * truncated total (seed 002). The candidates are read from the journal's index of the runs each
+ * caller admitted (runs.list with `owner`), so another caller's runs and the embedder's cost a
+ * listing nothing; with no status filter the exact totalSize is a COUNT from that index and only
+ * the page is folded. A status filter needs every candidate folded, so it reads at most
+ * `filterScanBudget` (1024) of the caller's tasks, and over that is a -32602 naming
+ * statusTimestampAfter, the filter that narrows from the index. Artifacts (includeArtifacts,
+ * false by default as the spec says) are bounded by their bytes: past `artifactBudgetBytes` a
+ * page returns the rest without them, each marked `io.agentplane.a2a/artifactsOmitted`, and
+ * GetTask on it returns them.
+ *
+ * Not served yet: file parts.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentSummary, CommandResponse, RunView } from '../../../src-shared/ipc/contract';
 import type { RunOutcome } from '../../../src-shared/vocabulary/runs';
@@ -50,6 +70,7 @@ import type { McpPlaneDoor } from '../mcp/plane-door';
 import { waitSummary } from '../mcp/tool-result';
 import { followRun } from '../mcp/plane-tasks';
 import { signAgentCard } from './card-signature';
+import { continueTask } from './a2a-continue';
 import { MAX_PUSH_CONFIGS_PER_TASK, type PushStore, type StoredPushConfig } from './push-store';
 
 /** The door is the MCP one: the same dispatch naming a caller, the same journal notifications. */
@@ -59,8 +80,12 @@ export const A2A_PROTOCOL_VERSION = '1.0';
 export const PRINCIPAL_A2A_LOCAL = 'a2a:local';
 const BODY_LIMIT = 1 << 20;
 const RUN_ID = /^run-[0-9a-f]{20}$/;
-/** Runs looked at for ListTasks (runs.list's cap, newest first): the scan budget. */
-const RUNS_SCANNED = 1000;
+/** ListTasks folds at most this many of the caller's tasks to answer a status filter (seed 002's filter_scan_budget). */
+const DEFAULT_FILTER_SCAN_BUDGET = 1024;
+/** The artifact bytes one ListTasks page carries before the rest are omitted (and marked). */
+const DEFAULT_ARTIFACT_BUDGET_BYTES = 4 << 20;
+/** runs.list's own cap on one read. */
+const RUNS_PER_READ = 1000;
 const MAX_PAGE = 100;
 const DEFAULT_PAGE = 50;
 /** A blocking SendMessage waits at most this long before answering the task as it stands. */
@@ -81,7 +106,7 @@ export const A2A_ERRORS = {
   versionNotSupported: -32009,
 } as const;
 
-class RpcError extends Error {
+export class RpcError extends Error {
   constructor(
     readonly code: number,
     message: string,
@@ -91,14 +116,18 @@ class RpcError extends Error {
   }
 }
 
-type TaskState =
-  | 'TASK_STATE_SUBMITTED'
-  | 'TASK_STATE_WORKING'
-  | 'TASK_STATE_COMPLETED'
-  | 'TASK_STATE_FAILED'
-  | 'TASK_STATE_CANCELED'
-  | 'TASK_STATE_INPUT_REQUIRED'
-  | 'TASK_STATE_REJECTED';
+/** A2A 1.0's task states, in the proto's numbering from 1 (0 is UNSPECIFIED). */
+const TASK_STATES = [
+  'TASK_STATE_SUBMITTED',
+  'TASK_STATE_WORKING',
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_INPUT_REQUIRED',
+  'TASK_STATE_REJECTED',
+  'TASK_STATE_AUTH_REQUIRED',
+] as const;
+type TaskState = (typeof TASK_STATES)[number];
 
 const SEALED_STATE: Record<RunOutcome, TaskState> = {
   succeeded: 'TASK_STATE_COMPLETED',
@@ -123,6 +152,16 @@ export interface A2aServerOptions {
   blockMs?: number;
   /** Push notifications: absent, the capability is false and the push methods answer -32003. */
   push?: A2aPushOptions;
+  /**
+   * The runtime host whose runs this endpoint answers for (`plane`, or `peer:<id>` on a peer's
+   * port). The plane's door reads every run in the data dir's journal, a peer's included; a task
+   * is answered only by the endpoint whose runtime admitted it, so a caller holding the plane's
+   * token reads nothing a peer's endpoint admitted, and the other way round.
+   */
+  host: string;
+  /** ListTasks' bounds (tests shrink them): tasks folded for a status filter, artifact bytes per page. */
+  filterScanBudget?: number;
+  artifactBudgetBytes?: number;
 }
 
 export interface A2aPushOptions {
@@ -146,8 +185,11 @@ const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_
 
 export const isTerminalState = (state: TaskState): boolean => TERMINAL.has(state);
 
-function agentMessage(runId: string, text: string): Json {
-  return { messageId: `${runId}-status`, role: 'ROLE_AGENT', parts: [{ text }], taskId: runId, contextId: runId };
+/** The task's contextId: the run's context, or the run itself when it names none. */
+export const contextOf = (run: RunView): string => run.context ?? run.runId;
+
+function agentMessage(run: RunView, text: string): Json {
+  return { messageId: `${run.runId}-status`, role: 'ROLE_AGENT', parts: [{ text }], taskId: run.runId, contextId: contextOf(run) };
 }
 
 export function artifactOf(run: RunView): Json | null {
@@ -156,17 +198,28 @@ export function artifactOf(run: RunView): Json | null {
   return { artifactId: `${run.runId}-output`, name: 'output', parts: [part] };
 }
 
+/**
+ * Whether a task is answered with its artifacts: `with` (GetTask, streams, push), `without` (a
+ * ListTasks row not asking for them, as the spec's default), `omitted` (asked for, but past the
+ * page's artifact budget: left out and marked, so a bounded answer is not shaped like a complete one).
+ */
+export type TaskArtifacts = 'with' | 'without' | 'omitted';
+
 /** One task, one state: GetTask, ListTasks rows and subscription snapshots all come from here. */
-export function taskOf(run: RunView, approveWith: (runId: string) => string): Json {
+export function taskOf(run: RunView, approveWith: (runId: string) => string, artifacts: TaskArtifacts = 'with'): Json {
   const state = taskStateOf(run);
   const status: Json = { state, timestamp: run.lastAt };
   if (run.status === 'suspended' && run.pending) {
-    status.message = agentMessage(run.runId, `waits for ${waitSummary(run.pending)}; a person decides at AgentPlane: ${approveWith(run.runId)}`);
+    // A question (an input wait) may be answered by the caller's message naming this task
+    // (a2a-continue.ts, where policy lets it); every other wait is a person's at the plane.
+    const how = run.pending.reason === 'input' ? 'answer with a message naming this task (taskId), or a person answers at AgentPlane' : 'a person decides at AgentPlane';
+    status.message = agentMessage(run, `waits for ${waitSummary(run.pending)}; ${how}: ${approveWith(run.runId)}`);
   } else if (state === 'TASK_STATE_FAILED' || state === 'TASK_STATE_REJECTED') {
-    status.message = agentMessage(run.runId, run.error ? `${run.error.code}: ${run.error.message}` : `the run ended ${run.outcome ?? 'unsuccessfully'}`);
+    status.message = agentMessage(run, run.error ? `${run.error.code}: ${run.error.message}` : `the run ended ${run.outcome ?? 'unsuccessfully'}`);
   }
-  const artifact = artifactOf(run);
-  return { id: run.runId, contextId: run.runId, status, ...(artifact ? { artifacts: [artifact] } : {}), metadata: { 'io.agentplane/agent': run.agent } };
+  const artifact = artifacts === 'with' ? artifactOf(run) : null;
+  const metadata: Json = { 'io.agentplane/agent': run.agent, ...(artifacts === 'omitted' ? { 'io.agentplane.a2a/artifactsOmitted': true } : {}) };
+  return { id: run.runId, contextId: contextOf(run), status, ...(artifact ? { artifacts: [artifact] } : {}), metadata };
 }
 
 /** The agent's input from a message's parts (see the module comment of the seed's rules). */
@@ -177,6 +230,7 @@ export function inputOf(message: Json, agent: AgentSummary): unknown {
   const part = parts[0] as Json;
   const members = ['text', 'data', 'raw', 'url'].filter((k) => part[k] !== undefined);
   if (members.length !== 1) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: a part holds exactly one of text, data, raw, url', { field: 'message.parts[0]' });
+  checkMediaType(part, members[0]!);
   if (members[0] === 'data') {
     if (typeof part.data !== 'object' || part.data === null || Array.isArray(part.data)) {
       throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.parts[0].data must be an object (the agent input)', { field: 'message.parts[0].data' });
@@ -198,6 +252,101 @@ export function inputOf(message: Json, agent: AgentSummary): unknown {
   return { [only]: part.text };
 }
 
+/**
+ * A part's declared mediaType must agree with the member it chose (seed 002, "Parts are a
+ * oneof"): text declared as JSON, or data declared as plain text, is a sender that does not
+ * know what it sent, and guessing which half it meant would run the agent on a misreading.
+ * Empty is unset (ProtoJSON's default). raw and url parts are refused after this anyway.
+ */
+function checkMediaType(part: Json, member: string): void {
+  const declared = part.mediaType;
+  if (declared === undefined || declared === '') return;
+  const type = typeof declared === 'string' ? declared.split(';')[0]!.trim().toLowerCase() : null;
+  const json = type !== null && (type === 'application/json' || type.endsWith('+json'));
+  const agrees = type !== null && (member === 'text' ? type.startsWith('text/') : member === 'data' ? json : true);
+  if (!agrees) {
+    const expected = member === 'text' ? 'a text/* type' : 'application/json (or a +json type)';
+    throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: message.parts[0] is a ${member} part but declares mediaType ${JSON.stringify(declared)}; a ${member} part's mediaType is ${expected}`, { field: 'message.parts[0].mediaType' });
+  }
+}
+
+/**
+ * The capability is named, never inferred (seed 002): `message.metadata.skill`, when present,
+ * must be this card's one skill (the agent's name). A message meant for another skill is refused
+ * rather than run by whichever agent it happened to reach.
+ */
+function checkSkill(message: Json, agent: AgentSummary): void {
+  const metadata = message.metadata;
+  if (metadata === undefined || metadata === null) return;
+  if (typeof metadata !== 'object' || Array.isArray(metadata)) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.metadata must be an object', { field: 'message.metadata' });
+  const skill = (metadata as Json).skill;
+  if (skill === undefined) return;
+  if (skill !== agent.name) {
+    throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: message.metadata.skill ${JSON.stringify(skill).slice(0, 80)} is not a skill of this agent; its card declares one skill, ${agent.name}`, { field: 'message.metadata.skill', skills: [agent.name] });
+  }
+}
+
+/** Where the next ListTasks page starts: before an admission seq (index order), or after a task among the folded candidates (a status filter). */
+type ListPosition = { b: number; r?: undefined } | { r: string; b?: undefined };
+
+const pageTokenRefused = () => new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: pageToken is not one this server gave', { field: 'pageToken' });
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.(\d+))?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * statusTimestampAfter as the journal writes times (ISO, milliseconds, Z). The spec returns a task
+ * whose status timestamp is at or after it; a finer fraction than a millisecond rounds up, so a
+ * record of the same millisecond but before the given instant is not taken for after it.
+ */
+function timestampOf(value: unknown): string {
+  const match = typeof value === 'string' ? RFC3339.exec(value) : null;
+  const at = match ? Date.parse(value as string) : Number.NaN;
+  if (!match || Number.isNaN(at)) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: statusTimestampAfter must be an RFC 3339 timestamp such as 2026-01-01T00:00:00Z', { field: 'statusTimestampAfter' });
+  const beyondMs = /[1-9]/.test((match[2] ?? '').slice(3));
+  return new Date(at + (beyondMs ? 1 : 0)).toISOString();
+}
+
+interface ListQuery {
+  pageSize: number;
+  pageToken: string;
+  contextId: string | null;
+  status: TaskState | null;
+  /** statusTimestampAfter, normalised (timestampOf). */
+  after: string | null;
+  includeArtifacts: boolean;
+  /** What a page token is bound to: the filters, so a token is a position in this list only. */
+  digest: string;
+}
+
+/** ListTasks' params, each checked, a bad one named. historyLength is accepted and has no effect: a task here keeps no message history to return. */
+function listQueryOf(params: Json): ListQuery {
+  const bad = (field: string, what: string) => new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${field} ${what}`, { field });
+  const pageSize = params.pageSize === undefined || params.pageSize === null ? DEFAULT_PAGE : Number(params.pageSize);
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE) throw bad('pageSize', `must be 1..${MAX_PAGE}`);
+  if (params.pageToken !== undefined && typeof params.pageToken !== 'string') throw bad('pageToken', 'must be a string');
+  if (params.contextId !== undefined && typeof params.contextId !== 'string') throw bad('contextId', 'must be a string');
+  let status: TaskState | null = null;
+  if (params.status !== undefined && params.status !== 'TASK_STATE_UNSPECIFIED' && params.status !== 0) {
+    // ProtoJSON sends an enum by name; its number is accepted too.
+    const named = typeof params.status === 'number' ? TASK_STATES[params.status - 1] : TASK_STATES.find((s) => s === params.status);
+    if (named === undefined) throw bad('status', `must be a TaskState (${TASK_STATES.join(', ')})`);
+    status = named;
+  }
+  const after = params.statusTimestampAfter === undefined || params.statusTimestampAfter === '' ? null : timestampOf(params.statusTimestampAfter);
+  if (params.includeArtifacts !== undefined && typeof params.includeArtifacts !== 'boolean') throw bad('includeArtifacts', 'must be true or false');
+  if (params.historyLength !== undefined && (!Number.isInteger(params.historyLength) || (params.historyLength as number) < 0)) throw bad('historyLength', 'must be a non-negative integer');
+  const contextId = typeof params.contextId === 'string' && params.contextId !== '' ? params.contextId : null;
+  return {
+    pageSize,
+    pageToken: (params.pageToken as string | undefined) ?? '',
+    contextId,
+    status,
+    after,
+    includeArtifacts: params.includeArtifacts === true,
+    digest: createHash('sha256').update(JSON.stringify([contextId, status, after])).digest('base64url').slice(0, 22),
+  };
+}
+
 function fieldOfRuntime(message: string): string | null {
   return /input\.([^:;\s]+):/.exec(message)?.[1] ?? /required property '([^']+)'/.exec(message)?.[1] ?? null;
 }
@@ -206,6 +355,8 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
   const { door, logger } = options;
   const context = { principal: PRINCIPAL_A2A_LOCAL };
   const blockMs = options.blockMs ?? DEFAULT_BLOCK_MS;
+  const filterScanBudget = options.filterScanBudget ?? DEFAULT_FILTER_SCAN_BUDGET;
+  const artifactBudgetBytes = options.artifactBudgetBytes ?? DEFAULT_ARTIFACT_BUDGET_BYTES;
   const signed = new Map<string, { at: string; card: Json }>();
 
   async function ask<T>(name: string, request: unknown): Promise<T> {
@@ -265,7 +416,7 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     const answer = RUN_ID.test(taskId) ? await door.dispatch('runs.get', { runId: taskId }, context) : null;
     const run = answer?.ok ? (answer.value as RunView) : null;
     // Another caller's run answers exactly as an unknown one: an id tells nobody else it exists.
-    if (!run || run.chain[0] !== context.principal) throw new RpcError(A2A_ERRORS.taskNotFound, `no task ${taskId}`, { taskId });
+    if (!run || run.chain[0] !== context.principal || run.host !== options.host) throw new RpcError(A2A_ERRORS.taskNotFound, `no task ${taskId}`, { taskId });
     return run;
   }
 
@@ -283,11 +434,11 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
    * declined — naming the action and resource the gate keyed on would let a prober map this
    * plane's authorization vocabulary. No task exists: nothing was admitted.
    */
-  function declineOf(agent: AgentSummary, message: Json): Json {
+  function declineOf(agent: AgentSummary, message: Json, what = 'start it'): Json {
     return {
       messageId: `declined-${randomUUID()}`,
       role: 'ROLE_AGENT',
-      parts: [{ text: `${agent.name} declines: this plane's policy does not let this caller start it.` }],
+      parts: [{ text: `${agent.name} declines: this plane's policy does not let this caller ${what}.` }],
       ...(typeof message.contextId === 'string' ? { contextId: message.contextId } : {}),
       metadata: { 'io.agentplane.a2a/declined': true },
     };
@@ -298,17 +449,23 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     if (typeof message !== 'object' || message === null) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message is required', { field: 'message' });
     if (message.role !== 'ROLE_USER') throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.role must be ROLE_USER', { field: 'message.role' });
     if (typeof message.messageId !== 'string' || message.messageId.length === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.messageId is required', { field: 'message.messageId' });
+    checkSkill(message, agent);
     if (message.taskId !== undefined) {
-      throw new RpcError(A2A_ERRORS.unsupportedOperation, 'continuing a task by message is not served: a person answers a waiting run at AgentPlane', { field: 'message.taskId' });
+      // Task input continues the same run (a2a-continue.ts): the answer to the question the named
+      // task stopped on, never a new run. SendMessage then follows it as it follows a new task.
+      return continueTask({ dispatch: (name, request) => door.dispatch(name, request, context), principal: context.principal, host: options.host, approveWith: door.approveWith, decline: () => declineOf(agent, message, "answer this task's question") }, agent, params);
     }
     const input = inputOf(message, agent);
+    const joined = await contextToJoin(message.contextId);
     // A push config given with the message is checked before admission (a refused URL must not
     // leave a run behind) and stored once the run exists, so its first event is the first state.
     const pushInput = ((params.configuration ?? {}) as Json).taskPushNotificationConfig as Json | undefined;
     if (pushInput !== undefined) checkPushConfig(pushInput, 'configuration.taskPushNotificationConfig.');
-    const answer = await door.dispatch('runs.start', { agent: agent.name, input }, context);
+    const answer = await door.dispatch('runs.start', { agent: agent.name, input, ...(joined ? { context: joined } : {}) }, context);
     if (!answer.ok) {
       const body = answer.error;
+      // The runtime holds the same context rule (a context changing hands between our read and the admission).
+      if (body.code === 'AP_BAD_REQUEST' && body.message.startsWith('context:')) throw contextRefused();
       if (body.code === 'AP_BAD_REQUEST') {
         const field = fieldOfRuntime(body.message);
         throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${body.message}`, { field: field ? `message.parts[0].data.${field}` : 'message.parts[0]' });
@@ -319,6 +476,23 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     const run = answer.value as RunView;
     if (pushInput !== undefined) putPushConfig(run.runId, pushInput);
     return { run };
+  }
+
+  const contextRefused = () => new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.contextId is not a context this caller opened (omit it to open a new one)', { field: 'message.contextId' });
+
+  /**
+   * The context a message joins, or null for a new one (its id will be the new run's). Joined
+   * only when the caller opened it: the id names a run this caller admitted (readOwn's rule)
+   * that is a context's first run. Unknown, another caller's, or a task that only continues a
+   * context: one answer for all, so the refusal tells nobody else a context exists.
+   */
+  async function contextToJoin(contextId: unknown): Promise<string | null> {
+    if (contextId === undefined || contextId === '') return null;
+    if (typeof contextId !== 'string' || !RUN_ID.test(contextId)) throw contextRefused();
+    const answer = await door.dispatch('runs.get', { runId: contextId }, context);
+    const run = answer.ok ? (answer.value as RunView) : null;
+    if (!run || run.chain[0] !== context.principal || run.host !== options.host || contextOf(run) !== run.runId) throw contextRefused();
+    return run.runId;
   }
 
   function pushOrRefuse(): A2aPushOptions {
@@ -394,26 +568,111 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     return { task: taskOf(settled, door.approveWith) };
   }
 
+  /**
+   * ListTasks (seed 002, "ListTasks bounds both of its expensive answers"). Rows come newest
+   * admission first, so a page never shifts under a caller while tasks progress; the page token
+   * is the position after the page's last task, signed (pageTokenOf) so a token this server never
+   * gave is refused rather than read as a position.
+   */
   async function listTasks(agentName: string, params: Json): Promise<Json> {
-    const pageSize = params.pageSize === undefined ? DEFAULT_PAGE : Number(params.pageSize);
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: pageSize must be 1..${MAX_PAGE}`, { field: 'pageSize' });
-    const token = typeof params.pageToken === 'string' ? params.pageToken : '';
-    if (token !== '' && !RUN_ID.test(token)) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: pageToken is not one this server gave', { field: 'pageToken' });
-    const listed = await ask<CommandResponse<'runs.list'>>('runs.list', { limit: RUNS_SCANNED, agent: agentName });
-    const own = listed.runs.filter((r) => r.chain[0] === context.principal);
-    const start = token === '' ? 0 : own.findIndex((r) => r.runId === token) + 1;
-    if (token !== '' && start === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: pageToken is not one this server gave (or its task aged out of the listing)', { field: 'pageToken' });
-    const page = own.slice(start, start + pageSize);
-    const more = start + pageSize < own.length;
+    const query = listQueryOf(params);
+    // A contextId that is no run id is no context of anybody's: nothing matches it.
+    if (query.contextId !== null && !RUN_ID.test(query.contextId)) return { tasks: [], nextPageToken: '', pageSize: query.pageSize, totalSize: 0 };
+    const position = query.pageToken === '' ? null : positionOf(query.pageToken, query.digest);
+    const filter = {
+      owner: context.principal,
+      agent: agentName,
+      host: options.host,
+      ...(query.contextId !== null ? { context: query.contextId } : {}),
+      ...(query.after !== null ? { activeSince: query.after } : {}),
+    };
+    let page: RunView[];
+    let totalSize: number;
+    let next: ListPosition | null;
+    if (query.status === null) {
+      // Answered from the index: totalSize is its COUNT, and only the page is folded.
+      if (position !== null && position.b === undefined) throw pageTokenRefused();
+      const listed = await ask<CommandResponse<'runs.list'>>('runs.list', { ...filter, limit: query.pageSize, ...(position?.b !== undefined ? { beforeSeq: position.b } : {}) });
+      page = listed.runs;
+      totalSize = listed.total ?? listed.runs.length;
+      next = listed.nextBeforeSeq !== undefined ? { b: listed.nextBeforeSeq } : null;
+    } else {
+      // A state is known only by folding each run: every candidate the other filters leave is
+      // folded, so their number is bounded, and over it the caller is told which filter narrows
+      // from the index rather than handed a total that quietly counts only part.
+      if (position !== null && position.r === undefined) throw pageTokenRefused();
+      const scanRefused = () =>
+        new RpcError(
+          A2A_ERRORS.invalidParams,
+          `Invalid params: a status filter reads each of the caller's matching tasks, and more than ${filterScanBudget} match the other filters; narrow with statusTimestampAfter (or contextId)`,
+          { field: 'statusTimestampAfter', scanBudget: filterScanBudget },
+        );
+      // The count comes from the index (one run folded); nothing more is read when it is over.
+      const probe = await ask<CommandResponse<'runs.list'>>('runs.list', { ...filter, limit: 1 });
+      if ((probe.total ?? 0) > filterScanBudget) throw scanRefused();
+      const candidates: RunView[] = [...probe.runs];
+      let before = probe.nextBeforeSeq;
+      while (before !== undefined) {
+        const more = await ask<CommandResponse<'runs.list'>>('runs.list', { ...filter, limit: Math.min(RUNS_PER_READ, filterScanBudget), beforeSeq: before });
+        candidates.push(...more.runs);
+        before = more.nextBeforeSeq;
+        // Tasks admitted meanwhile can push the count past the budget: refused as well, never a partial count.
+        if (candidates.length > filterScanBudget) throw scanRefused();
+      }
+      // The position is the last listed task's place among the candidates, which keep their order
+      // (admission) and stay candidates as they progress, whatever their state becomes.
+      const from = position?.r === undefined ? 0 : candidates.findIndex((r) => r.runId === position.r) + 1;
+      if (position?.r !== undefined && from === 0) throw pageTokenRefused();
+      const rest = candidates.slice(from).filter((r) => taskStateOf(r) === query.status);
+      totalSize = candidates.filter((r) => taskStateOf(r) === query.status).length;
+      page = rest.slice(0, query.pageSize);
+      next = rest.length > query.pageSize ? { r: page[page.length - 1]!.runId } : null;
+    }
     return {
-      tasks: page.map((r) => taskOf(r, door.approveWith)),
-      nextPageToken: more ? page[page.length - 1]!.runId : '',
-      pageSize,
-      // Bounded by the scan budget (the newest RUNS_SCANNED runs of this agent); said when it bit.
-      totalSize: own.length,
-      ...(listed.runs.length >= RUNS_SCANNED ? { metadata: { 'io.agentplane.a2a/scanBudgetReached': true } } : {}),
+      tasks: tasksWithArtifactBudget(page, query.includeArtifacts),
+      nextPageToken: next ? pageTokenOf(next, query.digest) : '',
+      pageSize: query.pageSize,
+      totalSize,
     };
   }
+
+  /**
+   * A page's tasks, their artifacts included only when asked, and then within the page's budget:
+   * an artifact is the run's whole output, so a page of large outputs would otherwise be an
+   * answer of any size. Past the budget each task with an artifact is returned without it and
+   * marked, never silently short; GetTask on it returns the artifact.
+   */
+  function tasksWithArtifactBudget(runs: RunView[], include: boolean): Json[] {
+    let spent = 0;
+    let over = false;
+    return runs.map((run) => {
+      if (!include) return taskOf(run, door.approveWith, 'without');
+      const artifact = artifactOf(run);
+      if (artifact === null) return taskOf(run, door.approveWith, 'without');
+      spent += Buffer.byteLength(JSON.stringify(artifact));
+      over ||= spent > artifactBudgetBytes;
+      return taskOf(run, door.approveWith, over ? 'omitted' : 'with');
+    });
+  }
+
+  /** An opaque page token: the position and the query it belongs to, MACed with a key derived from the endpoint's secret. */
+  function pageTokenOf(position: ListPosition, digest: string): string {
+    const payload = Buffer.from(JSON.stringify({ ...position, q: digest })).toString('base64url');
+    return `${payload}.${pageTokenMac(payload)}`;
+  }
+
+  function positionOf(token: string, digest: string): ListPosition {
+    const [payload, mac, extra] = token.split('.');
+    if (payload === undefined || mac === undefined || extra !== undefined || !secretsEqual(mac, pageTokenMac(payload))) throw pageTokenRefused();
+    const read = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { b?: unknown; r?: unknown; q?: unknown };
+    // A token given for other filters would be a position in another list.
+    if (read.q !== digest) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: pageToken was given for a ListTasks with other filters; send the same filters with it', { field: 'pageToken' });
+    if (typeof read.b === 'number' && Number.isInteger(read.b)) return { b: read.b };
+    if (typeof read.r === 'string' && RUN_ID.test(read.r)) return { r: read.r };
+    throw pageTokenRefused();
+  }
+
+  const pageTokenMac = (payload: string) => createHmac('sha256', options.token).update(`a2a ListTasks page token\n${payload}`).digest('base64url');
 
   async function cancelTask(params: Json): Promise<Json> {
     const run = await readOwn(params.id);
@@ -435,12 +694,12 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
         const now = `${taskStateOf(r)}|${r.status === 'suspended' ? r.pending?.waitId : ''}`;
         if (now === last || ended(r)) return;
         last = now;
-        send({ statusUpdate: { taskId: r.runId, contextId: r.runId, status: (taskOf(r, door.approveWith) as { status: Json }).status } });
+        send({ statusUpdate: { taskId: r.runId, contextId: contextOf(r), status: (taskOf(r, door.approveWith) as { status: Json }).status } });
       });
       if (signal.aborted) return;
       const artifact = artifactOf(final);
-      if (artifact) send({ artifactUpdate: { taskId: final.runId, contextId: final.runId, artifact, lastChunk: true } });
-      send({ statusUpdate: { taskId: final.runId, contextId: final.runId, status: (taskOf(final, door.approveWith) as { status: Json }).status } });
+      if (artifact) send({ artifactUpdate: { taskId: final.runId, contextId: contextOf(final), artifact, lastChunk: true } });
+      send({ statusUpdate: { taskId: final.runId, contextId: contextOf(final), status: (taskOf(final, door.approveWith) as { status: Json }).status } });
     }
     res.end();
   }

@@ -1,6 +1,8 @@
 /**
- * A2A push notification configs and their delivery cursors, kept in `<dataDir>/a2a-push.json`
- * (0600, replaced atomically on every change). A small file rather than journal records: a
+ * A2A push notification configs and their delivery cursors, kept in `<dir>/a2a-push.json` (0600,
+ * replaced atomically on every change): `<dir>` is the data dir for the plane's endpoint and the
+ * peer's own folder for a peer's port (plane/a2a-push-wiring.ts), one file per process, since the
+ * whole file is replaced from memory on each write. A small file rather than journal records: a
  * config carries the receiver's token and credentials, and secrets never go in the journal; and
  * the cursor changes on every delivered event, which is bookkeeping, not history worth signing.
  *
@@ -30,16 +32,17 @@ const StoredConfigSchema = z.object({
 export type StoredPushConfig = z.infer<typeof StoredConfigSchema>;
 const FileSchema = z.object({ configs: z.array(StoredConfigSchema) });
 
-export function pushStorePath(dataDir: string): string {
-  return join(dataDir, 'a2a-push.json');
+/** `dir`: the data dir (the plane's store) or a peer's own folder (that peer's store). */
+export function pushStorePath(dir: string): string {
+  return join(dir, 'a2a-push.json');
 }
 
 export class PushStore {
   private configs: StoredPushConfig[] = [];
   readonly file: string;
 
-  constructor(dataDir: string) {
-    this.file = pushStorePath(dataDir);
+  constructor(dir: string) {
+    this.file = pushStorePath(dir);
     const text = readRegularFile(this.file);
     if (text !== null && text.trim() !== '') {
       let json: unknown;

@@ -1,100 +1,31 @@
 /**
  * Following a remote task for longer than one request may take (a2a-client.ts): the official
- * @a2a-js/sdk 1.3 server (DefaultRequestHandler + JsonRpcTransportHandler on node:http,
- * 127.0.0.1) with a slow executor, our client through netguard with the origin allowed. The
- * per-request deadline, the idle bound and the overall bound are injected small so the test is
- * fast; the shapes are the real ones (a task quiet for longer than the deadline, a subscription
+ * @a2a-js/sdk 1.3 server (tests/doubles/sdk-a2a-remote.ts: DefaultRequestHandler +
+ * JsonRpcTransportHandler on node:http, 127.0.0.1) with a slow executor, our client through
+ * netguard with the origin allowed. The per-request deadline, the idle bound and the overall
+ * bound are injected small so the test is fast; the shapes are the real ones (a task quiet for longer than the deadline, a subscription
  * cut by the far side, a task that never ends).
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentCard } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { startSdkRemote, type SdkRemote } from '../../../../tests/doubles/sdk-a2a-remote';
 import { createNetguard, staticAllowList, type Netguard } from '../../../net/netguard';
 import { EffectFailure } from '../../../runtime/run-signals';
 import { useTempFolders } from '../../../../tests/helpers/temp-folders';
 import { createA2aClient, type A2aClientOptions } from './a2a-client';
 
 const tempDir = useTempFolders('agentplane-a2a-follow-');
-const servers: Server[] = [];
+const remotes: SdkRemote[] = [];
 const guards: Netguard[] = [];
 afterEach(async () => {
   for (const g of guards.splice(0)) await g.close();
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
+  for (const r of remotes.splice(0)) await r.close();
 });
 
 /** A remote agent whose task works `workMs` in silence, then completes with one data artifact. */
 async function slowRemote(options: { workMs: number; cutSubscriptionsAfterMs?: number }) {
-  const methods: string[] = [];
-  const executor: AgentExecutor = {
-    async execute(ctx: RequestContext, bus: ExecutionEventBus) {
-      bus.publish(AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId, status: { state: 2, message: undefined, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }));
-      await new Promise((r) => setTimeout(r, options.workMs));
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId: ctx.taskId,
-          contextId: ctx.contextId,
-          artifact: { artifactId: 'a1', name: 'answer', description: '', parts: [{ content: { $case: 'data', value: { done: true } }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [] },
-          append: false,
-          lastChunk: true,
-          metadata: undefined,
-        }),
-      );
-      bus.publish(AgentEvent.statusUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, status: { state: 3, message: undefined, timestamp: undefined }, metadata: undefined }));
-      bus.finished();
-    },
-    async cancelTask(taskId: string, bus: ExecutionEventBus) {
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId: '', status: { state: 5, message: undefined, timestamp: undefined }, metadata: undefined }));
-      bus.finished();
-    },
-  };
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push(server);
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const cardJson = {
-    name: 'slow',
-    description: 'works for a while',
-    version: '1.0.0',
-    supportedInterfaces: [{ url: `${origin}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: true },
-    defaultInputModes: ['application/json'],
-    defaultOutputModes: ['application/json'],
-    skills: [{ id: 'slow', name: 'slow', description: 'slow', tags: ['slow'] }],
-  };
-  const transport = new JsonRpcTransportHandler(new DefaultRequestHandler(AgentCard.fromJSON(cardJson), new InMemoryTaskStore(), executor));
-  server.on('request', (req, res) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(cardJson));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method: string };
-        methods.push(body.method);
-        const answer = await transport.handle(body, new ServerCallContext({ requestedVersion: '1.0' }));
-        if (answer && typeof (answer as AsyncGenerator)[Symbol.asyncIterator] === 'function') {
-          res.writeHead(200, { 'content-type': 'text/event-stream' });
-          // A proxy with an idle limit, or a restarting server: the socket is cut mid-stream.
-          if (body.method === 'SubscribeToTask' && options.cutSubscriptionsAfterMs !== undefined) setTimeout(() => res.destroy(), options.cutSubscriptionsAfterMs);
-          try {
-            for await (const event of answer as AsyncGenerator) res.write(`data: ${JSON.stringify(event)}\n\n`);
-          } finally {
-            res.end();
-          }
-          return;
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-      })();
-    });
-  });
-  return { cardUrl: `${origin}/.well-known/agent-card.json`, origin, methods };
+  const remote = await startSdkRemote({ ...options, streaming: true, name: 'slow', description: 'works for a while', skill: 'slow', answer: () => ({ done: true }) });
+  remotes.push(remote);
+  return remote;
 }
 
 function client(origin: string, extra: Partial<A2aClientOptions>) {

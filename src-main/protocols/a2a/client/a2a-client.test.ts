@@ -1,150 +1,49 @@
 /**
- * Our A2A client against the official @a2a-js/sdk 1.3 server (its DefaultRequestHandler and
- * JsonRpcTransportHandler with a trivial AgentExecutor, served by node:http on 127.0.0.1 since
- * express is not installed), through a real plane: an agent whose `a2a` step calls it completes
- * with the remote artifact; polled and streamed; a cancelled run cancels the remote task; bad
- * cards, a changed key, oversized answers and a redirect are refused, each naming why.
+ * Our A2A client against the official @a2a-js/sdk 1.3 server (tests/doubles/sdk-a2a-remote.ts:
+ * its DefaultRequestHandler and JsonRpcTransportHandler with a scripted AgentExecutor, served by
+ * node:http on 127.0.0.1), through a real plane: an agent whose `a2a` step calls it completes
+ * with the remote artifact (a send effect, then a follow effect keyed by the remote task); polled
+ * and streamed; a cancelled run cancels the remote task; a closed plane's follow is re-attached
+ * by the next plane; a grant with `signed: true` refuses an unsigned card; a large message and a
+ * large answer are journaled as digest and size; bad cards, a changed key, oversized answers and
+ * a redirect are refused, each naming why.
  *
  * Signatures: cards are signed with card-signature.ts signAgentCard (Ed25519, the key in the
  * protected header) under keys made here, and verified by the client's default verifier.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import { AgentCard } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { startSdkRemote, type SdkRemote, type SdkRemoteOptions } from '../../../../tests/doubles/sdk-a2a-remote';
 import { agent, call, testPlane } from '../../../../tests/support/runtime-support';
 import { tempDataDir } from '../../../../tests/support/journal-support';
 import type { Plane } from '../../../plane/plane';
 import { keyIdOf, type PlaneKey } from '../../../journal/plane-key';
-import { signAgentCard } from '../card-signature';
 import { createNetguard, staticAllowList, type Netguard } from '../../../net/netguard';
 import { createA2aClient } from './a2a-client';
+import type { LoadedAgent } from '../../../runtime/manifest';
+import { LARGE_VALUE_BYTES } from '../../../runtime/large-values';
+import { journalPath } from '../../../journal/sqlite-store';
 
 const planes: Plane[] = [];
-const servers: Server[] = [];
+const remotes: SdkRemote[] = [];
 const guards: Netguard[] = [];
 afterEach(async () => {
   for (const p of planes.splice(0)) await p.close().catch(() => undefined);
   for (const g of guards.splice(0)) await g.close();
-  for (const s of servers.splice(0)) {
-    // An SSE answer the client dropped is still open on this side: close it rather than wait.
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
+  for (const r of remotes.splice(0)) await r.close();
 });
 
-interface Remote {
-  origin: string;
-  cardUrl: string;
-  cancels: string[];
-  methods: string[];
-  /** Finishes a task the executor left working (for the cancel test, never). */
-  release: () => void;
-}
-
+type Remote = SdkRemote;
 type Behaviour = 'echo' | 'slow' | 'forever' | 'fail' | 'message';
 
-async function startRemote(options: { streaming: boolean; behaviour: Behaviour; sign?: PlaneKey; tamper?: boolean; cardPadding?: number; redirectCard?: boolean; port?: number; interfaceUrl?: string }): Promise<Remote> {
-  const cancels: string[] = [];
-  const methods: string[] = [];
-  let release = () => undefined as void;
-  const executor: AgentExecutor = {
-    async execute(ctx: RequestContext, bus: ExecutionEventBus) {
-      const part = ctx.userMessage.parts[0]?.content;
-      const input = part?.$case === 'data' ? part.value : part?.$case === 'text' ? { text: part.value } : null;
-      if (options.behaviour === 'message') {
-        // An answer without a task: one message, a text part.
-        bus.publish(AgentEvent.message({ messageId: 'm-1', contextId: ctx.contextId, taskId: '', role: 2, parts: [{ content: { $case: 'text', value: `hello, ${JSON.stringify(input)}` }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] }));
-        bus.finished();
-        return;
-      }
-      bus.publish(AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId, status: { state: 2, message: undefined, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }));
-      const finish = () => {
-        if (options.behaviour === 'fail') {
-          bus.publish(AgentEvent.statusUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, status: { state: 4, message: { messageId: 'm-fail', contextId: ctx.contextId, taskId: ctx.taskId, role: 2, parts: [{ content: { $case: 'text', value: 'the remote agent gave up' }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] }, timestamp: undefined }, metadata: undefined }));
-        } else {
-          bus.publish(
-            AgentEvent.artifactUpdate({
-              taskId: ctx.taskId,
-              contextId: ctx.contextId,
-              artifact: { artifactId: 'a1', name: 'answer', description: '', parts: [{ content: { $case: 'data', value: { echoed: input, skill: ctx.userMessage.metadata?.skill ?? null } }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [] },
-              append: false,
-              lastChunk: true,
-              metadata: undefined,
-            }),
-          );
-          bus.publish(AgentEvent.statusUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, status: { state: 3, message: undefined, timestamp: undefined }, metadata: undefined }));
-        }
-        bus.finished();
-      };
-      // The SDK reads the bus while execute runs: a task still working is an execute not returned.
-      if (options.behaviour === 'forever') await new Promise<void>((resolve) => (release = resolve));
-      else if (options.behaviour === 'slow' || options.behaviour === 'fail') await new Promise((r) => setTimeout(r, 300)).then(finish);
-      else finish();
-    },
-    async cancelTask(taskId: string, bus: ExecutionEventBus) {
-      cancels.push(taskId);
-      release();
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId: '', status: { state: 5, message: undefined, timestamp: undefined }, metadata: undefined }));
-      bus.finished();
-    },
-  };
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(options.port ?? 0, '127.0.0.1', r));
-  servers.push(server);
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  let cardJson: Record<string, unknown> = {
-    name: 'echo',
-    description: 'echoes its input',
-    version: '1.0.0',
-    supportedInterfaces: [{ url: options.interfaceUrl ?? `${origin}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: options.streaming },
-    defaultInputModes: ['application/json', 'text/plain'],
-    defaultOutputModes: ['application/json'],
-    skills: [{ id: 'echo', name: 'echo', description: 'echo', tags: ['echo'] }],
-  };
-  if (options.sign) {
-    cardJson = await signAgentCard(cardJson, options.sign);
-    if (options.tamper) cardJson.description = 'a description the signer never saw';
-  }
-  if (options.cardPadding) cardJson.documentationUrl = `https://example.com/${'x'.repeat(options.cardPadding)}`;
-  const handler = new DefaultRequestHandler(AgentCard.fromJSON(cardJson), new InMemoryTaskStore(), executor);
-  const transport = new JsonRpcTransportHandler(handler);
-  server.on('request', (req, res) => {
-    if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') {
-      methods.push('GET card');
-      if (options.redirectCard) {
-        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(cardJson));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method: string; params: { id?: string } };
-        methods.push(body.method);
-        if (req.headers['a2a-version'] !== '1.0') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32009, message: 'A2A-Version 1.0 required' } }));
-          return;
-        }
-        const answer = await transport.handle(body, new ServerCallContext({ requestedVersion: '1.0' }));
-        if (answer && typeof (answer as AsyncGenerator)[Symbol.asyncIterator] === 'function') {
-          res.writeHead(200, { 'content-type': 'text/event-stream' });
-          for await (const event of answer as AsyncGenerator) res.write(`data: ${JSON.stringify(event)}\n\n`);
-          res.end();
-          return;
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-      })();
-    });
-  });
-  return { origin, cardUrl: `${origin}/.well-known/agent-card.json`, cancels, methods, release: () => release() };
+/** The SDK test remote (tests/doubles/sdk-a2a-remote.ts); `slow` and `fail` work 300 ms first. */
+async function startRemote(options: Omit<SdkRemoteOptions, 'behaviour'> & { behaviour: Behaviour }): Promise<Remote> {
+  const { behaviour, ...rest } = options;
+  const remote = await startSdkRemote({ ...rest, behaviour: behaviour === 'echo' || behaviour === 'slow' ? 'complete' : behaviour, ...(behaviour === 'slow' || behaviour === 'fail' ? { workMs: 300 } : {}) });
+  remotes.push(remote);
+  return remote;
 }
 
 async function ed25519(): Promise<PlaneKey> {
@@ -153,21 +52,22 @@ async function ed25519(): Promise<PlaneKey> {
   return { privateKey, publicKey, publicJwk, keyId: await keyIdOf(publicJwk) };
 }
 
-function caller(card: string) {
+function caller(card: string, grant: { signed?: boolean } = {}) {
   return agent({
     name: 'caller',
     input: { type: 'object', properties: { text: { type: 'string' } } },
     steps: [{ as: 'remote', a2a: { card, skill: 'echo', message: { said: '{{input.text}}' } } }, { output: '{{steps.remote.value}}' }],
-    grants: [{ kind: 'a2a', name: card }],
+    grants: [{ kind: 'a2a', name: card, ...grant }],
   });
 }
 
-async function plane(card: string, dataDir = tempDataDir('ap-a2a-client-'), extra: { cardMaxBytes?: number; answerMaxBytes?: number } = {}) {
+async function plane(card: string, dataDir = tempDataDir('ap-a2a-client-'), extra: { cardMaxBytes?: number; answerMaxBytes?: number; agents?: LoadedAgent[] } = {}) {
   // netguard as the plane has it, with the test server's origin allowed explicitly.
   const netguard = createNetguard({ allow: staticAllowList([new URL(card).origin]) });
   guards.push(netguard);
-  const client = createA2aClient({ dataDir, dispatcher: netguard.dispatcher, poll: { initialMs: 50, maxMs: 200 }, ...extra });
-  const p = await testPlane({ dataDir, agents: [caller(card)], a2a: client });
+  const { agents, ...limits } = extra;
+  const client = createA2aClient({ dataDir, dispatcher: netguard.dispatcher, poll: { initialMs: 50, maxMs: 200 }, ...limits });
+  const p = await testPlane({ dataDir, agents: agents ?? [caller(card)], a2a: client });
   planes.push(p);
   return p;
 }
@@ -185,10 +85,15 @@ describe('an agent calling a remote A2A agent (the @a2a-js/sdk server)', () => {
       const run = await call(p, 'runs.start', { agent: 'caller', input: { text: 'hi' }, wait: true });
       expect(run.outcome).toBe('succeeded');
       expect(run.result).toEqual({ echoed: { said: 'hi' }, skill: 'echo' });
-      const [started, done, ...rest] = await a2aRecords(p, run.runId);
+      // Two effects: the send, whose result journals the accepted task and where it lives, and
+      // the follow, keyed by that task's id, whose result is the answer.
+      const [started, sent, following, done, ...rest] = await a2aRecords(p, run.runId);
       expect(rest).toEqual([]);
       expect(started).toMatchObject({ body: { effect: 'a2a', name: 'echo', destination: remote.origin, request: { card: remote.cardUrl, skill: 'echo', message: { said: 'hi' } } } });
-      expect(done).toMatchObject({ kind: 'EffectDone', body: { provenance: `a2a:${remote.origin}`, result: { card: { verified: false }, artifacts: [{ artifactId: 'a1', name: 'answer' }] } } });
+      const taskId = (sent?.body as { result: { taskId: string } }).result.taskId;
+      expect(sent).toMatchObject({ kind: 'EffectDone', body: { provenance: `a2a:${remote.origin}`, result: { taskId: expect.stringMatching(/\S/), card: { verified: false }, following: { url: `${remote.origin}/rpc`, streaming } } } });
+      expect(following).toMatchObject({ kind: 'EffectStarted', body: { effect: 'a2a', name: `follow:${taskId}`, destination: remote.origin, request: { card: remote.cardUrl, follow: taskId } } });
+      expect(done).toMatchObject({ kind: 'EffectDone', body: { provenance: `a2a:${remote.origin}`, result: { taskId, artifacts: [{ artifactId: 'a1', name: 'answer' }] } } });
       expect(remote.methods.slice(0, 2)).toEqual(['GET card', 'SendMessage']);
       expect(remote.methods).toContain(streaming ? 'SubscribeToTask' : 'GetTask');
       if (!streaming) expect(remote.methods).not.toContain('SubscribeToTask');
@@ -248,9 +153,7 @@ describe('an agent calling a remote A2A agent (the @a2a-js/sdk server)', () => {
 
     // The same origin now signs with another key: a new server on the same port.
     const port = new URL(first.origin).port;
-    const old = servers.splice(0)[0]!;
-    old.closeAllConnections();
-    await new Promise((r) => old.close(r));
+    await remotes.splice(0)[0]!.close();
     const rotated = await startRemote({ streaming: false, behaviour: 'echo', sign: newKey, port: Number(port) });
     const q = await plane(rotated.cardUrl, dataDir);
     const refused = await call(q, 'runs.start', { agent: 'caller', input: { text: 'two' }, wait: true });
@@ -267,9 +170,7 @@ describe('an agent calling a remote A2A agent (the @a2a-js/sdk server)', () => {
     await expect(call(q, 'a2a.pins.accept', { origin: rotated.origin })).rejects.toMatchObject({ code: 'AP_CONFLICT' });
 
     // The pinned origin now serves its card unsigned: a stripped signature is refused.
-    const previous = servers.splice(0)[0]!;
-    previous.closeAllConnections();
-    await new Promise((r) => previous.close(r));
+    await remotes.splice(0)[0]!.close();
     const stripped = await startRemote({ streaming: false, behaviour: 'echo', port: Number(port) });
     const downgraded = await call(q, 'runs.start', { agent: 'caller', input: { text: 'four' }, wait: true });
     const refusal = (await a2aRecords(q, downgraded.runId)).find((r) => r.kind === 'EffectFailed');
@@ -277,25 +178,124 @@ describe('an agent calling a remote A2A agent (the @a2a-js/sdk server)', () => {
     expect(stripped.methods).toEqual(['GET card']);
   });
 
-  it('a plane closing while a run follows a remote task leaves the effect InDoubt naming the task; a person resolves it on the next plane', async () => {
+  it('a grant with signed: true refuses an unsigned card before anything is sent, naming the card and the grant; a signed card goes through', async () => {
+    const unsigned = await startRemote({ streaming: false, behaviour: 'echo' });
+    const p = await plane(unsigned.cardUrl, undefined, { agents: [caller(unsigned.cardUrl, { signed: true })] });
+    const run = await call(p, 'runs.start', { agent: 'caller', input: { text: 'hi' }, wait: true });
+    expect(run.outcome).toBe('failed');
+    const failed = (await a2aRecords(p, run.runId)).find((r) => r.kind === 'EffectFailed');
+    expect(failed?.body).toMatchObject({ disposition: 'DidNotHappen', error: { code: 'A2aCardUnsigned' } });
+    expect(JSON.stringify(failed?.body)).toContain(`the card at ${unsigned.cardUrl} is unsigned, and the grant a2a:${unsigned.cardUrl} requires a signed card`);
+    expect(unsigned.methods).toEqual(['GET card']);
+    expect(unsigned.received).toEqual([]);
+
+    // The same grant, the card now signed: verified (and pinned) as without the option.
+    const key = await ed25519();
+    await unsigned.sign(key);
+    const ok = await call(p, 'runs.start', { agent: 'caller', input: { text: 'hi' }, wait: true });
+    expect(ok).toMatchObject({ outcome: 'succeeded', result: { echoed: { said: 'hi' }, skill: 'echo' } });
+    const done = (await a2aRecords(p, ok.runId)).find((r) => r.kind === 'EffectDone');
+    expect(done?.body).toMatchObject({ result: { card: { verified: true, keyId: key.keyId } } });
+  });
+
+  it('a message and an answer larger than LARGE_VALUE_BYTES: the remote receives the whole message, the journal holds digest and size only, and replay answers from the record', async () => {
+    const marker = 'A2A-LARGE-MESSAGE-MARKER';
+    const answerMarker = 'A2A-LARGE-ANSWER-MARKER';
+    const blob = `${marker}${'m'.repeat(LARGE_VALUE_BYTES)}`;
+    // One remote answers how much it received (small); the other answers with a large artifact.
+    const remote = await startRemote({ streaming: false, behaviour: 'echo', answer: (input) => ({ received: JSON.stringify(input).length }) });
+    const big = await startSdkRemote({ answer: () => ({ text: `${answerMarker}${'a'.repeat(LARGE_VALUE_BYTES)}` }) });
+    remotes.push(big);
+    // The message is in the manifest (reviewed configuration, never journaled), not the input
+    // (which RunAdmitted journals whole); then a wait, so the run is executed again from its record.
+    const sender = agent({
+      name: 'sender',
+      steps: [{ as: 'remote', a2a: { card: remote.cardUrl, skill: 'echo', message: { blob } } }, { as: 'answer', a2a: { card: big.cardUrl, message: 'short' } }, { as: 'more', input: { prompt: 'more?' } }, { output: { said: '{{steps.remote.value}}', answer: '{{steps.answer.value}}' } }],
+      grants: [
+        { kind: 'a2a', name: remote.cardUrl },
+        { kind: 'a2a', name: big.cardUrl },
+      ],
+    });
+    const netguard = createNetguard({ allow: staticAllowList([remote.origin, big.origin]) });
+    guards.push(netguard);
+    const dataDir = tempDataDir('ap-a2a-large-');
+    const p = await testPlane({ dataDir, agents: [sender], a2a: createA2aClient({ dataDir, dispatcher: netguard.dispatcher, poll: { initialMs: 20, maxMs: 100 } }) });
+    planes.push(p);
+    const run = await call(p, 'runs.start', { agent: 'sender', input: {}, wait: true });
+    expect(run.pending).toMatchObject({ reason: 'input' });
+    expect(remote.received).toEqual([{ blob }]);
+
+    const records = await p.journal.readRun(run.runId, 1, 100);
+    const sends = records.filter((r) => r.kind === 'EffectStarted' && 'message' in (r.body as { request: object }).request).map((r) => r.body as { request: { message: unknown } });
+    expect(sends.map((b) => b.request.message)).toEqual([{ large: { sha256: createHash('sha256').update(JSON.stringify({ blob })).digest('hex'), bytes: Buffer.byteLength(JSON.stringify({ blob })) } }, 'short']);
+    type Answered = { result: { taskId?: string; artifacts: unknown[]; value: { large?: { bytes: number }; note?: string } | null } };
+    const answered = records.filter((r) => r.kind === 'EffectDone').map((r) => r.body as Answered);
+    const large = answered.filter((b) => b.result.value?.large !== undefined);
+    expect(large).toHaveLength(1);
+    expect(large[0]!.result).toMatchObject({ taskId: expect.any(String), artifacts: [], value: { large: { sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }, note: expect.stringContaining(big.cardUrl) } });
+    const largeBytes = large[0]!.result.value!.large!.bytes;
+    expect(largeBytes).toBeGreaterThan(LARGE_VALUE_BYTES);
+    // Neither value is in any byte of the journal, its write-ahead log included.
+    for (const file of [journalPath(dataDir), `${journalPath(dataDir)}-wal`]) {
+      if (!existsSync(file)) continue;
+      const bytes = readFileSync(file);
+      expect(bytes.includes(marker), file).toBe(false);
+      expect(bytes.includes(answerMarker), file).toBe(false);
+    }
+
+    // Executed again from its record: the digest keys match, nothing is sent twice.
+    await call(p, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash, value: { kind: 'input', input: 'no' } });
+    await p.runtime.settled(run.runId);
+    const finished = await call(p, 'runs.get', { runId: run.runId });
+    expect(finished).toMatchObject({ outcome: 'succeeded', result: { said: { received: JSON.stringify({ blob }).length }, answer: { large: { bytes: largeBytes } } } });
+    expect(remote.methods.filter((m) => m === 'SendMessage')).toHaveLength(1);
+    expect(big.methods.filter((m) => m === 'SendMessage')).toHaveLength(1);
+  });
+
+  it('a plane closing while a run follows a remote task parks the follow; the next plane re-attaches to the task by its id and completes without a person', async () => {
     const dataDir = tempDataDir('ap-a2a-close-');
     const remote = await startRemote({ streaming: false, behaviour: 'forever' });
     const first = await plane(remote.cardUrl, dataDir);
     const run = await call(first, 'runs.start', { agent: 'caller', input: { text: 'hi' } });
     for (let i = 0; i < 100 && !remote.methods.includes('GetTask'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(remote.methods).toContain('GetTask');
     await first.close();
     planes.splice(0);
+    const polledBefore = remote.methods.filter((m) => m === 'GetTask').length;
 
     const second = await plane(remote.cardUrl, dataDir);
-    const waiting = await call(second, 'runs.get', { runId: run.runId });
-    expect(waiting.pending).toMatchObject({ reason: 'recovery' });
-    const failed = (await a2aRecords(second, run.runId)).find((r) => r.kind === 'EffectFailed');
-    expect(failed?.body).toMatchObject({ disposition: 'InDoubt', error: { code: 'A2aFollowLost' } });
-    expect(JSON.stringify(failed?.body)).toMatch(/remote task [0-9a-f-]{36} was created/);
-    await call(second, 'approvals.decide', { runId: run.runId, waitId: waiting.pending!.waitId, decision: 'approve', subjectHash: waiting.pending!.subjectHash, value: { kind: 'recovery', resolution: 'landed', result: { value: 'checked by hand' } } });
+    // Following again (nothing in doubt, nobody asked), by the journaled task id.
+    for (let i = 0; i < 100 && remote.methods.filter((m) => m === 'GetTask').length <= polledBefore; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await call(second, 'runs.get', { runId: run.runId })).pending).toBeFalsy();
+    remote.release();
     await second.runtime.settled(run.runId);
     const finished = await call(second, 'runs.get', { runId: run.runId });
-    expect(finished).toMatchObject({ outcome: 'succeeded', result: 'checked by hand' });
+    expect(finished).toMatchObject({ outcome: 'succeeded', result: { echoed: { said: 'hi' }, skill: 'echo' } });
+    expect(remote.methods.filter((m) => m === 'SendMessage')).toHaveLength(1);
+    expect(remote.methods.filter((m) => m === 'GET card')).toHaveLength(1);
+    const records = await a2aRecords(second, run.runId);
+    expect(records.filter((r) => r.kind === 'EffectFailed')).toEqual([]);
+    // The open follow was continued, not started again: one EffectStarted per step.
+    expect(records.filter((r) => r.kind === 'EffectStarted').map((r) => (r.body as { name: string }).name)).toEqual(['echo', expect.stringMatching(/^follow:/)]);
+  });
+
+  it('a follow that loses the remote task is in doubt naming it; a person resolves it', async () => {
+    const dataDir = tempDataDir('ap-a2a-lost-');
+    const remote = await startRemote({ streaming: false, behaviour: 'forever' });
+    const p = await plane(remote.cardUrl, dataDir);
+    const run = await call(p, 'runs.start', { agent: 'caller', input: { text: 'hi' } });
+    for (let i = 0; i < 100 && !remote.methods.includes('GetTask'); i++) await new Promise((r) => setTimeout(r, 20));
+    // The remote goes away for good while being followed.
+    await remotes.splice(0)[0]!.close();
+    for (let i = 0; i < 200 && !(await call(p, 'runs.get', { runId: run.runId })).pending; i++) await new Promise((r) => setTimeout(r, 20));
+    const waiting = await call(p, 'runs.get', { runId: run.runId });
+    expect(waiting.pending).toMatchObject({ reason: 'recovery' });
+    const failed = (await a2aRecords(p, run.runId)).find((r) => r.kind === 'EffectFailed');
+    expect(failed?.body).toMatchObject({ disposition: 'InDoubt', error: { code: 'A2aFollowLost' } });
+    expect(JSON.stringify(failed?.body)).toMatch(/remote task [0-9a-f-]{36} was created/);
+    await call(p, 'approvals.decide', { runId: run.runId, waitId: waiting.pending!.waitId, decision: 'approve', subjectHash: waiting.pending!.subjectHash, value: { kind: 'recovery', resolution: 'landed', result: { value: 'checked by hand' } } });
+    await p.runtime.settled(run.runId);
+    expect(await call(p, 'runs.get', { runId: run.runId })).toMatchObject({ outcome: 'succeeded', result: 'checked by hand' });
     expect(remote.methods.filter((m) => m === 'SendMessage')).toHaveLength(1);
   });
 

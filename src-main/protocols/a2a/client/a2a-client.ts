@@ -13,16 +13,22 @@
  *    signed card, a changed key, or an unsigned card from a pinned origin is refused. An
  *    unsigned card from an origin never pinned is accepted and the answer says `verified:
  *    false` (most cards in the wild are unsigned; refusing them all would make the client
- *    unused);
+ *    unused), unless the grant says `signed: true` (`requireSigned` on the request): then
+ *    verification is mandatory and an unsigned card is refused before anything is sent, since
+ *    a client that verifies only when a signature is present is one an attacker downgrades by
+ *    stripping it;
  * 3. choose the first JSONRPC interface at protocol version 1.0 (card order is the publisher's
  *    preference; matching the binding alone could pick an endpoint speaking a protocol this
  *    client does not), echoing its tenant when it has one;
- * 4. SendMessage with returnImmediately, the capability in message.metadata.skill;
- * 5. follow the task until it ends: SubscribeToTask (SSE) when the card says streaming, opened
- *    again when it drops or goes quiet (it is resumable), else GetTask polling with backoff,
- *    bounded overall by followMaxMs rather than the per-request deadline; then one GetTask for
- *    the final artifacts;
- * 6. the run's cancel (the signal) sends CancelTask, best effort, and fails RemoteTaskCancelled.
+ * 4. SendMessage with returnImmediately, the capability in message.metadata.skill; `send` ends
+ *    here, answering the accepted task's id and its interface (the run journals them: the send
+ *    effect's result) unless the answer came at once;
+ * 5. `follow` the task by its id and interface alone (so a restarted plane re-attaches) until it
+ *    ends: SubscribeToTask (SSE) when the card says streaming, opened again when it drops or
+ *    goes quiet (it is resumable), else GetTask polling with backoff, bounded overall by
+ *    followMaxMs rather than the per-request deadline; then one GetTask for the final artifacts;
+ * 6. the run's cancel (the signal) sends CancelTask, best effort, and fails RemoteTaskCancelled;
+ *    the client closing (the plane stopping) parks the follow (RunParked) and writes nothing.
  *
  * Failure dispositions (see a2a-effect.ts for why): anything before the SendMessage left, and a
  * clean JSON-RPC refusal of it, is DidNotHappen; a connection lost after the send, a deadline,
@@ -32,7 +38,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request as undiciRequest, type Dispatcher } from 'undici';
-import type { A2aAnswer, A2aCaller, A2aMessageInput, A2aSendRequest } from '../../../runtime/a2a-effect';
+import type { A2aAnswer, A2aCaller, A2aFollowed, A2aMessageInput, A2aSendRequest } from '../../../runtime/a2a-effect';
+import { RunParked } from '../../../runtime/agent-effect';
 import type { EffectAt } from '../../../runtime/run-context';
 import { EffectFailure } from '../../../runtime/run-signals';
 import type { JWK } from 'jose';
@@ -85,7 +92,9 @@ export interface A2aClientOptions {
 
 export interface A2aClient extends A2aCaller {
   readonly pins: A2aPins;
-  /** Aborts every follow in flight (they fail InDoubt: the remote tasks go on). */
+  /** send, then follow the accepted task: one call from outside a run (a run uses the two as two effects). */
+  call(request: A2aSendRequest, at: EffectAt, signal: AbortSignal): Promise<A2aAnswer>;
+  /** Aborts every follow in flight: each is parked (RunParked), its remote task goes on, and the next plane follows it again. */
   close(): void;
 }
 
@@ -196,7 +205,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     return response;
   }
 
-  async function fetchCard(cardUrl: string): Promise<{ card: Json; verified: A2aAnswer['card'] }> {
+  async function fetchCard(cardUrl: string, requireSigned: boolean): Promise<{ card: Json; verified: A2aAnswer['card'] }> {
     let response: Dispatcher.ResponseData;
     try {
       response = await exchange(cardUrl, { method: 'GET', accept: 'application/json' });
@@ -226,10 +235,10 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     const said = (value: unknown, max: number) => (typeof value === 'string' && value.trim() !== '' ? { text: value.trim().slice(0, max) } : null);
     const name = said(card.name, 200);
     const description = said(card.description, 500);
-    return { card, verified: { ...(await judgeSignature(cardUrl, card)), ...(name ? { name: name.text } : {}), ...(description ? { description: description.text } : {}) } };
+    return { card, verified: { ...(await judgeSignature(cardUrl, card, requireSigned)), ...(name ? { name: name.text } : {}), ...(description ? { description: description.text } : {}) } };
   }
 
-  async function judgeSignature(cardUrl: string, card: Json): Promise<A2aAnswer['card']> {
+  async function judgeSignature(cardUrl: string, card: Json, requireSigned: boolean): Promise<A2aAnswer['card']> {
     const origin = new URL(cardUrl).origin;
     const signed = Array.isArray(card.signatures) && card.signatures.length > 0;
     let pinned;
@@ -239,6 +248,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
       throw new EffectFailure('A2aPinsUnreadable', (error as Error).message, 'DidNotHappen');
     }
     if (!signed) {
+      if (requireSigned) throw new EffectFailure('A2aCardUnsigned', `the card at ${cardUrl} is unsigned, and the grant a2a:${cardUrl} requires a signed card (signed: true); refused before anything was sent`, 'DidNotHappen');
       if (pinned) throw new EffectFailure('A2aCardUnsigned', `the card at ${cardUrl} is unsigned, but ${origin} is pinned to key ${pinned.keyId}; a stripped signature is refused`, 'DidNotHappen');
       return { verified: false };
     }
@@ -477,6 +487,19 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     return { ...(taskId !== undefined ? { taskId } : {}), artifacts, value: values.length === 1 ? values[0] : values, card };
   }
 
+  /** A task that stopped: its answer when it completed, else the Landed failure naming its state. */
+  function ended(task: Json, id: string): A2aFollowed {
+    const state = stateOf(task);
+    if (state === 'TASK_STATE_COMPLETED') {
+      const { card: _card, ...answer } = answerOf(task, { verified: false }, id);
+      return { ...answer, taskId: id };
+    }
+    if (INTERRUPTED.has(state)) {
+      throw new EffectFailure('RemoteTaskNeedsInput', `remote task ${id} is ${state}${statusText(task)}; this plane's client does not answer a remote agent's questions`, 'Landed');
+    }
+    throw new EffectFailure('RemoteTaskFailed', `remote task ${id} ended ${state}${statusText(task)}`, 'Landed');
+  }
+
   function statusText(task: Json): string {
     const message = isObject(task.status) && isObject(task.status.message) ? task.status.message : null;
     const texts = Array.isArray(message?.parts) ? message.parts.map(partValue).filter((v): v is string => typeof v === 'string') : [];
@@ -492,55 +515,61 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
         return card;
       }
     },
-    async call(request, _at: EffectAt, signal) {
-      const { card, verified } = await fetchCard(request.card);
+    async send(request) {
+      const { card, verified } = await fetchCard(request.card, request.requireSigned === true);
       const endpoint = chooseInterface(request.card, card);
       const answer = await send(endpoint, request);
       if (isObject(answer.message)) return answerOf(answer.message, verified);
       if (!isObject(answer.task) || typeof answer.task.id !== 'string') {
         throw new EffectFailure('A2aAnswerInvalid', 'SendMessage answered neither one task nor one message; the message may have been acted on', 'InDoubt');
       }
+      const task = answer.task;
       const id = answer.task.id;
-      let task = answer.task;
-      if (!TERMINAL.has(stateOf(task)) && !INTERRUPTED.has(stateOf(task))) {
-        // Following is bounded overall (followMax), not per request: the remote task may work
-        // far longer than one request may take. Past the bound the remote task goes on and its
-        // outcome is unknown here: in doubt, never cancelled behind the person's back.
-        const expiry = AbortSignal.timeout(followMax);
-        const following = AbortSignal.any([signal, expiry]);
-        const expired = () => new EffectFailure('A2aFollowExpired', `remote task ${id} was created, and had not ended after ${followMax} ms of following; it may still finish there`, 'InDoubt');
-        try {
-          const state = endpoint.streaming ? await followByStream(endpoint, id, following) : null;
-          if (expiry.aborted && !signal.aborted) throw expired();
-          if (signal.aborted) {
-            const cancel = await cancelRemote(endpoint, id);
-            throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
-          }
-          const finished = endpoint.streaming && state !== 'TASK_STATE_UNSPECIFIED' ? await getTask(endpoint, id) : await followByPolling(endpoint, id, following);
-          if (expiry.aborted && !signal.aborted) throw expired();
-          if (!finished || signal.aborted) {
-            const cancel = await cancelRemote(endpoint, id);
-            throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
-          }
-          task = finished;
-        } catch (error) {
-          if (error instanceof EffectFailure) throw error;
-          // The run's cancel can also land mid-request (a GetTask in flight): still a cancel.
-          if (signal.aborted) {
-            const cancel = await cancelRemote(endpoint, id);
-            throw new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${cancel}`, 'Landed');
-          }
-          if (expiry.aborted) throw expired();
-          // The task exists and its outcome is unknown to us: a person decides.
-          throw new EffectFailure('A2aFollowLost', `remote task ${id} was created, then following it failed: ${describe(error)}`, 'InDoubt');
-        }
+      if (TERMINAL.has(stateOf(task)) || INTERRUPTED.has(stateOf(task))) return { ...ended(task, id), card: verified };
+      return { taskId: id, card: verified, following: endpoint };
+    },
+    async follow(accepted, _at: EffectAt, signal) {
+      const id = accepted.taskId;
+      const endpoint: Endpoint = accepted.following;
+      // Following is bounded overall (followMax), not per request: the remote task may work far
+      // longer than one request may take. Past the bound the remote task goes on and its outcome
+      // is unknown here: in doubt, never cancelled behind the person's back.
+      const expiry = AbortSignal.timeout(followMax);
+      const following = AbortSignal.any([signal, expiry]);
+      const expired = () => new EffectFailure('A2aFollowExpired', `remote task ${id} was created, and had not ended after ${followMax} ms of following; it may still finish there`, 'InDoubt');
+      const cancelled = async () => new EffectFailure('RemoteTaskCancelled', `the run was cancelled while following remote task ${id}; ${await cancelRemote(endpoint, id)}`, 'Landed');
+      // The plane is closing: nothing about the task has changed, so nothing is written; the
+      // next plane follows it again by its id (RunParked leaves the effect open).
+      const parked = () => new RunParked(`remote task ${id}`);
+      let task: Json;
+      try {
+        const state = endpoint.streaming ? await followByStream(endpoint, id, following) : null;
+        if (closing.signal.aborted) throw parked();
+        if (expiry.aborted && !signal.aborted) throw expired();
+        if (signal.aborted) throw await cancelled();
+        const finished = endpoint.streaming && state !== 'TASK_STATE_UNSPECIFIED' ? await getTask(endpoint, id) : await followByPolling(endpoint, id, following);
+        if (closing.signal.aborted) throw parked();
+        if (expiry.aborted && !signal.aborted) throw expired();
+        if (!finished || signal.aborted) throw await cancelled();
+        task = finished;
+      } catch (error) {
+        if (error instanceof EffectFailure || error instanceof RunParked) throw error;
+        if (closing.signal.aborted) throw parked();
+        // The run's cancel can also land mid-request (a GetTask in flight): still a cancel.
+        if (signal.aborted) throw await cancelled();
+        if (expiry.aborted) throw expired();
+        // The task exists and its outcome is unknown to us: a person decides.
+        throw new EffectFailure('A2aFollowLost', `remote task ${id} was created, then following it failed: ${describe(error)}`, 'InDoubt');
       }
-      const state = stateOf(task);
-      if (state === 'TASK_STATE_COMPLETED') return answerOf(task, verified, id);
-      if (INTERRUPTED.has(state)) {
-        throw new EffectFailure('RemoteTaskNeedsInput', `remote task ${id} is ${state}${statusText(task)}; this plane's client does not answer a remote agent's questions`, 'Landed');
-      }
-      throw new EffectFailure('RemoteTaskFailed', `remote task ${id} ended ${state}${statusText(task)}`, 'Landed');
+      return ended(task, id);
+    },
+    cancel(accepted) {
+      return cancelRemote(accepted.following, accepted.taskId);
+    },
+    async call(request, at, signal) {
+      const sent = await this.send(request, at);
+      if (!('following' in sent)) return sent;
+      return { ...(await this.follow(sent, at, signal)), card: sent.card };
     },
     close() {
       closing.abort(new Error('the A2A client is closing'));
