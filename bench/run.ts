@@ -8,11 +8,21 @@
  * A MISS does not fail the process: benchmarks are measurements, not tests, and a noisy machine
  * must not turn a build red. A benchmark that throws does (exit 1): that is a broken benchmark,
  * not a slow subject.
+ *
+ * Every benchmark's run is wrapped in a CPU profile of this process (cpu-profile.ts), and the
+ * functions with the most self time are printed under its results, so the next person starts
+ * from data. The whole measured run is profiled rather than an extra pass after it: subject and
+ * baseline are interleaved in the same run, so both are measured under the same sampling
+ * profiler (V8 samples the stack about once a millisecond and costs both sides alike), and the
+ * ratio stays a like-for-like comparison; an extra unprofiled-vs-profiled pass would double the
+ * long benches (timeline, memory) for a number the ratio does not need. BENCH_PROFILE=0 turns
+ * the profile off, to check that a ratio does not move without it.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { costRatio, type Benchmark, type BenchResult, type Measurement } from './bench-types';
+import { profileNotes, summariseProfile, withCpuProfile, type ProfileSummary } from './cpu-profile';
 
 const BENCH_DIR = import.meta.dirname;
 const SUFFIX = '.bench.ts';
@@ -22,6 +32,7 @@ interface Outcome {
   result?: BenchResult;
   error?: unknown;
   seconds: number;
+  profile?: ProfileSummary;
 }
 
 function isBenchmark(value: unknown): value is Benchmark {
@@ -66,7 +77,7 @@ function worstJudged(result: BenchResult): Measurement | undefined {
   return result.measurements.filter((m) => m.judged).sort((a, b) => costRatio(b) - costRatio(a))[0];
 }
 
-function printOutcome({ benchmark, result, error, seconds }: Outcome): void {
+function printOutcome({ benchmark, result, error, seconds, profile }: Outcome): void {
   console.log(`\n== ${benchmark.name} (${seconds.toFixed(1)} s)`);
   if (!result) {
     console.log(`   failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
@@ -88,7 +99,13 @@ function printOutcome({ benchmark, result, error, seconds }: Outcome): void {
       .map((l) => `   ${l}`)
       .join('\n'),
   );
-  for (const note of result.notes ?? []) console.log(`   · ${note}`);
+  // A note starting with spaces continues the one before it (a list under a heading).
+  for (const note of result.notes ?? []) console.log(note.startsWith(' ') ? `     ${note.trimStart()}` : `   · ${note}`);
+  if (profile) {
+    const [head, ...top] = profileNotes(profile);
+    console.log(`   · ${head}`);
+    for (const line of top) console.log(`     ${line}`);
+  }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -98,11 +115,17 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const outcomes: Outcome[] = [];
+  const profiling = process.env.BENCH_PROFILE !== '0';
   for (const benchmark of benchmarks) {
     const started = performance.now();
     try {
-      const result = await benchmark.run();
-      outcomes.push({ benchmark, result, seconds: (performance.now() - started) / 1000 });
+      if (profiling) {
+        const { value: result, profile } = await withCpuProfile(() => benchmark.run());
+        outcomes.push({ benchmark, result, profile: summariseProfile(profile), seconds: (performance.now() - started) / 1000 });
+      } else {
+        const result = await benchmark.run();
+        outcomes.push({ benchmark, result, seconds: (performance.now() - started) / 1000 });
+      }
     } catch (error) {
       outcomes.push({ benchmark, error, seconds: (performance.now() - started) / 1000 });
     }

@@ -12,15 +12,6 @@ import { CliError } from './cli-error';
 import { CommandFailed, jsonFailure } from './plane-connection';
 import { electronBinaryPath } from './electron-binary';
 import { serve } from './serve';
-import { addJournalCommands } from './journal-commands';
-import { addRuntimeCommands } from './runtime-commands';
-import { addPeerCommands } from './peer-commands';
-import { addReplCommand } from './repl';
-import { addAcpCommands } from './acp-commands';
-import { addMcpCommands } from './mcp-commands';
-import { addProviderCommands } from './provider-commands';
-import { addNetCommands } from './net-commands';
-import { addA2aCommands } from './a2a-commands';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -28,12 +19,26 @@ function parsePort(value: string): number {
   return port;
 }
 
+/** The subcommands that need only `serve` (and what it imports) to run. */
+const SERVE_ONLY = new Set(['serve', 'start']);
+
+/** The first word of the command line that is not an option: the subcommand asked for. */
+function subcommandOf(argv: readonly string[]): string | undefined {
+  return argv.slice(2).find((arg) => !arg.startsWith('-'));
+}
+
 /**
  * The program. With `json`, commander's own usage errors (an unknown option, a missing
  * argument) are thrown rather than printed, so runCli can answer them as the one JSON shape
  * every `--json` failure has; subcommands inherit both settings from the program.
+ *
+ * The other commands' modules are imported only when the command line asks for something
+ * other than `serve` or `start`: they bring the ACP SDK, the MCP client's stdio transport, the
+ * REPL and more, none of which a plane needs before its URL line, and loading them was a
+ * quarter of `serve`'s start-up (bench/serve-startup.bench.ts). `agentplane --help`, a typo
+ * and every other subcommand get the whole program, so help and suggestions are unchanged.
  */
-export function buildProgram(options: { json?: boolean } = {}): Command {
+export async function buildProgram(options: { json?: boolean; subcommand?: string } = {}): Promise<Command> {
   const program = new Command('agentplane')
     .description('AgentPlane: run AI-agent peers on your own machine and see exactly what they did.')
     .version(appVersion(), '-V, --version', 'print the version');
@@ -77,22 +82,34 @@ export function buildProgram(options: { json?: boolean } = {}): Command {
       await serve(options);
     });
 
-  addJournalCommands(program);
-  addRuntimeCommands(program);
-  addPeerCommands(program);
-  addReplCommand(program);
-  addAcpCommands(program);
-  addMcpCommands(program);
-  addProviderCommands(program);
-  addNetCommands(program);
-  addA2aCommands(program);
+  if (options.subcommand !== undefined && SERVE_ONLY.has(options.subcommand)) return program;
+  const [journal, runtime, peer, repl, acp, mcp, provider, net, a2a] = await Promise.all([
+    import('./journal-commands'),
+    import('./runtime-commands'),
+    import('./peer-commands'),
+    import('./repl'),
+    import('./acp-commands'),
+    import('./mcp-commands'),
+    import('./provider-commands'),
+    import('./net-commands'),
+    import('./a2a-commands'),
+  ]);
+  journal.addJournalCommands(program);
+  runtime.addRuntimeCommands(program);
+  peer.addPeerCommands(program);
+  repl.addReplCommand(program);
+  acp.addAcpCommands(program);
+  mcp.addMcpCommands(program);
+  provider.addProviderCommands(program);
+  net.addNetCommands(program);
+  a2a.addA2aCommands(program);
   return program;
 }
 
 export async function runCli(argv: string[]): Promise<void> {
   const json = argv.slice(2).includes('--json');
   try {
-    await buildProgram({ json }).parseAsync(argv);
+    await (await buildProgram({ json, subcommand: subcommandOf(argv) })).parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and the version are answers, not failures; the rest are usage errors.

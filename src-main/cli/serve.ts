@@ -20,6 +20,7 @@ import { startPlaneMcpEndpoint, type PlaneMcpEndpoint } from '../plane/mcp-endpo
 import { startPlaneA2aEndpoint, type PlaneA2aEndpoint } from '../plane/a2a-endpoint';
 import { openBrowser } from './open-browser';
 import { CliError } from './cli-error';
+import { startupMark } from '../base/startup-trace';
 
 export interface ServeOptions {
   dataDir?: string;
@@ -40,6 +41,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   const stopRequested = new Promise<NodeJS.Signals>((resolveStop) => (requestStop = resolveStop));
   process.once('SIGINT', () => requestStop('SIGINT'));
   process.once('SIGTERM', () => requestStop('SIGTERM'));
+  startupMark('serve.begin');
   const dataDir = resolveDataDir(options.dataDir);
   const logger = createLogger(join(dataDir, 'plane.log'));
   let plane;
@@ -63,6 +65,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
     if (code === 'EADDRINUSE') throw new CliError(`port ${options.uiPort} is already in use; pass --ui-port 0 to pick a free one`);
     throw error;
   }
+  startupMark('serve.bridge-listen');
   rememberUiAddress(dataDir, { port: bridge.port, token: bridge.token });
   const uiOrigin = `http://127.0.0.1:${bridge.port}`;
   let mcp: PlaneMcpEndpoint;
@@ -75,6 +78,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
     if (code === 'EADDRINUSE') throw new CliError(`port ${options.mcpPort} is already in use; pass --mcp-port 0 to pick a free one`);
     throw error;
   }
+  startupMark('serve.mcp-listen');
   let a2a: PlaneA2aEndpoint;
   try {
     a2a = await startPlaneA2aEndpoint(plane, { ...(options.a2aPort !== undefined ? { port: options.a2aPort } : {}), uiOrigin, logger });
@@ -86,6 +90,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
     if (code === 'EADDRINUSE') throw new CliError(`port ${options.a2aPort} is already in use; pass --a2a-port 0 to pick a free one`);
     throw error;
   }
+  startupMark('serve.a2a-listen');
   writePlaneFile(dataDir, {
     pid: process.pid,
     url: uiOrigin,
@@ -101,6 +106,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   out(`AGENTPLANE_MCP_TOKEN=${mcp.token}`);
   out(`AGENTPLANE_A2A_URL=${a2a.url}`);
   out(`AGENTPLANE_A2A_TOKEN=${a2a.token}`);
+  startupMark('serve.url-printed');
   if (options.open) openBrowser(bridge.url);
 
   const signal = await stopRequested;

@@ -8,7 +8,9 @@
 import type { KeyObject } from 'node:crypto';
 import type { RecordBody } from '../../src-shared/journal/records';
 import { verifyStoreRecords, type StoreVerifyPlan } from './bundle';
-import type { JournalReads, StoredRecord } from './journal-store';
+import type { TextReads } from './bundle';
+import type { JournalReads } from './journal-store';
+import type { StoredRecordText } from './sqlite-store';
 import type { VerifyReport } from './verify';
 
 export interface JournalIndex {
@@ -31,14 +33,18 @@ export class JournalIndexer {
   private readonly unsealed = new Map<string, string | null>();
   private readonly halts: JournalIndex['halts'] = [];
 
-  observe(row: StoredRecord): void {
+  /**
+   * Takes the body as its stored text and parses it only for the two kinds that need it:
+   * the verifying pass this rides on never parses a body.
+   */
+  observe(row: Pick<StoredRecordText, 'seq' | 'kind' | 'runId' | 'bodyText'>): void {
     if (row.kind === 'RunAdmitted' && row.runId) {
-      const host = (row.body as { host?: unknown }).host;
+      const host = (JSON.parse(row.bodyText) as { host?: unknown }).host;
       this.unsealed.set(row.runId, typeof host === 'string' ? host : null);
     } else if (row.kind === 'RunSealed' && row.runId) {
       this.unsealed.delete(row.runId);
     } else if (row.kind === 'HaltApplied') {
-      const body = row.body as RecordBody<'HaltApplied'>;
+      const body = JSON.parse(row.bodyText) as RecordBody<'HaltApplied'>;
       this.halts.push({ seq: row.seq, scope: body.scope, lifted: Boolean(body.lifted) });
     }
   }
@@ -49,7 +55,7 @@ export class JournalIndexer {
 }
 
 /** Verifies and indexes the journal `reads` sees, in one pass over its records. */
-export async function scanStoreRecords(reads: Pick<JournalReads, 'head' | 'iterate'>, plan: StoreVerifyPlan, options: { publicKey?: KeyObject } = {}): Promise<JournalScan> {
+export async function scanStoreRecords(reads: Pick<JournalReads, 'head' | 'iterate'> & Partial<TextReads>, plan: StoreVerifyPlan, options: { publicKey?: KeyObject } = {}): Promise<JournalScan> {
   const indexer = new JournalIndexer();
   const report = await verifyStoreRecords(reads, plan, { ...options, observe: (row) => indexer.observe(row) });
   return { report, index: indexer.index() };

@@ -18,7 +18,7 @@
 import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
-import { verifyStoreRecords, writeBundle } from './bundle';
+import { verifyStoreRecords, writeBundle, type TextReads } from './bundle';
 import { JournalError } from './journal-error';
 import { scanStoreRecords } from './journal-scan';
 import type { JournalReads, StoredRecord } from './journal-store';
@@ -48,7 +48,7 @@ yieldToTheEventLoopThread();
  * The worker's reads, timed: every call into the database (SQLite stepping, rows made into
  * records) adds to `readMs`, so a job can say how much of its time was reading.
  */
-function timedReads(): { reads: JournalReads; readMs: () => number } {
+function timedReads(): { reads: JournalReads & TextReads; readMs: () => number } {
   reader ??= SqliteJournalReader.open(config.databasePath, config.busyTimeoutMs !== undefined ? { busyTimeoutMs: config.busyTimeoutMs } : {});
   const inner = reader;
   let readMs = 0;
@@ -62,7 +62,8 @@ function timedReads(): { reads: JournalReads; readMs: () => number } {
         readMs += performance.now() - started;
       }
     };
-  const reads: JournalReads = {
+  const reads: JournalReads & TextReads = {
+    readRangeText: timed((from: number, to: number | null, limit: number) => inner.readRangeText(from, to, limit)),
     head: timed(() => inner.head()),
     readRange: timed((from: number, to: number | null, limit: number) => inner.readRange(from, to, limit)),
     readRun: timed((runId: string, from: number, limit: number) => inner.readRun(runId, from, limit)),

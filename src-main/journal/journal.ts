@@ -56,6 +56,11 @@ export class Journal {
   private lastCheckpointSize: number;
   /** Folding into the Merkle accumulator is serialised: concurrent appends on one Journal fold in seq order. */
   private folding: Promise<void> = Promise.resolve();
+  /** How many fold() works are queued or running; 0 lets a commit fold its own records at once (see commit). */
+  private foldsInFlight = 0;
+  /** The last clock reading a record time was made from, and that time (see recordTime). */
+  private lastTimeMs = Number.NaN;
+  private lastTimeText = '';
   private readonly pending: Array<{ prepared: PreparedDraft[]; resolve: (records: JournalRecord[]) => void; reject: (error: unknown) => void }> = [];
   private flushScheduled = false;
   private closed = false;
@@ -181,14 +186,20 @@ export class Journal {
   }
 
   private async commit(prepared: readonly PreparedDraft[]): Promise<JournalRecord[]> {
-    const records = await this.store.append(prepared, () => new Date(this.now()).toISOString());
+    const records = await this.store.append(prepared, this.recordTime);
     const first = records[0];
     if (!first) return records;
-    await this.fold(async () => {
-      await this.catchUp(first.seq - 1);
-      // Another append's catch-up may already have folded these in (they were committed).
-      for (const record of records) if (record.seq === this.accumulator.size + 1) this.accumulator.append(leafHash(fromHex(record.hash)));
-    });
+    if (this.foldsInFlight === 0 && first.seq === this.accumulator.size + 1) {
+      // Nothing else is folding and these follow the tree directly (no other writer's records
+      // in between): exactly what the fold below would do, without its promise hops. This is
+      // the common case, and a single-record append pays those hops on every call.
+      this.foldOwn(records);
+    } else {
+      await this.fold(async () => {
+        await this.catchUp(first.seq - 1);
+        this.foldOwn(records);
+      });
+    }
     for (const listener of this.listeners) {
       try {
         listener(records);
@@ -233,10 +244,40 @@ export class Journal {
   }
 
   private fold(work: () => Promise<void>): Promise<void> {
-    const next = this.folding.then(work);
+    this.foldsInFlight += 1;
+    const next = this.folding.then(work).finally(() => {
+      this.foldsInFlight -= 1;
+    });
     this.folding = next.catch(() => undefined);
     return next;
   }
+
+  /** Appends committed records to the tree, in seq order. Runs inside fold(), or where no fold is in flight. */
+  private foldOwn(records: readonly JournalRecord[]): void {
+    for (const record of records) {
+      // Another append's catch-up may already have folded these in (they were committed).
+      if (record.seq !== this.accumulator.size + 1) continue;
+      // The store's own SHA-256 output, so Buffer's hex decoding is enough here; fromHex's
+      // strictness is for hashes read back from files and exports.
+      this.accumulator.append(leafHash(Buffer.from(record.hash, 'hex')));
+    }
+  }
+
+  /**
+   * The time a record is stamped with: the plane's clock as an ISO 8601 string. Consecutive
+   * records of a commit usually read the same millisecond, and the text is made once per
+   * reading rather than once per record (an arrow, so the store can call it unbound).
+   */
+  private readonly recordTime = (): string => {
+    const ms = this.now();
+    if (ms !== this.lastTimeMs) {
+      // A clock that reads NaN never equals the last reading, so toISOString refuses it here
+      // every time, as it did before.
+      this.lastTimeText = new Date(ms).toISOString();
+      this.lastTimeMs = ms;
+    }
+    return this.lastTimeText;
+  };
 
   head(): Promise<JournalHead> {
     return this.store.head();

@@ -13,7 +13,7 @@
  * Reads use a second, read-only connection: in WAL mode readers see the last committed
  * snapshot and never block the writer, and never see half a transaction.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash as oneShotHash, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, existsSync, lstatSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -38,6 +38,9 @@ export interface RecordRow {
   hash: string;
 }
 
+/** A stored record without its parsed body: the envelope and the body's canonical text (readRangeText). */
+export type StoredRecordText = Omit<StoredRecord, 'body'>;
+
 function toStored(row: RecordRow): StoredRecord {
   return {
     seq: row.seq,
@@ -52,8 +55,13 @@ function toStored(row: RecordRow): StoredRecord {
   };
 }
 
+/**
+ * SHA-256 of the UTF-8 of `text`, as lowercase hex. One-shot `crypto.hash` (Node 20.12+): for
+ * inputs the size of a record (a few hundred bytes) the streaming Hash object's construction
+ * costs more than the hash itself, and every append hashes each record once.
+ */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return oneShotHash('sha256', text, 'hex');
 }
 
 /** Where the Electron build of better-sqlite3 lives (scripts/electron-native.mjs puts it there). */
@@ -195,6 +203,21 @@ export class SqliteJournalReader implements JournalReads {
     return this.stmts.hashes.all(fromSeq, toSeq) as string[];
   }
 
+  /**
+   * Records with from <= seq <= to (to null: the head), at most `limit`, as the text SQLite
+   * holds: the body is not parsed (verification hashes the text and never needs the object),
+   * and rows come from SQLite as arrays, not objects keyed by column. Added for verification
+   * (bundle.ts verifyStoreRecords), where parsing every body cost more than hashing it.
+   */
+  async readRangeText(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecordText[]> {
+    this.assertOpen();
+    this.rangeTextStmt ??= this.connection.prepare('SELECT seq, run_id, kind, v, time, body, prev_hash, hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?').raw();
+    const rows = this.rangeTextStmt.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as Array<[number, string | null, string, number, string, string, string, string]>;
+    return rows.map(([seq, runId, kind, v, time, bodyText, prevHash, hash]) => ({ seq, runId, kind, v, time, bodyText, prevHash, hash }) as StoredRecordText);
+  }
+
+  private rangeTextStmt: Database.Statement | undefined;
+
   async *iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
     // Pages rather than one long cursor, so no read transaction is held open across awaits.
     const page = 2000;
@@ -243,7 +266,8 @@ export class SqliteJournalStore implements JournalStore {
   private readonly db: Database.Database;
   private readonly reads: SqliteJournalReader;
   private closed = false;
-  private readonly stmts;
+  /** The append transaction, made once (see `append`); run with `.immediate`. */
+  private readonly writeChained: Database.Transaction<(batch: readonly PreparedDraft[], time: () => string) => JournalRecord[]>;
 
   private constructor(
     readonly location: string,
@@ -254,10 +278,27 @@ export class SqliteJournalStore implements JournalStore {
     this.db = db;
     this.reads = new SqliteJournalReader(reader);
     this.journalId = journalId;
-    this.stmts = {
+    const stmts = {
       head: db.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1'),
       insert: db.prepare('INSERT INTO records (seq, run_id, kind, v, time, body, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     };
+    // Inside the write lock: the head is read here, not before, so another process's appends
+    // are chained onto rather than forked from (the triggers would refuse a fork anyway).
+    this.writeChained = db.transaction((batch: readonly PreparedDraft[], time: () => string) => {
+      const head = (stmts.head.get() as JournalHead | undefined) ?? { seq: 0, hash: GENESIS_PREV_HASH };
+      let seq = head.seq;
+      let prevHash = head.hash;
+      const written: JournalRecord[] = [];
+      for (const draft of batch) {
+        seq += 1;
+        const at = time();
+        const hash = sha256Hex(recordPreimageFromBodyText({ seq, runId: draft.runId, kind: draft.kind, v: draft.v, time: at, prevHash }, draft.bodyText));
+        stmts.insert.run(seq, draft.runId, draft.kind, draft.v, at, draft.bodyText, prevHash, hash);
+        written.push({ seq, runId: draft.runId, kind: draft.kind, v: draft.v, time: at, prevHash, body: draft.body, hash });
+        prevHash = hash;
+      }
+      return written;
+    });
   }
 
   static open(path: string, options: SqliteStoreOptions = {}): SqliteJournalStore {
@@ -322,23 +363,12 @@ export class SqliteJournalStore implements JournalStore {
   async append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]> {
     this.assertOpen();
     if (drafts.length === 0) return [];
-    const write = this.db.transaction((batch: readonly PreparedDraft[]) => {
-      const head = (this.stmts.head.get() as JournalHead | undefined) ?? { seq: 0, hash: GENESIS_PREV_HASH };
-      let seq = head.seq;
-      let prevHash = head.hash;
-      const written: JournalRecord[] = [];
-      for (const draft of batch) {
-        seq += 1;
-        const envelope = { seq, runId: draft.runId, kind: draft.kind, v: draft.v, time: time(), prevHash };
-        const hash = sha256Hex(recordPreimageFromBodyText(envelope, draft.bodyText));
-        this.stmts.insert.run(seq, draft.runId, draft.kind, draft.v, envelope.time, draft.bodyText, prevHash, hash);
-        written.push({ ...envelope, body: draft.body, hash });
-        prevHash = hash;
-      }
-      return written;
-    });
+    // BEGIN IMMEDIATE, the inserts, COMMIT: one fsync (synchronous=FULL), and nothing returned
+    // (so nothing acknowledged) before it. The transaction function is made once, in the
+    // constructor: each `db.transaction` call builds four wrapper functions and defines their
+    // properties, which a single-record append would otherwise pay every time.
     try {
-      return write.immediate(drafts);
+      return this.writeChained.immediate(drafts, time);
     } catch (error) {
       const code = (error as { code?: string }).code ?? 'unknown';
       throw new JournalError('Io', `journal append failed and nothing was written (${code}: ${(error as Error).message})`);
@@ -363,6 +393,11 @@ export class SqliteJournalStore implements JournalStore {
   async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {
     this.assertOpen();
     return this.reads.readHashes(fromSeq, toSeq);
+  }
+
+  async readRangeText(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecordText[]> {
+    this.assertOpen();
+    return this.reads.readRangeText(fromSeq, toSeq, limit);
   }
 
   iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {

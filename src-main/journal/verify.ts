@@ -36,12 +36,12 @@
  *   the run exists before its seal: inclusion, not completeness.
  * An empty full journal is covered by a checkpoint at tree size 0 (export signs one).
  */
-import { hash as oneShotHash, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { GENESIS_PREV_HASH, recordKinds } from '../../src-shared/journal/records';
 import { verifyCheckpoint, type Checkpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
-import { emptyRoot, leafHash, MerkleAccumulator, verifyInclusion } from './merkle';
+import { emptyRoot, leafHash, leafHashOfHex, MerkleAccumulator, sha256Hex, verifyInclusion } from './merkle';
 import { keyIdOf } from './plane-key';
 
 /** One record as a verifier sees it: the exact bytes that were hashed, and what they say. */
@@ -62,7 +62,11 @@ export type VerifyScope = { kind: 'full' } | { kind: 'range'; fromSeq: number; t
 
 export interface VerifyInput {
   scope: VerifyScope;
-  records: AsyncIterable<VerifiableRecord> | Iterable<VerifiableRecord>;
+  /**
+   * The records in the order they are to be checked. An async source may yield them a page
+   * at a time (an array): a store read in pages then costs one await per page, not per record.
+   */
+  records: AsyncIterable<VerifiableRecord | readonly VerifiableRecord[]> | Iterable<VerifiableRecord>;
   checkpoints: readonly string[];
   publicKey: KeyObject;
   /** The key's id (RFC 7638 thumbprint), if the caller has it; computed from `publicKey` otherwise. */
@@ -105,7 +109,7 @@ const KNOWN_KINDS = new Set<string>(recordKinds);
 export const NOT_COVERED = 'not covered by a signed checkpoint';
 
 export function sha256HexOf(text: string): string {
-  return oneShotHash('sha256', text, 'hex');
+  return sha256Hex(text);
 }
 
 /** What an unverified checkpoint says about itself, for naming it in a failure; never trusted. */
@@ -172,9 +176,18 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
     }
   }
 
-  for await (const record of input.records) {
+  // One record's checks, in the order that decides which failure is reported first; null when
+  // it passes. Synchronous, so a page of records costs no await per record.
+  const check = (record: VerifiableRecord): VerifyReport | null => {
     if (record.unreadable) return { ok: false, seq: expected, reason: record.unreadable, count };
-    if (!Number.isSafeInteger(record.seq) || !HEX64.test(record.hash) || !HEX64.test(record.prevHash)) {
+    // The record is hashed first (pure, and done for every record that passes anyway): a hash
+    // equal to the digest of its preimage, or a prevHash equal to the previous record's hash,
+    // is 64 lowercase hex digits by construction, so the pattern test runs only when neither
+    // holds. The failures and their order are unchanged.
+    const contentMatches = sha256HexOf(record.preimage) === record.hash;
+    const hashWellFormed = contentMatches || HEX64.test(record.hash);
+    const prevWellFormed = (prevHash !== null && record.prevHash === prevHash) || HEX64.test(record.prevHash);
+    if (!Number.isSafeInteger(record.seq) || !hashWellFormed || !prevWellFormed) {
       return { ok: false, seq: expected, reason: `the record after seq ${expected - 1} has a malformed envelope`, count };
     }
     if (input.scope.kind !== 'run') {
@@ -191,14 +204,15 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
     if (record.seq > signedLimit || (!full && (!newest || record.seq > newest.treeSize))) {
       return { ok: false, seq: record.seq, reason: newest ? pastNewest(newest.treeSize) : noneSigned, count };
     }
-    if (sha256HexOf(record.preimage) !== record.hash) {
+    if (!contentMatches) {
       return { ok: false, seq: record.seq, reason: 'its content does not match its hash (the record was altered)', count };
     }
     if (prevHash !== null && record.prevHash !== prevHash) {
       return { ok: false, seq: record.seq, reason: 'its prevHash is not the previous record\'s hash (a record before it was removed, inserted or altered)', count };
     }
     if (full) {
-      accumulator.append(leafHash(fromHex(record.hash)));
+      // The hash is 64 lowercase hex digits (checked above): no fromHex round trip.
+      accumulator.append(leafHashOfHex(record.hash));
       const due = bySize.get(accumulator.size);
       if (due) {
         const root = toHex(accumulator.root());
@@ -234,6 +248,21 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
     prevHash = input.scope.kind === 'run' ? null : record.hash;
     expected = record.seq + 1;
     count += 1;
+    return null;
+  };
+
+  if (Symbol.iterator in input.records) {
+    for (const record of input.records) {
+      const failed = check(record);
+      if (failed) return failed;
+    }
+  } else {
+    for await (const item of input.records) {
+      for (const record of Array.isArray(item) ? (item as readonly VerifiableRecord[]) : [item as VerifiableRecord]) {
+        const failed = check(record);
+        if (failed) return failed;
+      }
+    }
   }
 
   if (input.scope.kind === 'range' && count > 0 && expected - 1 !== input.scope.toSeq) {

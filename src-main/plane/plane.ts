@@ -36,6 +36,7 @@ import { ensurePrivateDataDir } from '../base/data-dir-guard';
 import { acquirePlaneLock } from './plane-lock';
 import { PlaneError } from '../base/plane-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
+import { startupMark } from '../base/startup-trace';
 
 /** Observed editor sessions looked at for waiting permission requests (newest first). */
 const OBSERVED_WAITS_LIMIT = 200;
@@ -109,6 +110,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     lock.release();
     throw error;
   }
+  startupMark('plane.journal-open');
   const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }));
   if (config.demoPeers && peers.registry.list().length === 0) {
     peers.registry.create({ id: 'alpha', name: 'Alpha (demo)', port: 0, publicIp: '127.0.0.1' });
@@ -118,6 +120,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   }
   // Peers left alive by an earlier plane on this data dir are taken over, never doubled.
   await peers.adoptRunning();
+  startupMark('plane.peers-adopted');
   // Provider settings (Settings, `agentplane providers`) under the environment; the Map is the
   // one the runtime holds, so a change is applied to it in place (provider-handlers.ts).
   const env = config.env ?? process.env;
@@ -139,6 +142,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   try {
     providerSettings = await openProviderSettings(config.dataDir, config.keySealer ?? null, logger);
     providers = config.providers ?? loadProviders(env, { dataDir: config.dataDir, stored: providerSettings.settings, dispatcher: netguard.dispatcher });
+    startupMark('plane.providers');
     runtime = await Runtime.create({
       journal,
       agents: config.agents ?? loadAgents(config.dataDir),
@@ -159,6 +163,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     lock.release();
     throw error;
   }
+  startupMark('plane.runtime-scan');
   const startedAtMs = now();
   let state: PlaneStatus['state'] = 'running';
   let closing: Promise<void> | undefined;
@@ -226,6 +231,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   // processes sharing the data dir (a peer started from the CLI) are found by a cheap poll.
   const announcer = await startJournalAnnouncer(journal, (payload) => events.publish('journal.appended', payload), config.journalPollMs ?? 500);
 
+  startupMark('plane.ready');
   events.publish('plane.statusChanged', status());
   logger.log('info', 'plane started', { dataDir: config.dataDir, host: config.host, version: config.version });
 

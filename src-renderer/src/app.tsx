@@ -4,15 +4,17 @@
  * step here: a click updates the address (so a reload returns to the view), and the back
  * button or an edited address updates the store.
  */
-import { useEffect } from 'react';
+import { lazy, Suspense, useEffect } from 'react';
 import { Announcer } from './components/announcer';
-import { CommandPalette } from './components/command-palette';
 import { Sidebar } from './components/sidebar';
 import { SectionView } from './components/section-view';
 import { StatusBar } from './components/status-bar';
 import { formatRoute, isRouteHash, parseRoute } from './lib/route';
 import { sections } from './sections/sections';
 import { useApp, useAppStore } from './store/store-context';
+
+// The palette is opened by Ctrl/Cmd+K, never on the first paint: its code is a chunk of its own.
+const CommandPalette = lazy(() => import('./components/command-palette').then((m) => ({ default: m.CommandPalette })));
 
 function useRouteSync() {
   const store = useAppStore();
@@ -88,7 +90,11 @@ export function App() {
       <SectionView />
       <StatusBar />
       <Announcer />
-      {paletteOpen ? <CommandPalette /> : null}
+      {paletteOpen ? (
+        <Suspense fallback={null}>
+          <CommandPalette />
+        </Suspense>
+      ) : null}
     </div>
   );
 }

@@ -4,6 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { createPlaneClient } from '../../src-shared/ipc/client';
 import { App } from './app';
 import { parseRoute } from './lib/route';
+import { prefetchSection } from './sections/section-chunks';
 import { createAppStore } from './store/app-store';
 import { browserEnv } from './store/browser-env';
 import { StoreContext } from './store/store-context';
@@ -20,7 +21,11 @@ if ('error' in choice) {
     </main>,
   );
 } else {
-  const store = createAppStore(createPlaneClient(choice.transport), browserEnv(), parseRoute(window.location.hash));
+  const route = parseRoute(window.location.hash);
+  // The view on screen is its own chunk: its fetch starts now, beside the first calls to the
+  // plane, rather than after the shell's first render asks for it.
+  prefetchSection(route.section);
+  const store = createAppStore(createPlaneClient(choice.transport), browserEnv(), route);
   root.render(
     <StrictMode>
       <StoreContext.Provider value={store}>

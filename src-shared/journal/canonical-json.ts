@@ -60,11 +60,27 @@ export class CanonicalJsonError extends Error {
   }
 }
 
+/**
+ * How the text is built (the journal canonicalises every record body it writes, so this is on
+ * the append path; bench/journal-append.bench.ts profiles it): one walk that checks and writes
+ * together, by string concatenation, with nothing computed for the happy path that only an error
+ * needs. A refusal's path is assembled on the way out of the walk (each enclosing array or object
+ * adds its own index or name to the `Refusal` as it passes through), so a value that
+ * canonicalises pays for no path strings at all. Cycles are found with the stack of open
+ * containers (an array: the depth of a record body is a handful). The bytes, the refusals, which
+ * refusal wins when a value holds several (the first in canonical order) and its path are exactly
+ * those of the straightforward implementation this replaced; canonical-json-equivalence.test.ts
+ * holds the two together over generated values.
+ */
+
 /** The RFC 8785 canonical text of `value`. Throws CanonicalJsonError for what it cannot represent. */
 export function canonicalize(value: unknown): string {
-  const out: string[] = [];
-  writeValue(value, '$', out, new Set<object>());
-  return out.join('');
+  try {
+    return writeValue(value, []);
+  } catch (error) {
+    if (error instanceof Refusal) throw new CanonicalJsonError(error.reason, error.path(), error.detail);
+    throw error;
+  }
 }
 
 /** The UTF-8 bytes of canonicalize(value): what the journal hashes and signs. */
@@ -75,71 +91,94 @@ export function canonicalBytes(value: unknown): Uint8Array {
 // Exponent form starts here (ECMAScript Number::toString step: 21 digits or more).
 const EXPONENT_FORM_THRESHOLD = 1e21;
 
-function writeValue(value: unknown, path: string, out: string[], ancestors: Set<object>): void {
+/** A refusal on its way out of the walk; `segments` are the indexes and names from the value outward. */
+class Refusal {
+  readonly segments: Array<string | number> = [];
+
+  constructor(
+    readonly reason: CanonicalJsonRefusal,
+    readonly detail: string,
+  ) {}
+
+  path(): string {
+    let path = '$';
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const segment = this.segments[i]!;
+      path = typeof segment === 'number' ? `${path}[${segment}]` : appendKey(path, segment);
+    }
+    return path;
+  }
+}
+
+/** `open`: the arrays and objects being written, outermost first (a value among them is a cycle). */
+function writeValue(value: unknown, open: object[]): string {
   switch (typeof value) {
     case 'string':
-      out.push(quoteString(value, path));
-      return;
+      return quoteString(value);
     case 'number':
-      out.push(formatNumber(value, path));
-      return;
+      return formatNumber(value);
     case 'boolean':
-      out.push(value ? 'true' : 'false');
-      return;
+      return value ? 'true' : 'false';
     case 'undefined':
-      throw new CanonicalJsonError('undefined', path, 'undefined has no JSON form; omit the member instead');
+      throw new Refusal('undefined', 'undefined has no JSON form; omit the member instead');
     case 'bigint':
-      throw new CanonicalJsonError('unsupported-type', path, 'a bigint has no RFC 8785 form; write it as a decimal string');
+      throw new Refusal('unsupported-type', 'a bigint has no RFC 8785 form; write it as a decimal string');
     case 'function':
     case 'symbol':
-      throw new CanonicalJsonError('unsupported-type', path, `a ${typeof value} has no JSON form`);
+      throw new Refusal('unsupported-type', `a ${typeof value} has no JSON form`);
     case 'object':
       break;
   }
-  if (value === null) {
-    out.push('null');
-    return;
-  }
-  if (ancestors.has(value)) {
-    throw new CanonicalJsonError('cycle', path, 'the value contains itself');
-  }
-  ancestors.add(value);
+  if (value === null) return 'null';
+  if (open.includes(value)) throw new Refusal('cycle', 'the value contains itself');
+  let text: string;
+  open.push(value);
   if (Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype) {
-    writeArray(value, path, out, ancestors);
+    text = writeArray(value, open);
   } else if (isPlainObject(value)) {
-    writeObject(value, path, out, ancestors);
+    text = writeObject(value, open);
   } else {
-    throw new CanonicalJsonError('not-plain-data', path, `${describeObject(value)} is not a plain object or array`);
+    throw new Refusal('not-plain-data', `${describeObject(value)} is not a plain object or array`);
   }
-  ancestors.delete(value);
+  open.pop();
+  return text;
 }
 
-function writeArray(array: readonly unknown[], path: string, out: string[], ancestors: Set<object>): void {
-  out.push('[');
+function writeArray(array: readonly unknown[], open: object[]): string {
+  let text = '[';
   // An index loop, not forEach: holes must be visited (and refused as undefined).
   for (let index = 0; index < array.length; index++) {
-    if (index > 0) out.push(',');
-    writeValue(array[index], `${path}[${index}]`, out, ancestors);
+    try {
+      text += index > 0 ? `,${writeValue(array[index], open)}` : writeValue(array[index], open);
+    } catch (error) {
+      if (error instanceof Refusal) error.segments.push(index);
+      throw error;
+    }
   }
-  out.push(']');
+  return `${text}]`;
 }
 
-function writeObject(object: Record<string, unknown>, path: string, out: string[], ancestors: Set<object>): void {
-  if (Object.getOwnPropertySymbols(object).some((symbol) => Object.prototype.propertyIsEnumerable.call(object, symbol))) {
-    throw new CanonicalJsonError('unsupported-type', path, 'symbol-keyed members have no JSON form');
+function writeObject(object: Record<string, unknown>, open: object[]): string {
+  const symbols = Object.getOwnPropertySymbols(object);
+  if (symbols.length > 0 && symbols.some((symbol) => Object.prototype.propertyIsEnumerable.call(object, symbol))) {
+    throw new Refusal('unsupported-type', 'symbol-keyed members have no JSON form');
   }
   // Array.prototype.sort without a comparator orders strings by UTF-16 code units, which is
   // exactly RFC 8785 section 3.2.3 (not locale order, not code point order).
   const keys = Object.keys(object).sort();
-  out.push('{');
-  keys.forEach((key, position) => {
-    const memberPath = appendKey(path, key);
-    if (position > 0) out.push(',');
-    out.push(quoteString(key, memberPath));
-    out.push(':');
-    writeValue(object[key], memberPath, out, ancestors);
-  });
-  out.push('}');
+  let text = '{';
+  for (let position = 0; position < keys.length; position++) {
+    const key = keys[position]!;
+    try {
+      // The name is checked before the value, as a reader meets them.
+      const member = `${quoteString(key)}:${writeValue(object[key], open)}`;
+      text += position > 0 ? `,${member}` : member;
+    } catch (error) {
+      if (error instanceof Refusal) error.segments.push(key);
+      throw error;
+    }
+  }
+  return `${text}}`;
 }
 
 function isPlainObject(value: object): value is Record<string, unknown> {
@@ -156,17 +195,13 @@ function describeObject(value: object): string {
   return constructorName ? `a ${constructorName}` : 'an exotic object';
 }
 
-function formatNumber(value: number, path: string): string {
+function formatNumber(value: number): string {
   if (!Number.isFinite(value)) {
-    throw new CanonicalJsonError('non-finite-number', path, `${String(value)} has no JSON form`);
+    throw new Refusal('non-finite-number', `${String(value)} has no JSON form`);
   }
   const magnitude = Math.abs(value);
   if (magnitude > Number.MAX_SAFE_INTEGER && magnitude < EXPONENT_FORM_THRESHOLD) {
-    throw new CanonicalJsonError(
-      'unsafe-integer',
-      path,
-      `${String(value)} is beyond ±(2^53 - 1); integers that large are not exact in JSON, write it as a string`,
-    );
+    throw new Refusal('unsafe-integer', `${String(value)} is beyond ±(2^53 - 1); integers that large are not exact in JSON, write it as a string`);
   }
   // String(n) is ECMAScript Number::toString, the serialisation RFC 8785 section 3.2.2.3
   // adopts (shortest round-trip digits, exponent form outside [1e-7, 1e21)). String(-0) is
@@ -174,32 +209,29 @@ function formatNumber(value: number, path: string): string {
   return String(value);
 }
 
+// Anything a string may hold that is not written as it is, or that may be refused: what RFC
+// 8785 section 3.2.2.2 escapes (`"`, `\`, U+0000..U+001F) and every surrogate. Most strings in
+// a record hold none of these and are written between quotes with no further look.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const NEEDS_CARE = /["\\\u0000-\u001F\uD800-\uDFFF]/;
+const SURROGATE = /[\uD800-\uDFFF]/;
 // A high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-// Everything RFC 8785 section 3.2.2.2 escapes; all other code points are written as they are.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const NEEDS_ESCAPE = /["\\\u0000-\u001F]/g;
-const SHORT_ESCAPES: Readonly<Record<string, string>> = {
-  '"': '\\"',
-  '\\': '\\\\',
-  '\b': '\\b',
-  '\t': '\\t',
-  '\n': '\\n',
-  '\f': '\\f',
-  '\r': '\\r',
-};
 
-function quoteString(text: string, path: string): string {
-  const lone = LONE_SURROGATE.exec(text);
-  if (lone) {
-    const unit = lone[0].charCodeAt(0).toString(16);
-    throw new CanonicalJsonError('lone-surrogate', path, `the string holds an unpaired surrogate U+${unit.toUpperCase()} at index ${lone.index}`);
+function quoteString(text: string): string {
+  if (!NEEDS_CARE.test(text)) return `"${text}"`;
+  if (SURROGATE.test(text)) {
+    const lone = LONE_SURROGATE.exec(text);
+    if (lone) {
+      const unit = lone[0].charCodeAt(0).toString(16);
+      throw new Refusal('lone-surrogate', `the string holds an unpaired surrogate U+${unit.toUpperCase()} at index ${lone.index}`);
+    }
   }
-  const escaped = text.replace(
-    NEEDS_ESCAPE,
-    (character) => SHORT_ESCAPES[character] ?? `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-  return `"${escaped}"`;
+  // With no lone surrogate left, ECMAScript's QuoteJSONString escapes exactly what RFC 8785
+  // does and spells it the same way: `\"`, `\\`, the short forms \b \t \n \f \r, and
+  // lowercase \u00xx for the other control characters (the RFC adopts JSON.stringify's string
+  // serialisation, section 3.2.2.2); every other code point is written as it is.
+  return JSON.stringify(text);
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

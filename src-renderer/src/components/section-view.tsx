@@ -1,15 +1,8 @@
 /** The main panel: the selected section's heading and body. */
+import { Component, Suspense, useEffect, useRef, type ReactNode } from 'react';
+import { prefetchOthersWhenIdle, sectionView } from '../sections/section-chunks';
 import { sections } from '../sections/sections';
 import { useApp } from '../store/store-context';
-import { PeersSection } from '../sections/peers-section';
-import { RunsSection } from '../sections/runs-section';
-import { ApprovalsSection } from '../sections/approvals-section';
-import { SpendSection } from '../sections/spend-section';
-import { SessionsSection } from '../sections/sessions-section';
-import { AcpSection } from '../sections/acp-section';
-import { McpSection } from '../sections/mcp-section';
-import { SettingsSection } from '../sections/settings-section';
-import { RemoteAgentsSection } from '../sections/remote-agents-section';
 
 /**
  * While the plane cannot be reached, what is on screen is the last state heard, not the
@@ -27,10 +20,50 @@ function LostPlaneBanner() {
   );
 }
 
+/** While a view's chunk is on its way: said once to a screen reader, a spinner for the eye. */
+function SectionLoading({ label }: { label: string }) {
+  return (
+    <p className="section-loading" role="status">
+      <span className="spinner" aria-hidden="true" /> Loading {label}…
+    </p>
+  );
+}
+
+/**
+ * A view whose chunk could not be fetched (the plane was upgraded under an open page, so the
+ * old chunk names are gone; a file missing from a broken install) says so, instead of leaving
+ * the panel blank. Keyed by section, so moving to another view and back tries again.
+ */
+class SectionChunkBoundary extends Component<{ label: string; children: ReactNode }, { error: string | null }> {
+  override state: { error: string | null } = { error: null };
+
+  static getDerivedStateFromError(error: unknown) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+
+  override render() {
+    if (this.state.error === null) return this.props.children;
+    return (
+      <div className="empty-state" role="alert">
+        <p>
+          The {this.props.label} view could not be loaded ({this.state.error}). Reloading the page fetches it again.
+        </p>
+        <button type="button" className="button" onClick={() => window.location.reload()}>
+          Reload
+        </button>
+      </div>
+    );
+  }
+}
+
 export function SectionView() {
   const sectionId = useApp((s) => s.section);
   const connection = useApp((s) => s.connection);
   const section = sections.find((s) => s.id === sectionId) ?? sections[0];
+  const View = sectionView(section.id);
+  // The other views are fetched once the first one is here and the browser is idle.
+  const firstSection = useRef(section.id).current;
+  useEffect(() => prefetchOthersWhenIdle(firstSection, sections.map((s) => s.id)), [firstSection]);
   // 'connecting' is the first connection of this page, with nothing yet to call stale.
   const lost = connection === 'reconnecting' || connection === 'closed';
   return (
@@ -41,25 +74,11 @@ export function SectionView() {
       </h1>
       {lost ? <LostPlaneBanner /> : null}
       <fieldset className={`section-frame${lost ? ' stale' : ''}`} disabled={lost} aria-label={lost ? `${section.label} (out of date)` : section.label}>
-      {section.id === 'peers' ? (
-        <PeersSection empty={section.empty} />
-      ) : section.id === 'runs' ? (
-        <RunsSection empty={section.empty} />
-      ) : section.id === 'approvals' ? (
-        <ApprovalsSection empty={section.empty} />
-      ) : section.id === 'spend' ? (
-        <SpendSection empty={section.empty} />
-      ) : section.id === 'sessions' ? (
-        <SessionsSection empty={section.empty} />
-      ) : section.id === 'acp' ? (
-        <AcpSection empty={section.empty} />
-      ) : section.id === 'settings' ? (
-        <SettingsSection empty={section.empty} />
-      ) : section.id === 'remotes' ? (
-        <RemoteAgentsSection empty={section.empty} />
-      ) : (
-        <McpSection empty={section.empty} />
-      )}
+        <SectionChunkBoundary key={section.id} label={section.label}>
+          <Suspense fallback={<SectionLoading label={section.label} />}>
+            <View empty={section.empty} />
+          </Suspense>
+        </SectionChunkBoundary>
       </fieldset>
     </main>
   );

@@ -3,8 +3,10 @@
  * arrow keys (and Home/End) move between sections and open them, and Alt+1…9 jump from
  * anywhere (see app.tsx). The current section is marked with aria-current. Approvals shows how
  * many runs wait; the count is a description, so the button's name stays the section's.
+ * Hovering or focusing a section prefetches its view (each view is its own chunk).
  */
 import { useRef, type KeyboardEvent } from 'react';
+import { prefetchSection } from '../sections/section-chunks';
 import { sections, type SectionId } from '../sections/sections';
 import { useApp } from '../store/store-context';
 
@@ -50,6 +52,9 @@ export function Sidebar() {
               aria-keyshortcuts={`Alt+${index + 1}`}
               tabIndex={current === section.id ? 0 : -1}
               onClick={() => setSection(section.id as SectionId)}
+              // A pointer resting on a section (or focus reaching it) starts fetching its view's chunk.
+              onPointerEnter={() => prefetchSection(section.id)}
+              onFocus={() => prefetchSection(section.id)}
               onKeyDown={(event) => onKeyDown(event, index)}
               aria-describedby={section.id === 'approvals' && waiting > 0 ? 'approvals-count' : undefined}
             >
