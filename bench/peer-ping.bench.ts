@@ -4,14 +4,17 @@
  * real one pays: the Host and Origin checks, the session token's HMAC and IP check, the
  * per-session rate limiter (set high enough never to refuse here: it is consulted, not
  * triggered), the JSON-RPC slot parse, admission of a run in the runtime (policy decision),
- * the run's journal appends (RunAdmitted, the clock effect's started/done, RunSealed: SQLite
- * WAL with synchronous=FULL, so each commit is an fsync), and the answer. The peer logs to a
+ * the run's journal records (RunAdmitted, the clock effect's started/done, RunSealed), written in
+ * ONE commit (Runtime.run holds a run of local effects until its seal; SQLite WAL with
+ * synchronous=FULL, so that commit is an fsync), and the answer. The peer logs to a
  * file as `agentplane peer start` does. Baseline: a bare fastify POST route on 127.0.0.1 that
  * answers the same JSON. Both are called by the same client (an undici Pool with keep-alive,
  * the same headers and body), in the same process and run, interleaved as in
  * bridge-roundtrip.bench.ts.
  *
- * Goal: p50 latency ≤ 2× the bare route and throughput ≥ 0.5× (cost ratio ≤ 2 on both).
+ * Goal (issue 16): p50 ≤ the bare route's p50 + 1.5 × one durable commit measured in the same
+ * run (a raw one-row better-sqlite3 transaction, WAL, synchronous=FULL, in the same directory),
+ * and throughput at c=16 ≥ 0.5× the bare route's; both are printed as ratios that must be ≤ 1.
  * The journal is on whatever file system holds the OS temp dir (AGENTPLANE_BENCH_DIR
  * overrides it): an fsync on tmpfs is free and on a disk it is not, so the note says which.
  */
@@ -19,6 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { createLogger } from '../src-main/base/logger';
@@ -54,6 +58,32 @@ function target(origin: string, session: string): Target {
     if (response.statusCode !== 200 || body[0]?.result?.pong !== true) throw new Error(`${origin}${PATH} answered ${response.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
   };
   return { pool, call };
+}
+
+/** p50 of one-row durable commits by a raw better-sqlite3 connection in `dir`: the floor a journaled call pays once. */
+function durableCommitUs(dir: string): number {
+  const file = join(dir, `commit-probe-${process.pid}.db`);
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO probe (body) VALUES (?)');
+    const body = 'x'.repeat(300);
+    const times: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t0 = process.hrtime.bigint();
+      insert.run(body);
+      times.push(Number(process.hrtime.bigint() - t0) / 1000);
+    }
+    times.sort((a, b) => a - b);
+    return times[Math.floor(times.length / 2)]!;
+  } finally {
+    db.close();
+    rmSync(file, { force: true });
+    rmSync(`${file}-wal`, { force: true });
+    rmSync(`${file}-shm`, { force: true });
+  }
 }
 
 function fileSystemOf(dir: string): string {
@@ -100,14 +130,26 @@ async function run(): Promise<BenchResult> {
     await refused.body.dump();
     if (refused.statusCode !== 401) throw new Error(`the peer answered ${refused.statusCode} without a session; expected 401`);
 
+    const commitBefore = durableCommitUs(dataDir);
     const comparison = await compareRoundTrips(subject.call, baseline.call, { warmUp: WARM_UP, sequential: SEQUENTIAL, concurrency: CONCURRENCY, requestsPerRound: REQUESTS_PER_ROUND, rounds: ROUNDS });
+    const commitAfter = durableCommitUs(dataDir);
+    const commitUs = (commitBefore + commitAfter) / 2;
+    const p50 = comparison.measurements.find((m) => m.metric === 'p50 latency')!;
+    const rps = comparison.measurements.find((m) => m.metric.startsWith('throughput'))!;
 
     return {
-      subject: 'tools/call ping through startPeer (Host/Origin, session HMAC, rate limit, run admission, journal appends with fsync)',
-      baseline: 'bare fastify POST route answering the same JSON',
-      measurements: comparison.measurements,
+      subject: 'tools/call ping through startPeer (Host/Origin, session HMAC, rate limit, run admission, the run\'s one journal commit with fsync)',
+      baseline: 'bare fastify POST route answering the same JSON (+ 1.5 durable commits for latency; half its throughput)',
+      measurements: [
+        // The issue's goals, each as a ratio that must be ≤ 1: a ping may cost the bare route plus
+        // one and a half durable commits (it makes one), and must reach half its throughput.
+        { metric: 'p50 vs bare + 1.5 commits', unit: 'µs', subject: p50.subject, baseline: p50.baseline + 1.5 * commitUs, better: 'lower', judged: true },
+        { metric: `throughput vs ½ bare (c=${CONCURRENCY})`, unit: 'req/s', subject: rps.subject, baseline: rps.baseline / 2, better: 'higher', judged: true },
+        ...comparison.measurements.map((m) => ({ ...m, judged: false })),
+      ],
       notes: [
         ...comparison.notes,
+        `one durable commit here (raw better-sqlite3, one-row transaction, WAL, synchronous=FULL, same dir): p50 ${commitBefore.toFixed(0)} µs before, ${commitAfter.toFixed(0)} µs after the round trips`,
         `journal: ${dataDir} on ${fileSystemOf(dataDir)} (WAL, synchronous=FULL)`,
         `node ${process.version}, ${process.platform}/${process.arch}`,
       ],
@@ -122,7 +164,7 @@ async function run(): Promise<BenchResult> {
 
 const benchmark: Benchmark = {
   name: 'peer-ping',
-  goal: { maxRatio: 2, text: 'an MCPv2 ping through a whole peer costs ≤ 2× a bare fastify route (p50 latency ≤ 2×, throughput ≥ 0.5×)' },
+  goal: { maxRatio: 1, text: 'an MCPv2 ping through a whole peer: p50 ≤ a bare fastify route\'s p50 + 1.5 durable commits (it makes one), throughput at c=16 ≥ 0.5× the bare route' },
   run,
 };
 

@@ -266,8 +266,12 @@ describe('one request budget per client IP', () => {
   it('one session\'s burst, refused by its own limit, does not spend its address\'s budget for the others', async () => {
     const peer = await launch('sibling', { ratePerSecond: 5 }); // 5/s a session, so 10/s the address
     const greedy = session();
+    const started = Date.now();
     const burst = await Promise.all(Array.from({ length: 25 }, (_, i) => post(peer, [{ jsonrpc: '2.0', id: i, method: 'tools/list' }], greedy)));
-    expect(burst.filter((a) => a.status === 200).length).toBeLessThanOrEqual(6);
+    // The bucket's burst, plus what it refilled (5/s) while the 25 were being answered: on a
+    // loaded machine the burst can take longer than the 200 ms one more token needs.
+    const refilled = Math.floor(5 * ((Date.now() - started) / 1000));
+    expect(burst.filter((a) => a.status === 200).length).toBeLessThanOrEqual(6 + refilled);
     const other = await post(peer, [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]);
     expect(other.status).toBe(200);
   });

@@ -36,6 +36,7 @@ import { errorFields, type Logger } from '../base/logger';
 import { JournalError } from '../journal/journal-error';
 import type { Runtime } from '../runtime/runtime';
 import { callModel } from '../runtime/model-effect';
+import type { RunHistory } from '../runtime/run-history';
 import type { RunProgram } from '../runtime/run-program';
 import { EffectFailure } from '../runtime/run-signals';
 import type { ModelProvider } from '../runtime/model-provider';
@@ -403,16 +404,18 @@ async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, 
 
 /** Admits a skill run for the caller and answers from how it ended (or that it waits). */
 async function runSkill(ctx: PeerContext, program: string, input: unknown, caller: Caller, parent?: SlotCaller): Promise<SlotOutcome> {
-  let runId: string;
+  let run: RunHistory;
   try {
-    ({ runId } = await ctx.runtime.start({
+    // Admitted and run to its end or its first wait: a skill of local effects (ping, a listing)
+    // is one commit, made before the caller is answered (Runtime.run).
+    run = await ctx.runtime.run({
       agent: program,
       input,
       chain: [caller.principal],
       via: 'peer',
       inputProvenance: caller.principal,
       ...(parent ? { parentRunId: parent.runId, parentStep: parent.step } : {}),
-    }));
+    });
   } catch (error) {
     if (error instanceof PlaneError) {
       if (error.code === 'AP_FORBIDDEN') return { error: { code: Mcpv2Error.CapabilityViolation, message: 'capability violation: this caller may not call this skill' } };
@@ -422,7 +425,7 @@ async function runSkill(ctx: PeerContext, program: string, input: unknown, calle
     }
     throw error;
   }
-  const run = await ctx.runtime.settled(runId);
+  const runId = run.runId;
   if (run.status === 'suspended') {
     return {
       result: {

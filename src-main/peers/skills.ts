@@ -67,11 +67,16 @@ function parseArgs<T extends z.ZodType>(schema: T, input: unknown): z.output<T> 
   return parsed.data;
 }
 
+/** The file-store effects that only read. */
+const READS = new Set(['files.list', 'files.read']);
+
 /** A file-store effect; store failures become the seed's codes. */
 async function fileEffect(cx: RunContext, deps: SkillDeps, name: string, request: Record<string, unknown>, act: () => Promise<unknown>): Promise<unknown> {
   return cx.effect({
     effect: 'file',
     name,
+    // A listing or a read changes nothing, so it needs no durable start (EffectSpec.local).
+    ...(READS.has(name) ? { local: true as const } : {}),
     request,
     destination: `peer:${deps.peerId}/files`,
     grant: `tool:${name}`,
@@ -150,6 +155,8 @@ const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
             effect: 'tool',
             name: 'conversation.read',
             request: { conversation },
+            // A read of the journal: it changes nothing (EffectSpec.local).
+            local: true,
             grant: null,
             estimate: NO_SPEND,
             perform: async () => ({ result: await deps.journal.store.sealedRunResults('skill:ask', '$.context.conversation', conversation, 50, `peer:${deps.peerId}`), spend: NO_SPEND, provenance: 'plane' }),
@@ -372,6 +379,9 @@ export function skillPrograms(deps: SkillDeps): RunProgram[] {
         // Journaled as admitted: large arguments by digest (the key covers them through it).
         request: parsed.external ? { arguments: parsed.arguments ?? {}, external: parsed.external } : args,
         destination: `peer:${deps.peerId}/custom/${skill.name}`,
+        // A template is rendered in place from the arguments: no code runs and nothing outside is
+        // touched, so it needs no durable start (EffectSpec.local). A script is a process: it does.
+        ...(skill.kind === 'template' ? { local: true as const } : {}),
         grant: `tool:custom.${skill.name}`,
         estimate: { ...NO_SPEND, effects: 1 },
         perform: async () => ({ result: await deps.customRunner.run(skill, args), spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${deps.peerId}/custom` }),

@@ -105,8 +105,11 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
     'runs.links': ({ runId }) => runtime.links(runId),
     async 'runs.start'({ agent, input, wait, context: runContext }, context) {
       const actor = actorOf(context);
-      const { runId } = await runtime.start({ agent, input, chain: [actor], via: viaOf(context), inputProvenance: actor, ...(runContext !== undefined ? { context: runContext } : {}) });
-      return runView(wait ? await runtime.settled(runId) : await runtime.history(runId));
+      const request = { agent, input, chain: [actor], via: viaOf(context), inputProvenance: actor, ...(runContext !== undefined ? { context: runContext } : {}) };
+      // Waiting: the run's admission commits with its local effects (Runtime.run).
+      if (wait) return runView(await runtime.run(request));
+      const { runId } = await runtime.start(request);
+      return runView(await runtime.history(runId));
     },
     async 'runs.cancel'({ runId, reason }, context) {
       // A protocol caller (an MCP host's tasks/cancel) cancels only a run it admitted; the journal

@@ -14,15 +14,19 @@ describe('RunContext', () => {
     await journal.append({ runId, kind: 'RunAdmitted', body: { agent: 'a', owner: 'user:local', chain: ['user:local'], input: {}, inputProvenance: 'user:local', budget: {}, trigger: { via: 'cli', by: 'user:local' } } });
     const live = new RunContext(readRunHistory(await journal.readRun(runId, 1, 100)), journal, governance);
     const first = [await live.now(), await live.random(), await live.random()];
+    // Local reads are held (nothing outside has seen them) until the run's next durable record.
+    expect((await journal.head()).seq).toBe(1);
+    await live.commitWith({ runId, kind: 'RunSealed', body: { outcome: 'succeeded', spend: live.spent, records: live.recordCount + 1 } });
     const head = (await journal.head()).seq;
-    expect(head).toBe(7);
+    expect(head).toBe(8);
 
     const replay = new RunContext(readRunHistory(await journal.readRun(runId, 1, 100)), journal, governance);
     expect([await replay.now(), await replay.random(), await replay.random()]).toEqual(first);
     expect((await journal.head()).seq).toBe(head);
-    // A step past the record is live again.
+    // A step past the record is live again (held, then committed with the next record).
     await replay.random();
-    expect((await journal.head()).seq).toBe(head + 2);
+    await replay.commitWith({ runId, kind: 'Cancelled', body: { by: 'user:local' } });
+    expect((await journal.head()).seq).toBe(head + 3);
     await journal.close();
   });
 });

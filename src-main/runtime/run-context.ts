@@ -69,6 +69,13 @@ export interface EffectSpec {
    */
   resumable?: true;
   /**
+   * It touches nothing outside the plane and only reads (a file listing, a stored file, earlier
+   * turns from the journal): performing it twice cannot do anything twice, so, like a clock read,
+   * it needs no durable start before it is performed. Its start and answer are held with the
+   * run's other local records and committed with the run's next durable record (see `held`).
+   */
+  local?: true;
+  /**
    * A failed perform throws EffectFailure (or anything: then it is InDoubt). `at` names the run
    * and step performing it, for an effect that tells its callee who called (a peer call).
    */
@@ -96,6 +103,18 @@ export class RunContext {
   private spend: Spend;
   private budget: Budget;
   private written = 0;
+  /**
+   * Records written but not yet committed: the starts and answers of local effects (clock and
+   * random reads, effects marked `local`), and the run's admission when the runtime admitted it
+   * for a caller who waits for the end (Runtime.run). Nothing outside the plane has seen them or
+   * anything that depends on them, so they need not be durable yet: they go into the same
+   * transaction as the run's next durable record, which is the seal, a suspension, a verdict, a
+   * failure, or an outside effect's start (the seed's rule stands: an outside effect's start is
+   * durable before it is performed, and everything before it is durable with it). A run made of
+   * local effects alone is then one commit, admission to seal, and its caller is answered after
+   * it. A plane that stops first loses them with the run, which nobody was told about.
+   */
+  private held: AnyRecordDraft[];
 
   constructor(
     private readonly history: RunHistory,
@@ -106,9 +125,12 @@ export class RunContext {
      * nobody watches. Never journaled, and only a performed effect reaches it, never a replay.
      */
     readonly modelText?: ModelTextSink,
+    /** Records to commit with this run's first durable record (the admission, for Runtime.run). */
+    held: readonly AnyRecordDraft[] = [],
   ) {
     this.spend = history.spend;
     this.budget = history.budget;
+    this.held = [...held];
   }
 
   get runId(): string {
@@ -220,15 +242,14 @@ export class RunContext {
         ...(spec.credential ? { credential: spec.credential } : {}),
       },
     };
-    if (spec.effect === 'clock' || spec.effect === 'random') {
-      // Reading the clock or drawing a number touches nothing outside: nothing can be in doubt,
-      // so its start and its answer are written in one commit.
-      const outcome = await spec.perform({ runId: this.runId, step });
-      await this.journal.appendBatch([started, { runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result as never, spend: outcome.spend, provenance: outcome.provenance } }]);
-      this.written += 2;
-      return outcome.result;
+    if (isLocal(spec)) {
+      // Reading the clock, drawing a number or a local read touches nothing outside: it cannot
+      // be in doubt, so its start is held (see `held`) rather than made durable first.
+      this.held.push(started);
+      this.written += 1;
+    } else {
+      await this.write(started);
     }
-    await this.write(started);
     return this.complete(step, key, spec);
   }
 
@@ -246,12 +267,27 @@ export class RunContext {
           ? error
           : new EffectFailure('EffectError', error instanceof Error ? error.message.slice(0, 300) : 'the effect failed', 'InDoubt');
       const billed = (error as { spend?: Spend }).spend ?? NO_SPEND;
-      const failed = await this.write({ runId: this.runId, kind: 'EffectFailed', body: { step, key, disposition: failure.disposition, error: { code: failure.code, message: failure.message }, spend: billed } });
+      const failedDraft: AnyRecordDraft = { runId: this.runId, kind: 'EffectFailed', body: { step, key, disposition: failure.disposition, error: { code: failure.code, message: failure.message }, spend: billed } };
+      if (isLocal(spec) && failure.disposition !== 'InDoubt') {
+        // A local effect that did not happen (or happened, and said so) leaves nothing outside
+        // to be in doubt about: its failure is held like its start. In doubt, it goes to a person.
+        this.held.push(failedDraft);
+        this.written += 1;
+        this.spend = addSpend(this.spend, billed);
+        throw failure;
+      }
+      const failed = await this.write(failedDraft);
       this.spend = addSpend(this.spend, billed);
       if (failure.disposition === 'InDoubt') return this.recover(step, key, spec, failed.seq);
       throw failure;
     }
-    await this.write({ runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result, spend: outcome.spend, provenance: outcome.provenance } });
+    const done: AnyRecordDraft = { runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result as never, spend: outcome.spend, provenance: outcome.provenance } };
+    if (isLocal(spec)) {
+      this.held.push(done);
+      this.written += 1;
+    } else {
+      await this.write(done);
+    }
     this.spend = addSpend(this.spend, outcome.spend);
     return outcome.result;
   }
@@ -359,8 +395,25 @@ export class RunContext {
   }
 
   private async write(draft: AnyRecordDraft): Promise<JournalRecord> {
-    const record = await this.journal.append(draft as never);
+    const record = await this.commitWith(draft);
     this.written += 1;
     return record;
   }
+
+  /**
+   * Commits `draft` durably, in one transaction with every held record before it (see `held`);
+   * resolves with `draft`'s record once that commit is done. The runtime seals a run through
+   * here, so a run's held records are never left behind its seal.
+   */
+  async commitWith(draft: AnyRecordDraft): Promise<JournalRecord> {
+    const batch = this.held.splice(0);
+    batch.push(draft);
+    const records = await this.journal.appendBatch(batch);
+    return records.at(-1)!;
+  }
+}
+
+/** Whether an effect touches nothing outside the plane (see EffectSpec.local). */
+function isLocal(spec: EffectSpec): boolean {
+  return spec.effect === 'clock' || spec.effect === 'random' || spec.local === true;
 }

@@ -13,12 +13,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ErrorCode } from '../../src-shared/ipc/errors';
-import type { RecordBody } from '../../src-shared/journal/records';
+import { CURRENT_VERSION, type AnyRecordDraft, type RecordBody, type RecordDraft } from '../../src-shared/journal/records';
 import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
 import { approvalNeedsValue, type Decision, type DecisionValue } from '../../src-shared/vocabulary/decisions';
 import { isRunId } from '../../src-shared/vocabulary/ids';
 import type { WaitReason } from '../../src-shared/vocabulary/waits';
-import type { Journal } from '../journal/journal';
+import { prepare, type Journal } from '../journal/journal';
 import { confirmsCall, linkOf, type RunLink, type RunLinks } from './run-links';
 import { scanWholeJournal } from '../journal/journal-workers';
 import { PlaneError } from '../base/plane-error';
@@ -157,6 +157,11 @@ function sameJson(a: unknown, b: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/** A new run's id: random, so nobody can name it before it is admitted. */
+function newRunId(): string {
+  return `run-${randomBytes(10).toString('hex')}`;
 }
 
 export class PlaneBuildError extends Error {
@@ -316,11 +321,47 @@ export class Runtime {
   // ---- admission ----
 
   async start(request: StartRequest): Promise<{ runId: string }> {
-    return this.admit(request, `run-${randomBytes(10).toString('hex')}`, undefined);
+    return this.admit(request, newRunId(), undefined);
+  }
+
+  /**
+   * Admits a run for a caller who waits for its end (a peer's skill call, `runs.start` with
+   * wait), runs it, and resolves with its history once it has sealed or is waiting for a person.
+   * The admission is not committed on its own: it is held with the run's local records (see
+   * RunContext's `held`) and committed with the run's first durable record. A run of local
+   * effects alone (ping, a file listing, a template skill) is then one commit from admission to
+   * seal, made before its caller is answered, and concurrent calls share commits (the journal's
+   * group commit). Nobody learns the run's id before that commit, so nothing can ask for a run
+   * the journal does not hold yet. Refusals are journaled at once, as with `start`.
+   */
+  async run(request: StartRequest): Promise<RunHistory> {
+    const runId = newRunId();
+    const admission = await this.admission(request, runId, undefined);
+    // Refused here, with the words an append would use, rather than at the run's first commit.
+    prepare(admission);
+    this.ownRuns.add(runId);
+    this.schedule(runId, admission);
+    const running = this.executing.get(runId);
+    if (running) await running;
+    if ((await this.options.journal.store.runLastSeq(runId)) === null) {
+      throw new PlaneError(ErrorCode.Internal, 'the run could not be written to the journal, so it did not happen (the plane log has the detail)');
+    }
+    return this.history(runId);
   }
 
   /** Admission under `runId` (random for a new run; derived for a child run), its budget capped by `budgetCap`. */
   private async admit(request: StartRequest, runId: string, budgetCap: Budget | undefined): Promise<{ runId: string }> {
+    await this.options.journal.append(await this.admission(request, runId, budgetCap));
+    this.ownRuns.add(runId);
+    this.schedule(runId);
+    return { runId };
+  }
+
+  /**
+   * Every check admission makes, then the RunAdmitted record that admits the run (not yet
+   * written). A refusal by policy, a halt or the chain's depth is journaled here and thrown.
+   */
+  private async admission(request: StartRequest, runId: string, budgetCap: Budget | undefined): Promise<RecordDraft<'RunAdmitted'>> {
     this.assertUsable();
     const program = this.programs.get(request.agent);
     if (!program) {
@@ -359,7 +400,7 @@ export class Runtime {
     const decision = this.options.policy.decide(caller, program.admission.action, program.admission.resource);
     if (!decision.allowed) await this.refuse(request, caller, decision.action, decision.resource, decision.rule === null ? 'no rule allows it' : `denied by rule ${decision.rule}`);
 
-    await this.options.journal.append({
+    return {
       runId,
       kind: 'RunAdmitted',
       body: {
@@ -375,10 +416,7 @@ export class Runtime {
         ...(request.parentRunId && request.parentStep !== undefined ? { parentStep: request.parentStep } : {}),
         ...(request.context !== undefined ? { context: request.context } : {}),
       },
-    });
-    this.ownRuns.add(runId);
-    this.schedule(runId);
-    return { runId };
+    };
   }
 
   /**
@@ -484,12 +522,13 @@ export class Runtime {
 
   // ---- execution ----
 
-  private schedule(runId: string): void {
+  /** `heldAdmission`: the admission of a run from `run()`, not yet committed (execute commits it). */
+  private schedule(runId: string, heldAdmission?: RecordDraft<'RunAdmitted'>): void {
     // Another process hosts it: that process picks the change up from the journal.
     if (this.closing || !this.ownRuns.has(runId)) return;
     const previous = this.executing.get(runId);
     const next = (previous ?? Promise.resolve())
-      .then(() => this.execute(runId))
+      .then(() => this.execute(runId, heldAdmission))
       .catch((error) => this.options.logger.log('error', `run ${runId} execution failed`, errorFields(error)))
       .finally(() => {
         if (this.executing.get(runId) === next) this.executing.delete(runId);
@@ -506,9 +545,13 @@ export class Runtime {
     return this.history(runId);
   }
 
-  private async execute(runId: string): Promise<void> {
+  private async execute(runId: string, heldAdmission?: RecordDraft<'RunAdmitted'>): Promise<void> {
     if (this.brokenJournal) return;
-    const history = await this.history(runId);
+    // A held admission is read as the run's only record would be (its seq and time are the
+    // commit's, not known yet; nothing in an execution reads them for a run with no decisions).
+    const history = heldAdmission
+      ? readRunHistory([{ seq: 0, runId, kind: 'RunAdmitted', v: CURRENT_VERSION.RunAdmitted, time: new Date().toISOString(), prevHash: '', hash: '', body: heldAdmission.body }])
+      : await this.history(runId);
     if (history.status === 'sealed') return;
     // Cancelled, perhaps by a plane that stopped before it reached the run's children.
     if (history.cancelled) await this.cancelChildren(runId, history.cancelled.by);
@@ -523,7 +566,7 @@ export class Runtime {
       haltedBy: (h) => this.haltedByChain(h.chain, h.agent),
       cancelRequested: (id) => this.cancelRequests.has(id),
     };
-    const cx = new RunContext(history, this.options.journal, governance, this.options.onModelText);
+    const cx = new RunContext(history, this.options.journal, governance, this.options.onModelText, heldAdmission ? [heldAdmission] : []);
     try {
       const result = await program.run(history.input, cx);
       await this.seal(history, cx, 'succeeded', result);
@@ -543,8 +586,9 @@ export class Runtime {
     }
   }
 
+  /** Seals the run; through its context, so the seal commits with whatever the run still holds. */
   private async seal(history: RunHistory, cx: RunContext | null, outcome: RecordBody<'RunSealed'>['outcome'], result?: unknown, error?: { code: string; message: string }): Promise<void> {
-    await this.options.journal.append({
+    const sealed: RecordDraft<'RunSealed'> = {
       runId: history.runId,
       kind: 'RunSealed',
       body: {
@@ -554,7 +598,9 @@ export class Runtime {
         spend: cx?.spent ?? history.spend,
         records: cx?.recordCount ?? history.records,
       },
-    });
+    };
+    if (cx) await cx.commitWith(sealed as AnyRecordDraft);
+    else await this.options.journal.append(sealed);
   }
 
   // ---- reading ----
