@@ -4,9 +4,54 @@
  * runs under `sandbox: true`; the renderer is a Vite React app rooted at src-renderer, minified,
  * with one lazily loaded chunk per view.
  */
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { defineConfig } from 'electron-vite';
+import type { Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
+
+const ZOD_JSON_SCHEMA = '\0renderer-zod-json-schema:';
+
+/**
+ * Leaves zod's JSON Schema output out of the renderer (issue 16: initial JavaScript ≤ 120 kB
+ * gzip; scripts/renderer-size.mjs checks it). zod's classic schemas import the JSON Schema
+ * generator and one processor per schema type for `.toJSONSchema()` and Standard Schema's
+ * `jsonSchema`, so every bundle that validates with zod carries it (about 5 kB gzip, in the
+ * chunk the contract client needs before the first rows). The renderer only parses: it never
+ * asks a schema for its JSON Schema (the plane sends agents' input schemas as JSON already).
+ *
+ * So, in the renderer build only, classic/schemas.js's two imports of that code resolve to a
+ * module with the same export names, each a function that throws if it is ever called;
+ * `aggregateChecks` stays the real one, because the `.minLength`, `.isInt`, `.format`… getters
+ * read it. Parsing, errors and messages are untouched. Should zod move these files, nothing is
+ * replaced and the bundle is only larger again, which the size check reports.
+ */
+function rendererWithoutZodJsonSchema(): Plugin {
+  const replaced = new Set(['../core/json-schema-processors.js', '../core/to-json-schema.js']);
+  const kept = new Set(['aggregateChecks']);
+  return {
+    name: 'agentplane:renderer-without-zod-json-schema',
+    enforce: 'pre',
+    resolveId(source, importer) {
+      if (!importer || !replaced.has(source) || !/[\\/]zod[\\/]v4[\\/]classic[\\/]schemas\.js$/.test(importer)) return null;
+      const real = resolve(dirname(importer), source);
+      return existsSync(real) ? ZOD_JSON_SCHEMA + real : null;
+    },
+    load(id) {
+      if (!id.startsWith(ZOD_JSON_SCHEMA)) return null;
+      const real = id.slice(ZOD_JSON_SCHEMA.length);
+      const names = [...readFileSync(real, 'utf8').matchAll(/^export (?:const|function) (\w+)/gm)].map((m) => m[1]!);
+      const refuse = `() => { throw new Error('zod JSON Schema output is left out of the renderer bundle (electron.vite.config.ts)'); }`;
+      const keep = names.filter((name) => kept.has(name));
+      return [
+        ...(keep.length > 0 ? [`export { ${keep.join(', ')} } from ${JSON.stringify(real)};`] : []),
+        // createToJSONSchemaMethod and createStandardJSONSchemaMethod are factories called when a
+        // schema's `~standard` is read: they must return, and only what they return refuses.
+        ...names.filter((name) => !kept.has(name)).map((name) => `export const ${name} = ${name.startsWith('create') ? `() => ${refuse}` : refuse};`),
+      ].join('\n');
+    },
+  };
+}
 
 export default defineConfig({
   main: {
@@ -42,7 +87,7 @@ export default defineConfig({
   renderer: {
     root: 'src-renderer',
     base: './',
-    plugins: [react()],
+    plugins: [rendererWithoutZodJsonSchema(), react()],
     build: {
       outDir: resolve('out/renderer'),
       emptyOutDir: true,

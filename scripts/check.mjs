@@ -4,7 +4,8 @@
 //      MCP test tools (installed when missing: scripts/mcp-tools.mjs). They read the sources and
 //      write nothing another of them reads, so they share the cores instead of queueing for them
 //      (about a minute and a half off a CI run); each one's output is printed whole when it ends.
-//   2. unit tests  3. e2e  4. Electron security scan, one after the other (the tests need the
+//   2. the renderer's initial JavaScript against its budget (scripts/renderer-size.mjs)
+//   3. unit tests  4. e2e  5. Electron security scan, one after the other (the tests need the
 //      build and the tools, and the e2e browser wants the cores to itself).
 // The last line is a plain `tests: N passed, N failed` summary counted from vitest's reports.
 import { spawn, spawnSync } from 'node:child_process';
@@ -24,6 +25,8 @@ const stages = [
     ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
     ['mcp-tools', process.execPath, ['scripts/mcp-tools.mjs']],
   ],
+  // The renderer's initial JavaScript against its budget (issue 16); it reads the build's output.
+  [['renderer-size', process.execPath, ['scripts/renderer-size.mjs']]],
   [['unit', bin('vitest'), ['run', '--project', 'unit', '--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, 'unit.json')}`]]],
   [['e2e', bin('vitest'), ['run', '--project', 'e2e', '--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, 'e2e.json')}`]]],
   [['security', process.execPath, ['scripts/electron-security.mjs']]],
