@@ -45,12 +45,11 @@ function useRouteSync() {
 }
 
 export function App() {
-  const start = useApp((s) => s.start);
   const setSection = useApp((s) => s.setSection);
   const paletteOpen = useApp((s) => s.paletteOpen);
   const setPaletteOpen = useApp((s) => s.setPaletteOpen);
 
-  useEffect(() => start(), [start]);
+  // The store's event stream is started by main.tsx, before the first render.
   useRouteSync();
 
   useEffect(() => {

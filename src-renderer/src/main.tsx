@@ -26,6 +26,11 @@ if ('error' in choice) {
   // plane, rather than after the shell's first render asks for it.
   prefetchSection(route.section);
   const store = createAppStore(createPlaneClient(choice.transport), browserEnv(), route);
+  // The event stream opens now, before React's first render, rather than from an effect after
+  // it: its first sync is what asks for the view's rows, so the socket's connect and the plane's
+  // answers run beside the render instead of after it (bench/renderer-load.bench.ts). The page
+  // lives as long as the store, so the stream's stop is never needed.
+  store.getState().start();
   root.render(
     <StrictMode>
       <StoreContext.Provider value={store}>
