@@ -17,11 +17,12 @@
  * temporary file and renamed, so a failed export leaves no half bundle behind.
  */
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { createReadStream, existsSync, closeSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { createReadStream, existsSync, closeSync, fstatSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import type { JWK } from 'jose';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
+import { BundleError } from './bundle-error';
 import { peekCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import type { Journal } from './journal';
@@ -30,7 +31,9 @@ import type { StoredRecordText } from './sqlite-store';
 import { MerkleLevels } from './merkle-levels';
 import { leafHash } from './merkle';
 import { publicPlaneKey } from './plane-key';
-import { verifyJournal, type VerifiableRecord, type VerifyReport, type VerifyScope } from './verify';
+import { JournalWorkers } from './journal-worker-pool';
+import { ChunkChecker, chunkCount, foldChunks, PARALLEL_VERIFY_FROM_RECORDS, type ChunkOutcome, type ChunkPlan } from './verify-chunks';
+import { RecordChecks, verifyCheckpoints, verifyJournal, type VerifiableRecord, type VerifyReport, type VerifyScope } from './verify';
 
 export const BUNDLE_FORMAT = 'agentplane-journal-bundle';
 
@@ -52,9 +55,7 @@ export const BundleHeaderSchema = z.object({
 });
 export type BundleHeader = z.infer<typeof BundleHeaderSchema>;
 
-export class BundleError extends Error {
-  override readonly name = 'BundleError';
-}
+export { BundleError };
 
 export interface ExportResult {
   file: string;
@@ -291,7 +292,20 @@ export interface BundleVerifyOptions {
 
 export type BundleReport = VerifyReport & { header?: BundleHeader };
 
+/**
+ * Verifies a bundle file: across the bundle workers (verifyBundleInParallel) when it is a full
+ * journal of PARALLEL_VERIFY_FROM_RECORDS records or more of the plain form export writes, and
+ * workers can start here; on this thread otherwise. The report is the same either way.
+ */
 export async function verifyBundleFile(file: string, options: BundleVerifyOptions = {}): Promise<BundleReport> {
+  if (!existsSync(file)) throw new BundleError(`${file} does not exist`);
+  if (statSync(file).isDirectory()) throw new BundleError(`${file} is a folder, not a journal bundle`);
+  if (statSync(file).size === 0) throw new BundleError(`${file} is empty: not a journal bundle`);
+  return (await verifyBundleInParallel(file, options)) ?? verifyBundleFileInThread(file, options);
+}
+
+/** `verifyBundleFile` on the calling thread, one line at a time: the reference every other path answers as. */
+export async function verifyBundleFileInThread(file: string, options: BundleVerifyOptions = {}): Promise<BundleReport> {
   if (!existsSync(file)) throw new BundleError(`${file} does not exist`);
   if (statSync(file).isDirectory()) throw new BundleError(`${file} is a folder, not a journal bundle`);
   if (statSync(file).size === 0) throw new BundleError(`${file} is empty: not a journal bundle`);
@@ -360,6 +374,150 @@ export async function verifyBundleFile(file: string, options: BundleVerifyOption
     return { ok: false, seq: null, reason: `the header promises ${header.records} records but the bundle holds ${report.count}`, count: report.count, header };
   }
   return { ...report, header };
+}
+
+let bundleWorkers: JournalWorkers | null = null;
+
+/**
+ * The pool bundle verification splits across: one per process, started at the first large
+ * bundle, reading files only (no database), at normal priority. Its idle workers are unref'd,
+ * so it never keeps a process alive.
+ */
+function sharedBundleWorkers(): JournalWorkers | null {
+  // Normal priority: whoever verifies a bundle file waits for the answer (the CLI), and the
+  // plane's own background work never comes here.
+  if (!bundleWorkers && JournalWorkers.available()) bundleWorkers = new JournalWorkers({ lowPriority: false });
+  return bundleWorkers;
+}
+
+const CHECKPOINT_LINE = '{"checkpoint":';
+
+/**
+ * A full-journal bundle verified across the bundle workers, each checking the record lines of
+ * one byte range of the file (verify-chunks.ts), the header and the checkpoint lines read here.
+ * Null, so the caller verifies on one thread, for anything but the plain form export writes
+ * and a header that reads cleanly (a CR anywhere, a checkpoint line among the records, an
+ * unparsable checkpoint line, any header or key problem: the single-thread path words those),
+ * a run or range bundle, a small one, a machine of one core, or one where workers cannot start.
+ * A worker that dies fails the verification (JournalError 'WorkerCrashed').
+ */
+export async function verifyBundleInParallel(file: string, options: BundleVerifyOptions = {}, workers: JournalWorkers | null = sharedBundleWorkers()): Promise<BundleReport | null> {
+  if (!workers || workers.size < 2) return null;
+  const bytes = readFileSync(file);
+  // readline also ends a line at a lone CR; a genuine bundle (JSON lines) never holds a raw one.
+  if (bytes.includes(0x0d)) return null;
+  const headerEnd = bytes.indexOf(0x0a);
+  if (headerEnd < 0) return null;
+  let header: BundleHeader;
+  try {
+    const parsed = BundleHeaderSchema.safeParse(JSON.parse(bytes.toString('utf8', 0, headerEnd)));
+    if (!parsed.success) return null;
+    header = parsed.data;
+  } catch {
+    return null;
+  }
+  if (header.scope.kind !== 'full' || header.records < PARALLEL_VERIFY_FROM_RECORDS) return null;
+  let key;
+  try {
+    key = await publicPlaneKey(header.publicKey as JWK);
+  } catch {
+    return null;
+  }
+  if (key.keyId !== header.keyId || (options.expectKeyId && key.keyId !== options.expectKeyId)) return null;
+
+  // The checkpoint lines (and empty ones) at the end; the records are everything before them.
+  const checkpoints: string[] = [];
+  let recordsEnd = bytes.length;
+  for (;;) {
+    if (recordsEnd <= headerEnd + 1) break;
+    const lineEnd = bytes[recordsEnd - 1] === 0x0a ? recordsEnd - 1 : recordsEnd;
+    const lineStart = bytes.lastIndexOf(0x0a, lineEnd - 1) + 1;
+    const line = bytes.toString('utf8', lineStart, lineEnd);
+    if (line !== '' && !line.startsWith(CHECKPOINT_LINE)) break;
+    if (line !== '') {
+      try {
+        const { checkpoint } = JSON.parse(line) as { checkpoint?: unknown };
+        if (typeof checkpoint === 'string') checkpoints.unshift(checkpoint);
+      } catch {
+        return null;
+      }
+    }
+    recordsEnd = lineStart;
+  }
+  const recordsStart = headerEnd + 1;
+  // A checkpoint line among the records (one starts right after the newline at `stray`).
+  const stray = bytes.indexOf(`\n${CHECKPOINT_LINE}`, headerEnd);
+  if (stray >= 0 && stray + 1 < recordsEnd) return null;
+
+  const verified = await verifyCheckpoints({ checkpoints, publicKey: key.publicKey, keyId: key.keyId, journalId: header.journalId });
+  if ('failed' in verified) return { ...verified.failed, header };
+  const checks = new RecordChecks({ kind: 'full' }, verified.signed, 'fail');
+  const empty = checks.checkEmptyTree();
+  if (empty) return { ...empty, header };
+
+  // Byte ranges of about equal size (chunkCount of them), each ending at a line's end.
+  const plan: ChunkPlan = { signed: verified.signed, uncovered: 'fail', startSeq: null };
+  const parts = chunkCount(header.records, workers.size);
+  const jobs: Array<Promise<ChunkOutcome>> = [];
+  let start = recordsStart;
+  for (let part = 1; part <= parts && start < recordsEnd; part++) {
+    const target = part === parts ? recordsEnd : recordsStart + Math.floor(((recordsEnd - recordsStart) * part) / parts);
+    const newline = target >= recordsEnd ? -1 : bytes.indexOf(0x0a, Math.max(target - 1, start));
+    const end = newline < 0 || newline + 1 > recordsEnd ? recordsEnd : newline + 1;
+    jobs.push(workers.run({ kind: 'verifyBundleChunk', plan, file, start, end }).then((o) => ({ summary: o.result, roots: o.bytes ?? new Uint8Array(0) })));
+    start = end;
+  }
+  const settled = await Promise.allSettled(jobs);
+  const chunks: ChunkOutcome[] = [];
+  for (const result of settled) {
+    if (result.status === 'rejected') throw result.reason as Error;
+    chunks.push(result.value);
+  }
+  const report = foldChunks(checks, chunks);
+  if (!report) return null;
+  if (report.ok && report.count !== header.records) {
+    return { ok: false, seq: null, reason: `the header promises ${header.records} records but the bundle holds ${report.count}`, count: report.count, header };
+  }
+  return { ...report, header };
+}
+
+/** Checks the record lines in bytes [start, end) of a bundle file (a chunk, in a worker). */
+export function verifyBundleChunk(file: string, start: number, end: number, plan: ChunkPlan): ChunkOutcome {
+  const fd = openSync(file, 'r');
+  let text: string;
+  try {
+    if (fstatSync(fd).size < end) throw new BundleError(`${file} changed while it was verified`);
+    const bytes = Buffer.allocUnsafe(end - start);
+    for (let read = 0; read < bytes.length; ) {
+      const n = readSync(fd, bytes, read, bytes.length - read, start + read);
+      if (n === 0) throw new BundleError(`${file} changed while it was verified`);
+      read += n;
+    }
+    text = bytes.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+  const checker = new ChunkChecker(plan);
+  for (let at = 0; at < text.length; ) {
+    const newline = text.indexOf('\n', at);
+    const line = text.slice(at, newline < 0 ? text.length : newline);
+    at = newline < 0 ? text.length : newline + 1;
+    if (line === '') continue;
+    if (!checker.check(parseRecordLine(line))) break;
+  }
+  return checker.result();
+}
+
+/** Checks seqs fromSeq..toSeq as `reads` sees them (a chunk, in a worker), read as text. */
+export async function verifyStoreChunk(reads: TextReads, fromSeq: number, toSeq: number, plan: ChunkPlan): Promise<ChunkOutcome> {
+  const checker = new ChunkChecker(plan);
+  for (let next = fromSeq; next <= toSeq; ) {
+    const rows = await reads.readRangeText(next, toSeq, VERIFY_PAGE);
+    for (const row of rows) if (!checker.check(verifiableOf(row))) return checker.result();
+    if (rows.length < VERIFY_PAGE) break;
+    next = rows[rows.length - 1]!.seq + 1;
+  }
+  return checker.result();
 }
 
 /**

@@ -1,28 +1,31 @@
 /**
- * One journal worker (the pool is journal-workers.ts). It runs one job at a time, as the pool
- * sends them: verify the data dir's journal, scan it, or write an export bundle, reading the
- * records through a read-only connection of its own that it opens at its first job and keeps.
+ * One journal worker (the pool is journal-worker-pool.ts). It runs one job at a time, as the pool
+ * sends them: verify the data dir's journal (whole, or one chunk of it: verify-chunks.ts), scan
+ * it, write an export bundle, or check one byte range of a bundle file, reading the records
+ * through a read-only connection of its own that it opens at its first job that reads the
+ * database and keeps (a pool for bundle files has none).
  *
  * The connection is better-sqlite3's (SqliteJournalReader.open), never a file descriptor of
  * ours: SQLite's locks belong to the process, and closing any descriptor of the database, -wal
  * or -shm from any thread would drop the locks every other connection in the process holds.
  *
  * Jobs arrive and answers leave as JSON text; an answer carries the thread's id and where the
- * job's time went (`JobTiming`).
+ * job's time went (`JobTiming`), and a verify chunk's also its subtree roots as transferred bytes.
  *
  * The worker runs below normal priority where the OS gives each thread its own (Linux): a
  * verify is background work, and on a machine with few cores it must yield the CPU to the
  * thread that answers the UI, not share it as an equal. It takes longer only when something
- * else wants the core.
+ * else wants the core. A pool for work someone waits on with nothing else to serve (the CLI
+ * verifying a bundle file) starts its workers at normal priority (`lowPriority: false`).
  */
 import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
-import { verifyStoreRecords, writeBundle, type TextReads } from './bundle';
+import { verifyBundleChunk, verifyStoreChunk, verifyStoreRecords, writeBundle, type TextReads } from './bundle';
 import { JournalError } from './journal-error';
 import { scanStoreRecords } from './journal-scan';
 import type { JournalReads, StoredRecord } from './journal-store';
-import type { JobMessage, ReplyMessage, WorkerConfig } from './journal-workers';
+import type { JobMessage, ReplyMessage, WorkerConfig, WorkerReply } from './journal-worker-pool';
 import { SqliteJournalReader } from './sqlite-store';
 
 const config = workerData as WorkerConfig;
@@ -30,6 +33,13 @@ const port = parentPort;
 if (!port) throw new Error('journal-worker.ts runs as a worker thread of the journal pool (journal-workers.ts)');
 
 let reader: SqliteJournalReader | null = null;
+
+/** The worker's read-only connection, opened at the first job that reads the database. */
+function openReader(): SqliteJournalReader {
+  if (config.databasePath === undefined) throw new Error('this journal worker was started without a database (a pool for bundle files)');
+  reader ??= SqliteJournalReader.open(config.databasePath, config.busyTimeoutMs !== undefined ? { busyTimeoutMs: config.busyTimeoutMs } : {});
+  return reader;
+}
 
 /** Lowers this thread's priority (Linux, where a nice value is per thread); a best effort. */
 function yieldToTheEventLoopThread(): void {
@@ -42,15 +52,13 @@ function yieldToTheEventLoopThread(): void {
     // Without it the worker simply competes for the CPU as an equal.
   }
 }
-yieldToTheEventLoopThread();
+if (config.lowPriority !== false) yieldToTheEventLoopThread();
 
 /**
  * The worker's reads, timed: every call into the database (SQLite stepping, rows made into
  * records) adds to `readMs`, so a job can say how much of its time was reading.
  */
 function timedReads(): { reads: JournalReads & TextReads; readMs: () => number } {
-  reader ??= SqliteJournalReader.open(config.databasePath, config.busyTimeoutMs !== undefined ? { busyTimeoutMs: config.busyTimeoutMs } : {});
-  const inner = reader;
   let readMs = 0;
   const timed =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
@@ -63,14 +71,14 @@ function timedReads(): { reads: JournalReads & TextReads; readMs: () => number }
       }
     };
   const reads: JournalReads & TextReads = {
-    readRangeText: timed((from: number, to: number | null, limit: number) => inner.readRangeText(from, to, limit)),
-    head: timed(() => inner.head()),
-    readRange: timed((from: number, to: number | null, limit: number) => inner.readRange(from, to, limit)),
-    readRun: timed((runId: string, from: number, limit: number) => inner.readRun(runId, from, limit)),
-    readHashes: timed((from: number, to: number) => inner.readHashes(from, to)),
-    runs: timed((limit: number) => inner.runs(limit)),
-    runLastSeq: timed((runId: string) => inner.runLastSeq(runId)),
-    runSeqs: timed((runId: string) => inner.runSeqs(runId)),
+    readRangeText: timed((from: number, to: number | null, limit: number) => openReader().readRangeText(from, to, limit)),
+    head: timed(() => openReader().head()),
+    readRange: timed((from: number, to: number | null, limit: number) => openReader().readRange(from, to, limit)),
+    readRun: timed((runId: string, from: number, limit: number) => openReader().readRun(runId, from, limit)),
+    readHashes: timed((from: number, to: number) => openReader().readHashes(from, to)),
+    runs: timed((limit: number) => openReader().runs(limit)),
+    runLastSeq: timed((runId: string) => openReader().runLastSeq(runId)),
+    runSeqs: timed((runId: string) => openReader().runSeqs(runId)),
     // The same paging as SqliteJournalReader.iterate, over the timed readRange.
     async *iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
       const page = 2000;
@@ -86,8 +94,36 @@ function timedReads(): { reads: JournalReads & TextReads; readMs: () => number }
   return { reads, readMs: () => readMs };
 }
 
-async function run(message: JobMessage, reads: JournalReads): Promise<unknown> {
+/** What a job answers: its JSON result, and for a verify chunk its subtree roots as bytes. */
+async function run(message: JobMessage, reads: JournalReads & TextReads): Promise<{ result: unknown; bytes?: Uint8Array }> {
   const { job } = message;
+  switch (job.kind) {
+    case 'verifyStoreChunk': {
+      const { faultAtSeq } = job;
+      const chunkReads: TextReads =
+        faultAtSeq === undefined
+          ? reads
+          : {
+              // Dies holding the job once the rows reach that seq, as a worker out of memory would.
+              readRangeText: async (from, to, limit) => {
+                const rows = await reads.readRangeText(from, to, limit);
+                if (rows.some((row) => row.seq >= faultAtSeq)) process.exit(70);
+                return rows;
+              },
+            };
+      const { summary, roots } = await verifyStoreChunk(chunkReads, job.fromSeq, job.toSeq, job.plan);
+      return { result: summary, bytes: roots };
+    }
+    case 'verifyBundleChunk': {
+      const { summary, roots } = verifyBundleChunk(job.file, job.start, job.end, job.plan);
+      return { result: summary, bytes: roots };
+    }
+    default:
+      return { result: await runJson(job, reads) };
+  }
+}
+
+async function runJson(job: Exclude<JobMessage['job'], { kind: 'verifyStoreChunk' | 'verifyBundleChunk' }>, reads: JournalReads & TextReads): Promise<unknown> {
   switch (job.kind) {
     case 'verifyStore':
       return verifyStoreRecords(reads, job.plan);
@@ -109,8 +145,11 @@ port.on('message', (text: string) => {
   const message = JSON.parse(text) as JobMessage;
   const started = performance.now();
   let timing = { totalMs: 0, readMs: 0 };
-  const reply = (body: { ok: true; result: unknown } | { ok: false; error: { name: string; message: string; code?: string } }) => {
-    port.postMessage(JSON.stringify({ id: message.id, threadId, timing, ...body } satisfies ReplyMessage));
+  const reply = (body: { ok: true; result: unknown } | { ok: false; error: { name: string; message: string; code?: string } }, bytes?: Uint8Array) => {
+    const text = JSON.stringify({ id: message.id, threadId, timing, ...body } satisfies ReplyMessage);
+    // The bytes' buffer is transferred (never copied); they are a fresh array of their own.
+    if (bytes) port.postMessage({ text, bytes } satisfies WorkerReply, [bytes.buffer as ArrayBuffer]);
+    else port.postMessage(text satisfies WorkerReply);
   };
   let readMs = () => 0;
   void (async () => {
@@ -118,9 +157,9 @@ port.on('message', (text: string) => {
     readMs = timed.readMs;
     return run(message, timed.reads);
   })().then(
-    (result) => {
+    ({ result, bytes }) => {
       timing = { totalMs: performance.now() - started, readMs: readMs() };
-      reply({ ok: true, result });
+      reply({ ok: true, result }, bytes);
     },
     (error: unknown) => {
       timing = { totalMs: performance.now() - started, readMs: readMs() };

@@ -270,6 +270,27 @@ export class MerkleAccumulator {
     this.#size += 1;
   }
 
+  /**
+   * Appends a perfect subtree of 2^height leaves whose root is `root`, as appending its leaves
+   * one by one would: the tree's size must be a multiple of 2^height (the subtree is aligned),
+   * so every frontier entry is at least that tall and the carry starts at its level. RFC 6962
+   * trees compose this way, which lets workers hash aligned ranges of leaves and the caller
+   * fold only their roots (verify-chunks.ts).
+   */
+  appendSubtree(root: Uint8Array, height: number): void {
+    if (!isHash(root)) throw new TypeError(`a subtree root is ${HASH_SIZE} bytes`);
+    if (!Number.isSafeInteger(height) || height < 0 || height > 52) throw new RangeError(`height ${height} is not in [0, 52]`);
+    const width = 2 ** height;
+    if (this.#size % width !== 0) throw new RangeError(`a subtree of ${width} leaves is not aligned at size ${this.#size}`);
+    if (this.#size + width > Number.MAX_SAFE_INTEGER) throw new RangeError('the tree is full');
+    let hash: Uint8Array = new Uint8Array(root);
+    for (let carry = this.#size / width; isOdd(carry); carry = half(carry)) {
+      hash = nodeHash(this.#frontier.pop() as Uint8Array, hash);
+    }
+    this.#frontier.push(hash);
+    this.#size += width;
+  }
+
   root(): Uint8Array {
     const last = this.#frontier.length - 1;
     if (last < 0) return emptyRoot();

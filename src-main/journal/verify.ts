@@ -122,12 +122,20 @@ function claimsOf(jws: string): { treeSize?: unknown; keyId?: unknown } {
   }
 }
 
-export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
-  const keyId = input.keyId ?? (await keyIdOf(input.publicKey.export({ format: 'jwk' }) as JWK));
-  const noneSigned = `${NOT_COVERED} (the bundle carries none signed by key ${keyId})`;
-  const pastNewest = (size: number) => `${NOT_COVERED} (the newest one, at tree size ${size}, ends before it)`;
+/** The checkpoints a verification holds records to, each signature verified; plain JSON. */
+export interface SignedCheckpoints {
+  /** The id of the key every checkpoint was signed with. */
+  keyId: string;
+  /** Sorted by tree size, oldest first. */
+  checkpoints: Checkpoint[];
+}
 
-  // 1. Checkpoints: signatures first, each naming the last seq it covers.
+/**
+ * Check 1: every checkpoint's signature, journal and key, in the order given; the first that
+ * fails is the report. What passes is what records are then held to.
+ */
+export async function verifyCheckpoints(input: Pick<VerifyInput, 'checkpoints' | 'publicKey' | 'keyId' | 'journalId'>): Promise<{ failed: VerifyReport } | { signed: SignedCheckpoints }> {
+  const keyId = input.keyId ?? (await keyIdOf(input.publicKey.export({ format: 'jwk' }) as JWK));
   const checkpoints: Checkpoint[] = [];
   for (const jws of input.checkpoints) {
     const check = await verifyCheckpoint(jws, input.publicKey);
@@ -135,99 +143,160 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
       const claimed = claimsOf(jws);
       const size = typeof claimed.treeSize === 'number' ? claimed.treeSize : null;
       const names = typeof claimed.keyId === 'string' ? ` (it names key ${claimed.keyId}; the key it was checked with is ${keyId})` : '';
-      return { ok: false, seq: size, reason: `the checkpoint at tree size ${size ?? '?'}: ${check.reason}${names}`, count: 0 };
+      return { failed: { ok: false, seq: size, reason: `the checkpoint at tree size ${size ?? '?'}: ${check.reason}${names}`, count: 0 } };
     }
     if (check.checkpoint.journalId !== input.journalId) {
-      return { ok: false, seq: check.checkpoint.treeSize, reason: `the checkpoint at tree size ${check.checkpoint.treeSize} belongs to another journal (${check.checkpoint.journalId})`, count: 0 };
+      return { failed: { ok: false, seq: check.checkpoint.treeSize, reason: `the checkpoint at tree size ${check.checkpoint.treeSize} belongs to another journal (${check.checkpoint.journalId})`, count: 0 } };
     }
     if (check.checkpoint.keyId !== keyId) {
       return {
-        ok: false,
-        seq: check.checkpoint.treeSize,
-        reason: `the checkpoint at tree size ${check.checkpoint.treeSize} names key ${check.checkpoint.keyId} but was signed by key ${keyId}`,
-        count: 0,
+        failed: {
+          ok: false,
+          seq: check.checkpoint.treeSize,
+          reason: `the checkpoint at tree size ${check.checkpoint.treeSize} names key ${check.checkpoint.keyId} but was signed by key ${keyId}`,
+          count: 0,
+        },
       };
     }
     checkpoints.push(check.checkpoint);
   }
   checkpoints.sort((a, b) => a.treeSize - b.treeSize);
-  const bySize = new Map<number, Checkpoint[]>();
-  for (const c of checkpoints) bySize.set(c.treeSize, [...(bySize.get(c.treeSize) ?? []), c]);
-  const newest = checkpoints[checkpoints.length - 1];
+  return { signed: { keyId, checkpoints } };
+}
 
-  const full = input.scope.kind === 'full';
-  const accumulator = new MerkleAccumulator();
-  let expected = input.scope.kind === 'range' ? input.scope.fromSeq : 1;
-  let prevHash: string | null = full ? GENESIS_PREV_HASH : null;
-  let count = 0;
-  let unknownKinds = 0;
-  let lastMatchedSize = 0;
-  // The root recomputed at the newest checkpoint's size: what a full journal's report names.
-  let signedRoot = toHex(emptyRoot());
+/** The failure a record whose prevHash is not the previous record's hash reports. */
+export const BROKEN_LINK = "its prevHash is not the previous record's hash (a record before it was removed, inserted or altered)";
 
-  // In a bundle, the first record past the newest signed checkpoint fails as soon as it is
-  // reached (before its content is looked at: nothing vouches for that content either).
-  const signedLimit = full && input.uncovered === 'fail' ? (newest?.treeSize ?? 0) : Number.POSITIVE_INFINITY;
+/**
+ * Checks 2 to 6 over records one at a time, in order, and what they have established so far
+ * (the next seq expected, the previous hash, the count, the Merkle tree). `verifyJournal` runs
+ * one over every record; verify-chunks.ts runs one per chunk of a full journal in a worker,
+ * with `onLeaf` taking each record's leaf hash instead of the tree, and a state that starts
+ * where the chunk does, and folds what the chunks return into one on the calling thread. So
+ * both paths check with this one code and report in the same words.
+ */
+export class RecordChecks {
+  expected: number;
+  /** The previous record's hash; null when there is none to compare with (a run, or a chunk's first record). */
+  prevHash: string | null;
+  count = 0;
+  unknownKinds = 0;
+  lastMatchedSize = 0;
+  /** The root recomputed at the newest checkpoint's size: what a full journal's report names. */
+  signedRoot = toHex(emptyRoot());
+  readonly accumulator = new MerkleAccumulator();
+  readonly full: boolean;
+  private readonly bySize = new Map<number, Checkpoint[]>();
+  private readonly newest: Checkpoint | undefined;
+  private readonly signedLimit: number;
+  private readonly noneSigned: string;
 
-  // A checkpoint over the empty tree is checked before any record is folded in.
-  for (const checkpoint of full ? (bySize.get(0) ?? []) : []) {
-    if (checkpoint.rootHash !== signedRoot) {
-      return { ok: false, seq: 1, reason: `the checkpoint at tree size 0 signs root ${checkpoint.rootHash.slice(0, 16)}…, not the empty tree's`, count };
+  constructor(
+    private readonly scope: VerifyScope,
+    signed: SignedCheckpoints,
+    private readonly uncovered: 'fail' | 'report' | undefined,
+    /** Takes each passing record's leaf hash in place of the Merkle tree and its checkpoints (a chunk in a worker). */
+    private readonly onLeaf?: (leafHash: Uint8Array) => void,
+  ) {
+    for (const c of signed.checkpoints) {
+      const same = this.bySize.get(c.treeSize);
+      if (same) same.push(c);
+      else this.bySize.set(c.treeSize, [c]);
     }
+    this.newest = signed.checkpoints[signed.checkpoints.length - 1];
+    this.full = scope.kind === 'full';
+    this.expected = scope.kind === 'range' ? scope.fromSeq : 1;
+    this.prevHash = this.full ? GENESIS_PREV_HASH : null;
+    this.noneSigned = `${NOT_COVERED} (the bundle carries none signed by key ${signed.keyId})`;
+    // In a bundle, the first record past the newest signed checkpoint fails as soon as it is
+    // reached (before its content is looked at: nothing vouches for that content either).
+    this.signedLimit = this.full && uncovered === 'fail' ? (this.newest?.treeSize ?? 0) : Number.POSITIVE_INFINITY;
   }
 
-  // One record's checks, in the order that decides which failure is reported first; null when
-  // it passes. Synchronous, so a page of records costs no await per record.
-  const check = (record: VerifiableRecord): VerifyReport | null => {
+  /** A checkpoint over the empty tree is checked before any record is folded in. */
+  checkEmptyTree(): VerifyReport | null {
+    for (const checkpoint of this.full ? (this.bySize.get(0) ?? []) : []) {
+      if (checkpoint.rootHash !== this.signedRoot) {
+        return { ok: false, seq: 1, reason: `the checkpoint at tree size 0 signs root ${checkpoint.rootHash.slice(0, 16)}…, not the empty tree's`, count: this.count };
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The checkpoints signed at the tree's current size against its root, once the record (or
+   * aligned subtree) that ends there is in: `count` is the count of records before that last one.
+   */
+  checkDueCheckpoints(count: number): VerifyReport | null {
+    const due = this.bySize.get(this.accumulator.size);
+    if (!due) return null;
+    const root = toHex(this.accumulator.root());
+    for (const checkpoint of due) {
+      if (checkpoint.rootHash !== root) {
+        return {
+          ok: false,
+          seq: this.lastMatchedSize + 1,
+          reason: `records ${this.lastMatchedSize + 1}..${checkpoint.treeSize} are not the records the checkpoint at tree size ${checkpoint.treeSize} signed (root ${checkpoint.rootHash.slice(0, 16)}…, recomputed ${root.slice(0, 16)}…): the chain was rewritten after it was signed`,
+          count,
+        };
+      }
+    }
+    this.lastMatchedSize = this.accumulator.size;
+    this.signedRoot = root;
+    return null;
+  }
+
+  /**
+   * One record's checks, in the order that decides which failure is reported first; null when
+   * it passes (and the state has moved past it). Synchronous, so a page of records costs no
+   * await per record.
+   */
+  check(record: VerifiableRecord): VerifyReport | null {
+    const { scope, full, newest, signedLimit } = this;
+    const expected = this.expected;
+    const prevHash = this.prevHash;
+    const count = this.count;
     if (record.unreadable) return { ok: false, seq: expected, reason: record.unreadable, count };
     // The record is hashed first (pure, and done for every record that passes anyway): a hash
     // equal to the digest of its preimage, or a prevHash equal to the previous record's hash,
     // is 64 lowercase hex digits by construction, so the pattern test runs only when neither
-    // holds. The failures and their order are unchanged.
+    // holds. The failures and their order are unchanged. (A previous hash is always 64 hex
+    // digits, so with none to compare with, as at a chunk's start, the test alone decides.)
     const contentMatches = sha256HexOf(record.preimage) === record.hash;
     const hashWellFormed = contentMatches || HEX64.test(record.hash);
     const prevWellFormed = (prevHash !== null && record.prevHash === prevHash) || HEX64.test(record.prevHash);
     if (!Number.isSafeInteger(record.seq) || !hashWellFormed || !prevWellFormed) {
       return { ok: false, seq: expected, reason: `the record after seq ${expected - 1} has a malformed envelope`, count };
     }
-    if (input.scope.kind !== 'run') {
+    if (scope.kind !== 'run') {
       if (record.seq !== expected) {
         const what = record.seq > expected ? `a record is missing (the next one present is seq ${record.seq})` : `seq ${record.seq} appears again or out of order`;
         return { ok: false, seq: expected, reason: `expected seq ${expected} here: ${what}`, count };
       }
-    } else if (record.runId !== input.scope.runId) {
-      return { ok: false, seq: record.seq, reason: `seq ${record.seq} belongs to run ${record.runId ?? '(none)'}, not ${input.scope.runId}`, count };
+    } else if (record.runId !== scope.runId) {
+      return { ok: false, seq: record.seq, reason: `seq ${record.seq} belongs to run ${record.runId ?? '(none)'}, not ${scope.runId}`, count };
     } else if (record.seq < expected) {
       return { ok: false, seq: record.seq, reason: `seq ${record.seq} appears again or out of order`, count };
     }
     // A record needs a signed root that reaches it: the newest checkpoint's tree size.
     if (record.seq > signedLimit || (!full && (!newest || record.seq > newest.treeSize))) {
-      return { ok: false, seq: record.seq, reason: newest ? pastNewest(newest.treeSize) : noneSigned, count };
+      return { ok: false, seq: record.seq, reason: newest ? pastNewest(newest.treeSize) : this.noneSigned, count };
     }
     if (!contentMatches) {
       return { ok: false, seq: record.seq, reason: 'its content does not match its hash (the record was altered)', count };
     }
     if (prevHash !== null && record.prevHash !== prevHash) {
-      return { ok: false, seq: record.seq, reason: 'its prevHash is not the previous record\'s hash (a record before it was removed, inserted or altered)', count };
+      return { ok: false, seq: record.seq, reason: BROKEN_LINK, count };
     }
     if (full) {
       // The hash is 64 lowercase hex digits (checked above): no fromHex round trip.
-      accumulator.append(leafHashOfHex(record.hash));
-      const due = bySize.get(accumulator.size);
-      if (due) {
-        const root = toHex(accumulator.root());
-        for (const checkpoint of due) {
-          if (checkpoint.rootHash !== root) {
-            return {
-              ok: false,
-              seq: lastMatchedSize + 1,
-              reason: `records ${lastMatchedSize + 1}..${checkpoint.treeSize} are not the records the checkpoint at tree size ${checkpoint.treeSize} signed (root ${checkpoint.rootHash.slice(0, 16)}…, recomputed ${root.slice(0, 16)}…): the chain was rewritten after it was signed`,
-              count,
-            };
-          }
-        }
-        lastMatchedSize = accumulator.size;
-        signedRoot = root;
+      const leaf = leafHashOfHex(record.hash);
+      if (this.onLeaf) {
+        this.onLeaf(leaf);
+      } else {
+        this.accumulator.append(leaf);
+        const failed = this.checkDueCheckpoints(count);
+        if (failed) return failed;
       }
     } else if (newest) {
       const proof = record.proof ?? [];
@@ -238,62 +307,79 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
         return { ok: false, seq: record.seq, reason: `its inclusion proof does not lead to the signed root at tree size ${newest.treeSize}`, count };
       }
     }
-    if (input.scope.kind === 'run' && record.kind === 'RunSealed') {
+    if (scope.kind === 'run' && record.kind === 'RunSealed') {
       const sealed = JSON.parse(record.preimage) as { body?: { records?: unknown } };
       if (typeof sealed.body?.records === 'number' && sealed.body.records !== count) {
         return { ok: false, seq: record.seq, reason: `the run sealed after ${sealed.body.records} records but the bundle holds ${count} before the seal (a record of this run is missing or added)`, count };
       }
     }
-    if (!KNOWN_KINDS.has(record.kind)) unknownKinds += 1;
-    prevHash = input.scope.kind === 'run' ? null : record.hash;
-    expected = record.seq + 1;
-    count += 1;
+    if (!KNOWN_KINDS.has(record.kind)) this.unknownKinds += 1;
+    this.prevHash = scope.kind === 'run' ? null : record.hash;
+    this.expected = record.seq + 1;
+    this.count = count + 1;
     return null;
-  };
+  }
+
+  /** The report once every record has passed: what is covered, what is not, and the tail checks. */
+  finish(): VerifyReport {
+    const { scope, newest, count, unknownKinds } = this;
+    if (scope.kind === 'range' && count > 0 && this.expected - 1 !== scope.toSeq) {
+      return { ok: false, seq: this.expected, reason: `the range ends at seq ${this.expected - 1}, not at ${scope.toSeq} as its header says`, count };
+    }
+    if (!this.full) {
+      // Every record was proved against the newest signed root above; with no record there is
+      // nothing to prove, but a bundle with no signature at all still vouches for nothing.
+      if (!newest) return { ok: false, seq: null, reason: this.noneSigned, count };
+      return { ok: true, count, root: newest.rootHash, checkpointSize: newest.treeSize, unsigned: 0, unknownKinds };
+    }
+    const signedSize = newest?.treeSize ?? 0;
+    if (signedSize > count) {
+      return {
+        ok: false,
+        seq: count + 1,
+        reason: `the signed checkpoint covers ${signedSize} records but the records end at seq ${count} (the tail was truncated)`,
+        count,
+      };
+    }
+    // In a bundle every record was held to `signedLimit` above; one with no record and no
+    // checkpoint still vouches for nothing.
+    if (this.uncovered === 'fail' && !newest) return { ok: false, seq: null, reason: this.noneSigned, count };
+    const unsigned = count - signedSize;
+    return {
+      ok: true,
+      count: signedSize,
+      root: this.signedRoot,
+      checkpointSize: signedSize,
+      unsigned,
+      ...(unsigned > 0 ? { unsignedTail: { fromSeq: signedSize + 1, toSeq: count } } : {}),
+      unknownKinds,
+    };
+  }
+}
+
+function pastNewest(size: number): string {
+  return `${NOT_COVERED} (the newest one, at tree size ${size}, ends before it)`;
+}
+
+export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
+  const verified = await verifyCheckpoints(input);
+  if ('failed' in verified) return verified.failed;
+  const checks = new RecordChecks(input.scope, verified.signed, input.uncovered);
+  const empty = checks.checkEmptyTree();
+  if (empty) return empty;
 
   if (Symbol.iterator in input.records) {
     for (const record of input.records) {
-      const failed = check(record);
+      const failed = checks.check(record);
       if (failed) return failed;
     }
   } else {
     for await (const item of input.records) {
       for (const record of Array.isArray(item) ? (item as readonly VerifiableRecord[]) : [item as VerifiableRecord]) {
-        const failed = check(record);
+        const failed = checks.check(record);
         if (failed) return failed;
       }
     }
   }
-
-  if (input.scope.kind === 'range' && count > 0 && expected - 1 !== input.scope.toSeq) {
-    return { ok: false, seq: expected, reason: `the range ends at seq ${expected - 1}, not at ${input.scope.toSeq} as its header says`, count };
-  }
-  if (!full) {
-    // Every record was proved against the newest signed root above; with no record there is
-    // nothing to prove, but a bundle with no signature at all still vouches for nothing.
-    if (!newest) return { ok: false, seq: null, reason: noneSigned, count };
-    return { ok: true, count, root: newest.rootHash, checkpointSize: newest.treeSize, unsigned: 0, unknownKinds };
-  }
-  const signedSize = newest?.treeSize ?? 0;
-  if (signedSize > count) {
-    return {
-      ok: false,
-      seq: count + 1,
-      reason: `the signed checkpoint covers ${signedSize} records but the records end at seq ${count} (the tail was truncated)`,
-      count,
-    };
-  }
-  // In a bundle every record was held to `signedLimit` above; one with no record and no
-  // checkpoint still vouches for nothing.
-  if (input.uncovered === 'fail' && !newest) return { ok: false, seq: null, reason: noneSigned, count };
-  const unsigned = count - signedSize;
-  return {
-    ok: true,
-    count: signedSize,
-    root: signedRoot,
-    checkpointSize: signedSize,
-    unsigned,
-    ...(unsigned > 0 ? { unsignedTail: { fromSeq: signedSize + 1, toSeq: count } } : {}),
-    unknownKinds,
-  };
+  return checks.finish();
 }

@@ -1,0 +1,213 @@
+/**
+ * One verification of a full journal split across the journal workers, so every core hashes
+ * (issue 16). The records are cut into contiguous chunks (a data dir's seq range, a bundle's
+ * lines); each worker checks its chunk with the very checks `verifyJournal` runs (RecordChecks,
+ * verify.ts), started as if every record before the chunk had passed, and the calling thread
+ * folds the chunks' answers in order into one RecordChecks. The report is the single-thread
+ * verifier's, word for word, for these reasons:
+ *
+ * - A record's checks depend on what came before it only through the seq expected, the count,
+ *   the previous hash and the Merkle tree. If every earlier record passed, the first two are
+ *   fixed by the chunk's first seq (a full journal starts at seq 1 and has no gap), so a worker
+ *   starts from them. The fold confirms that start against the true one before it takes
+ *   anything from the chunk; when they differ (rows missing at a chunk's edge, an unreadable
+ *   first line) it answers null and the caller verifies on one thread instead.
+ * - The previous hash is not known to the worker: its first record's link is left unchecked
+ *   there (a previous hash is always 64 hex digits, so its well-formedness test does not need
+ *   it) and checked by the fold. Every other check of that record comes before the link, so a
+ *   failure the worker reports at its first record is the record's first failure.
+ * - The Merkle tree and the signed checkpoints stay with the fold: a worker returns the roots
+ *   of aligned perfect subtrees covering the leaves of the records that passed, cut at every
+ *   checkpoint's tree size (RFC 6962 trees compose from aligned complete subtrees:
+ *   MerkleAccumulator.appendSubtree), so the fold checks each checkpoint at the same point, and
+ *   with the same count, as the single-thread verifier does, for O(log n) node hashes a chunk.
+ * - A chunk's own first failure comes after every record before it passed and every checkpoint
+ *   they complete was checked, which is the order the single-thread verifier meets them in.
+ *
+ * The roots travel as one Buffer (32 bytes a root), transferred, not as JSON.
+ */
+import { HASH_SIZE, nodeHash } from './merkle';
+import { BROKEN_LINK, RecordChecks, type SignedCheckpoints, type VerifiableRecord, type VerifyReport } from './verify';
+
+/** Below this many records a verification stays on one thread: starting workers costs more than they save. */
+export const PARALLEL_VERIFY_FROM_RECORDS = 2000;
+
+/**
+ * Chunks per worker: more chunks than workers, taken from the pool's queue by whichever worker
+ * is free, so a worker slowed by other load on its core holds up less than a whole share.
+ */
+export const CHUNKS_PER_WORKER = 4;
+
+/** How many chunks `records` records are cut into for `workers` workers: none smaller than 500 records. */
+export function chunkCount(records: number, workers: number): number {
+  return Math.max(1, Math.min(workers * CHUNKS_PER_WORKER, Math.floor(records / 500)));
+}
+
+/** What a worker is told about its chunk of a full journal; plain JSON. */
+export interface ChunkPlan {
+  /** The checkpoints the caller has verified (signatures, journal, key): the worker trusts them. */
+  signed: SignedCheckpoints;
+  uncovered?: 'fail' | 'report';
+  /** The seq the chunk starts at (a data dir's range); null: its first record's own (a bundle's byte range). */
+  startSeq: number | null;
+}
+
+/** A chunk's answer, besides the subtree roots (its bytes). */
+export interface ChunkSummary {
+  /** The seq the chunk was checked from (null: its first record did not say, and nothing was checked). */
+  startSeq: number | null;
+  /** Records in the chunk. */
+  records: number;
+  /** Of those, how many passed, from the first. */
+  passed: number;
+  /** The first failure, as the single-thread verifier words it when the chunk's start is the true one. */
+  failure: Extract<VerifyReport, { ok: false }> | null;
+  /** The first record's prevHash (its link, checked by the fold) and the last passing record's hash. */
+  firstPrevHash: string | null;
+  lastHash: string | null;
+  unknownKinds: number;
+  /** The heights of the aligned perfect subtrees over the passing records' leaves, in order; their roots are the bytes. */
+  heights: number[];
+}
+
+export interface ChunkOutcome {
+  summary: ChunkSummary;
+  roots: Uint8Array;
+}
+
+/** Checks one chunk's records in order (in a worker), then says what the fold needs. */
+export class ChunkChecker {
+  private readonly checks: RecordChecks;
+  private readonly leaves: Uint8Array[] = [];
+  private startSeq: number | null;
+  private records = 0;
+  private failure: Extract<VerifyReport, { ok: false }> | null = null;
+  private firstPrevHash: string | null = null;
+  private lastHash: string | null = null;
+
+  constructor(private readonly plan: ChunkPlan) {
+    this.checks = new RecordChecks({ kind: 'full' }, plan.signed, plan.uncovered, (leaf) => this.leaves.push(leaf));
+    this.startSeq = plan.startSeq;
+    if (plan.startSeq !== null) this.startAt(plan.startSeq);
+  }
+
+  private startAt(seq: number): void {
+    this.checks.expected = seq;
+    this.checks.count = seq - 1;
+    this.checks.prevHash = null;
+  }
+
+  /** Checks the next record; false once one has failed (the chunk has nothing more to say). */
+  check(record: VerifiableRecord): boolean {
+    if (this.failure) return false;
+    if (this.records === 0 && this.startSeq === null) {
+      if (record.unreadable || !Number.isSafeInteger(record.seq) || record.seq < 1) {
+        // Where this chunk starts is unknown: the fold will not take its word for anything.
+        this.records = 1;
+        this.failure = { ok: false, seq: null, reason: 'the chunk does not say where it starts', count: 0 };
+        return false;
+      }
+      this.startSeq = record.seq;
+      this.startAt(record.seq);
+    }
+    if (this.records === 0) this.firstPrevHash = record.prevHash;
+    this.records += 1;
+    const failed = this.checks.check(record);
+    if (failed) {
+      this.failure = failed as Extract<VerifyReport, { ok: false }>;
+      return false;
+    }
+    this.lastHash = record.hash;
+    return true;
+  }
+
+  result(): ChunkOutcome {
+    const passed = this.leaves.length;
+    const from = this.startSeq === null ? 0 : this.startSeq - 1;
+    const cuts = this.plan.signed.checkpoints.map((c) => c.treeSize);
+    const heights = alignedSubtrees(from, from + passed, cuts);
+    const roots = new Uint8Array(heights.length * HASH_SIZE);
+    let at = 0;
+    heights.forEach((height, i) => {
+      const width = 2 ** height;
+      roots.set(perfectRoot(this.leaves, at, width), i * HASH_SIZE);
+      at += width;
+    });
+    return {
+      summary: {
+        startSeq: this.startSeq,
+        records: this.records,
+        passed,
+        failure: this.failure,
+        firstPrevHash: passed > 0 ? this.firstPrevHash : null,
+        lastHash: passed > 0 ? this.lastHash : null,
+        unknownKinds: this.checks.unknownKinds,
+        heights,
+      },
+      roots,
+    };
+  }
+}
+
+/**
+ * The heights of the perfect subtrees that cover leaves [from, to), each aligned (its first
+ * leaf's index a multiple of its width) and none crossing a cut (a tree size a checkpoint is
+ * checked at), largest first where alignment allows: O(log n) of them between two cuts.
+ */
+export function alignedSubtrees(from: number, to: number, cuts: readonly number[]): number[] {
+  const ends = [...new Set(cuts.filter((c) => c > from && c < to)), to].sort((a, b) => a - b);
+  const heights: number[] = [];
+  let at = from;
+  for (const end of ends) {
+    while (at < end) {
+      let height = 0;
+      while (at % 2 ** (height + 1) === 0 && at + 2 ** (height + 1) <= end) height += 1;
+      heights.push(height);
+      at += 2 ** height;
+    }
+  }
+  return heights;
+}
+
+/** The root of the perfect tree over leaves[start .. start + width), width a power of two. */
+function perfectRoot(leaves: readonly Uint8Array[], start: number, width: number): Uint8Array {
+  if (width === 1) return leaves[start]!;
+  let level = leaves.slice(start, start + width);
+  while (level.length > 1) {
+    const above = new Array<Uint8Array>(level.length / 2);
+    for (let i = 0; i < above.length; i++) above[i] = nodeHash(level[2 * i]!, level[2 * i + 1]!);
+    level = above;
+  }
+  return level[0]!;
+}
+
+/**
+ * Folds the chunks' answers, in chunk order, into `checks` (a full-scope RecordChecks whose
+ * empty-tree checkpoints were checked): the report the single-thread verifier gives, or null
+ * when a chunk was checked from a start that turned out not to be the true one (the caller
+ * then verifies on one thread).
+ */
+export function foldChunks(checks: RecordChecks, chunks: readonly ChunkOutcome[]): VerifyReport | null {
+  for (const { summary, roots } of chunks) {
+    if (summary.records === 0) continue;
+    if (summary.startSeq !== checks.expected || checks.count !== checks.expected - 1 || checks.accumulator.size !== checks.count) return null;
+    if (summary.passed === 0) return summary.failure;
+    // The first record passed every check before its link: the link is this side's.
+    if (checks.prevHash !== null && summary.firstPrevHash !== checks.prevHash) {
+      return { ok: false, seq: checks.expected, reason: BROKEN_LINK, count: checks.count };
+    }
+    // A subtree ends at every checkpoint's size (the chunk was cut there), so each checkpoint
+    // meets the tree at its own size, with the count of the records before its last one.
+    for (let i = 0; i < summary.heights.length; i++) {
+      checks.accumulator.appendSubtree(roots.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE), summary.heights[i]!);
+      const failed = checks.checkDueCheckpoints(checks.accumulator.size - 1);
+      if (failed) return failed;
+    }
+    checks.expected = summary.startSeq + summary.passed;
+    checks.count += summary.passed;
+    checks.prevHash = summary.lastHash;
+    checks.unknownKinds += summary.unknownKinds;
+    if (summary.failure) return summary.failure;
+  }
+  return checks.finish();
+}
