@@ -33,7 +33,7 @@ const EXISTING_RUNS = 10;
 const EFFECTS_PER_RUN = 1000;
 const EXISTING_RECORDS = EXISTING_RUNS * (2 * EFFECTS_PER_RUN + 2);
 const URL_LINE = 'AGENTPLANE_UI_URL=';
-const BASELINE_LINE = 'BASELINE_URL=';
+export const BASELINE_LINE = 'BASELINE_URL=';
 const TIMEOUT_MS = 60_000;
 
 /** One start: ms from spawn to the line, and whatever the child wrote on stderr. */
@@ -115,8 +115,8 @@ async function timeStart(args: string[], line: string, env: NodeJS.ProcessEnv): 
   }
 }
 
-/** The baseline script: fastify, one route, listen, print the URL. */
-function writeBaselineScript(dir: string): string {
+/** The baseline script: fastify, one route, listen, print the URL (memory.bench.ts starts it too). */
+export function writeBaselineScript(dir: string): string {
   const fastify = pathToFileURL(createRequire(import.meta.url).resolve('fastify')).href;
   const file = join(dir, 'bare-fastify.mjs');
   writeFileSync(

@@ -65,6 +65,8 @@ export interface RuntimeOptions {
   host?: string;
   /** How often to read records other processes appended (decisions, cancels, halts), ms. */
   followMs?: number;
+  /** The most records the folded-history cache holds in all (default HISTORY_CACHE_RECORDS). */
+  historyCacheRecords?: number;
   /**
    * Live, coalesced views of performed model calls' answers while they stream (the plane
    * publishes them as `runs.streaming`). Advisory and never journaled: the sealed effect is
@@ -169,6 +171,13 @@ export class PlaneBuildError extends Error {
 }
 
 const HISTORY_CACHE = 2000;
+/**
+ * The most records the folded-history cache holds in all, besides its count of runs: a history
+ * holds its effects' requests and results, so 2,000 runs of 1,000 records each held ~600 MB
+ * after one look at a 1M-record journal (bench/memory.bench.ts). A run longer than this is
+ * folded when asked for and not kept.
+ */
+const HISTORY_CACHE_RECORDS = 100_000;
 /** Calls listed on one run's page: a run that made more shows the first this many. */
 const MAX_LINKED_CALLS = 500;
 const HALT_SCOPE = /^(subject|agent):.+$/;
@@ -189,6 +198,8 @@ export class Runtime {
   private brokenJournal: string | null = null;
   /** Folded histories by run, most recently used last (see history()). */
   private readonly histories = new Map<string, RunHistory>();
+  /** The records the cached histories hold, in all (bounded by HISTORY_CACHE_RECORDS). */
+  private historyRecords = 0;
   private closing = false;
 
   private constructor(private readonly options: RuntimeOptions) {
@@ -623,10 +634,26 @@ export class Runtime {
     // (no RunAdmitted: nothing here authorized it); it is read as a session (acp.session), not a run.
     if (records[0]!.kind === 'Observation') throw new PlaneError(ErrorCode.NotFound, `${runId} is an observed ACP session, not a run the plane admitted (see acp.session)`);
     const history = readRunHistory(records);
-    this.histories.delete(runId);
-    this.histories.set(runId, history);
-    if (this.histories.size > HISTORY_CACHE) this.histories.delete(this.histories.keys().next().value!);
+    this.forgetHistory(runId);
+    const bound = this.options.historyCacheRecords ?? HISTORY_CACHE_RECORDS;
+    if (history.records <= bound) {
+      this.histories.set(runId, history);
+      this.historyRecords += history.records;
+    }
+    while (this.histories.size > HISTORY_CACHE || this.historyRecords > bound) this.forgetHistory(this.histories.keys().next().value!);
     return history;
+  }
+
+  private forgetHistory(runId: string): void {
+    const held = this.histories.get(runId);
+    if (!held) return;
+    this.histories.delete(runId);
+    this.historyRecords -= held.records;
+  }
+
+  /** How many runs and records the folded-history cache holds now (for tests and diagnostics). */
+  get historyCache(): { runs: number; records: number } {
+    return { runs: this.histories.size, records: this.historyRecords };
   }
 
   /** The run that called this one and the runs it called (run-links.ts). */
