@@ -70,6 +70,16 @@ export default defineConfig({
           // The demo ACP agent as its own process (demo-agent-command.ts starts out/main/acp-demo-agent.js).
           'acp-demo-agent': resolve('src-main/protocols/acp/demo/demo-agent.ts'),
         },
+        output: {
+          codeSplitting: {
+            groups: [
+              // The start-up trace is imported first thing by the CLI's entry; left to the default
+              // splitting it lands in the plane's chunk, and every CLI call (`agentplane peer list`,
+              // `--version`) then loads the whole plane and its dependencies before doing anything.
+              { name: 'startup-trace', test: /src-main[\\/]base[\\/]startup-trace\.ts$/ },
+            ],
+          },
+        },
       },
     },
   },

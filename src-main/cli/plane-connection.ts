@@ -24,11 +24,8 @@ import type { CommandName, CommandRequest, CommandResponse } from '../../src-sha
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { appVersion, resolveDataDir } from '../base/app-paths';
 import { UnsafeDataDirError } from '../base/data-dir-guard';
-import { createLogger } from '../base/logger';
-import { createPlane, type Plane } from '../plane/plane';
+import type { Plane } from '../plane/plane';
 import { readTrustedPlaneFile, UntrustedPlaneFileError, type PlaneFile } from '../plane/plane-file';
-import { PlaneRunningError } from '../plane/plane-lock';
-import { inProcessTransport } from '../plane/serve-contract';
 import { CliError } from './cli-error';
 import { createHttpTransport } from './http-transport';
 
@@ -98,6 +95,14 @@ export async function connect(dataDirFlag: string | undefined, options: ConnectO
     return connection('running plane', createPlaneClient(transport), async () => undefined);
   }
   if (options.needsRunningPlane) throw noPlaneRunning(dataDir);
+  // The plane's code is loaded only on this path: a command answered by a running plane (most
+  // are) never loads it, which is most of a CLI call's start-up.
+  const [{ createPlane }, { createLogger }, { PlaneRunningError }, { inProcessTransport }] = await Promise.all([
+    import('../plane/plane'),
+    import('../base/logger'),
+    import('../plane/plane-lock'),
+    import('../plane/serve-contract'),
+  ]);
   let plane: Plane;
   try {
     plane = await createPlane({

@@ -11,7 +11,6 @@ import { ErrorCode } from '../../src-shared/ipc/errors';
 import { CliError } from './cli-error';
 import { CommandFailed, jsonFailure } from './plane-connection';
 import { electronBinaryPath } from './electron-binary';
-import { serve } from './serve';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -21,6 +20,44 @@ function parsePort(value: string): number {
 
 /** The subcommands that need only `serve` (and what it imports) to run. */
 const SERVE_ONLY = new Set(['serve', 'start']);
+
+type AddCommands = (program: Command) => void;
+
+/** Each module of subcommands, loaded when needed, in the order `--help` lists them. */
+export const COMMAND_MODULES = {
+  journal: () => import('./journal-commands').then((m): AddCommands => m.addJournalCommands),
+  runtime: () => import('./runtime-commands').then((m): AddCommands => m.addRuntimeCommands),
+  peer: () => import('./peer-commands').then((m): AddCommands => m.addPeerCommands),
+  repl: () => import('./repl').then((m): AddCommands => m.addReplCommand),
+  acp: () => import('./acp-commands').then((m): AddCommands => m.addAcpCommands),
+  mcp: () => import('./mcp-commands').then((m): AddCommands => m.addMcpCommands),
+  provider: () => import('./provider-commands').then((m): AddCommands => m.addProviderCommands),
+  net: () => import('./net-commands').then((m): AddCommands => m.addNetCommands),
+  a2a: () => import('./a2a-commands').then((m): AddCommands => m.addA2aCommands),
+} as const;
+
+/**
+ * Which module defines each top-level subcommand. A CLI call is a process, and most are one
+ * command against a running plane: loading only that command's module (and not the plane, which
+ * only `serve` needs) is most of the call's start-up. program.test.ts holds this map to what the
+ * modules really register.
+ */
+export const COMMAND_MODULE_OF: Readonly<Record<string, keyof typeof COMMAND_MODULES>> = {
+  journal: 'journal',
+  agents: 'runtime',
+  runs: 'runtime',
+  run: 'runtime',
+  approvals: 'runtime',
+  recovery: 'runtime',
+  halt: 'runtime',
+  peer: 'peer',
+  repl: 'repl',
+  acp: 'acp',
+  mcp: 'mcp',
+  providers: 'provider',
+  net: 'net',
+  a2a: 'a2a',
+};
 
 /** The first word of the command line that is not an option: the subcommand asked for. */
 function subcommandOf(argv: readonly string[]): string | undefined {
@@ -54,7 +91,7 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
     .option('--a2a-port <port>', 'port for the A2A endpoint (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
     .option('--no-open', 'do not try to open a browser')
     .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; open: boolean }) => {
-      await serve(options);
+      await (await import('./serve')).serve(options);
     });
 
   program
@@ -79,30 +116,15 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
         return;
       }
       process.stdout.write('The Electron binary is not installed here (`npx install-electron` fetches it); starting the headless plane.\n');
-      await serve(options);
+      await (await import('./serve')).serve(options);
     });
 
   if (options.subcommand !== undefined && SERVE_ONLY.has(options.subcommand)) return program;
-  const [journal, runtime, peer, repl, acp, mcp, provider, net, a2a] = await Promise.all([
-    import('./journal-commands'),
-    import('./runtime-commands'),
-    import('./peer-commands'),
-    import('./repl'),
-    import('./acp-commands'),
-    import('./mcp-commands'),
-    import('./provider-commands'),
-    import('./net-commands'),
-    import('./a2a-commands'),
-  ]);
-  journal.addJournalCommands(program);
-  runtime.addRuntimeCommands(program);
-  peer.addPeerCommands(program);
-  repl.addReplCommand(program);
-  acp.addAcpCommands(program);
-  mcp.addMcpCommands(program);
-  provider.addProviderCommands(program);
-  net.addNetCommands(program);
-  a2a.addA2aCommands(program);
+  // The module that defines the subcommand asked for, alone; the whole program for anything else
+  // (no subcommand: `--help`, `--version`; a name not listed here: a typo, for commander's suggestion).
+  const only = options.subcommand === undefined ? undefined : COMMAND_MODULE_OF[options.subcommand];
+  const modules = only ? [COMMAND_MODULES[only]] : Object.values(COMMAND_MODULES);
+  for (const add of await Promise.all(modules.map((load) => load()))) add(program);
   return program;
 }
 
