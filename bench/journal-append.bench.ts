@@ -2,12 +2,14 @@
  * What a durable journal append costs. Subject: the full path through `Journal.append` (one
  * record per transaction) and `Journal.appendBatch` (group commit, 100 per transaction):
  * schema check, RFC 8785 canonicalisation, seq and prevHash under the write lock, SHA-256,
- * INSERT, COMMIT (WAL, synchronous=FULL: one fsync per commit), the Merkle accumulator and the
- * periodic signed checkpoint, and the acknowledgement (the promise resolving). Baseline: raw
+ * INSERT, COMMIT (WAL, synchronous=NORMAL), the WAL's fdatasync on the thread pool before the
+ * acknowledgement (wal-sync.ts), the Merkle accumulator and the periodic signed checkpoint, and
+ * the acknowledgement (the promise resolving). Baseline: raw
  * better-sqlite3 INSERTs of the same rows (same canonical bodies, hashes precomputed outside
  * the timing) into a database with the same schema (the journal's own migrations, so the same
- * table, indexes, constraints and chain triggers), with the same pragmas, in the same
- * transaction sizes (BEGIN IMMEDIATE, as the store does), in the same process and run.
+ * table, indexes, constraints and chain triggers), at the same durability (WAL with
+ * synchronous=FULL: the WAL fsynced inside each COMMIT, so the row is on disk when it returns),
+ * in the same transaction sizes (BEGIN IMMEDIATE, as the store does), in the same process and run.
  *
  * The ratio is what the journal adds over "put these bytes durably into SQLite", which no
  * journal can avoid. Both sides let the event loop turn once after each commit (as a real
@@ -183,7 +185,7 @@ async function run(): Promise<BenchResult> {
     const checkpoints = journal.checkpoints.readAll().length;
     return {
       subject: 'Journal.append / Journal.appendBatch (validate, canonicalise, chain, hash, insert, fsync, Merkle, checkpoint, acknowledge)',
-      baseline: 'raw better-sqlite3 INSERT of the same rows, same schema and pragmas (WAL, synchronous=FULL), same transaction sizes',
+      baseline: 'raw better-sqlite3 INSERT of the same rows, same schema, same durability (WAL, synchronous=FULL), same transaction sizes',
       measurements: [
         {
           metric: 'single-record commits',

@@ -5,8 +5,9 @@
  * per-session rate limiter (set high enough never to refuse here: it is consulted, not
  * triggered), the JSON-RPC slot parse, admission of a run in the runtime (policy decision),
  * the run's journal records (RunAdmitted, the clock effect's started/done, RunSealed), written in
- * ONE commit (Runtime.run holds a run of local effects until its seal; SQLite WAL with
- * synchronous=FULL, so that commit is an fsync), and the answer. The peer logs to a
+ * ONE commit (Runtime.run holds a run of local effects until its seal; SQLite WAL, the commit
+ * acknowledged only after the WAL's fdatasync, which runs off the event loop and is shared by
+ * the commits made while one is in flight: wal-sync.ts), and the answer. The peer logs to a
  * file as `agentplane peer start` does. Baseline: a bare fastify POST route on 127.0.0.1 that
  * answers the same JSON. Both are called by the same client (an undici Pool with keep-alive,
  * the same headers and body), in the same process and run, interleaved as in
@@ -26,6 +27,7 @@ import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { createLogger } from '../src-main/base/logger';
+import type { SqliteJournalStore } from '../src-main/journal/sqlite-store';
 import { settingsFromEnv, startPeer } from '../src-main/plane/peer-host';
 import { PeerRegistry } from '../src-main/peers/peer-registry';
 import { mintSession } from '../src-main/peers/session-token';
@@ -131,7 +133,14 @@ async function run(): Promise<BenchResult> {
     if (refused.statusCode !== 401) throw new Error(`the peer answered ${refused.statusCode} without a session; expected 401`);
 
     const commitBefore = durableCommitUs(dataDir);
+    // How many commits the journal made and how many WAL syncs covered them: what group commit
+    // across turns (wal-sync.ts) shares under load.
+    let journalCommits = 0;
+    peer.journal.onAppend(() => (journalCommits += 1));
+    const store = peer.journal.store as SqliteJournalStore;
+    const syncsBefore = store.settings().walSyncs;
     const comparison = await compareRoundTrips(subject.call, baseline.call, { warmUp: WARM_UP, sequential: SEQUENTIAL, concurrency: CONCURRENCY, requestsPerRound: REQUESTS_PER_ROUND, rounds: ROUNDS });
+    const walSyncs = store.settings().walSyncs - syncsBefore;
     const commitAfter = durableCommitUs(dataDir);
     const commitUs = (commitBefore + commitAfter) / 2;
     const p50 = comparison.measurements.find((m) => m.metric === 'p50 latency')!;
@@ -150,7 +159,7 @@ async function run(): Promise<BenchResult> {
       notes: [
         ...comparison.notes,
         `one durable commit here (raw better-sqlite3, one-row transaction, WAL, synchronous=FULL, same dir): p50 ${commitBefore.toFixed(0)} µs before, ${commitAfter.toFixed(0)} µs after the round trips`,
-        `journal: ${dataDir} on ${fileSystemOf(dataDir)} (WAL, synchronous=FULL)`,
+        `journal: ${dataDir} on ${fileSystemOf(dataDir)} (WAL, synchronous=NORMAL, every commit's WAL fdatasynced before it is acknowledged, ${store.settings().walSyncMode} at the end; ${walSyncs} syncs for ${journalCommits} commits)`,
         `node ${process.version}, ${process.platform}/${process.arch}`,
       ],
     };

@@ -3,10 +3,11 @@
  * (today's attack made the plane append to another file) is refused, the other file untouched,
  * and the plane keeps running (a log it cannot write never takes it down).
  */
-import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from './logger';
+import { PrivateAppender } from './private-files';
 import { useTempFolders, useUmask } from '../../tests/helpers/temp-folders';
 
 const folder = useTempFolders('ap-logger-');
@@ -45,5 +46,49 @@ describe.runIf(process.platform !== 'win32')('operator log', () => {
     expect(statSync(victim).mode & 0o777).toBe(0o644);
     // Warnings and errors still reach stderr: the person learns of the failure there.
     expect(echoed.join('')).toContain('this line must not reach the victim');
+  });
+});
+
+describe.runIf(process.platform !== 'win32')('a log held open between lines (PrivateAppender)', () => {
+  it('writes every line through one descriptor until the recheck, then follows a rotated log to a new file', () => {
+    const file = join(folder(), 'plane.log');
+    let now = 0;
+    const appender = new PrivateAppender(file, 1000, () => now);
+    appender.append('one\n');
+    renameSync(file, `${file}.1`);
+    now = 500;
+    // Within the interval the held file is still written: the rotated one gets the line.
+    appender.append('two\n');
+    now = 1500;
+    appender.append('three\n');
+    appender.close();
+    expect(readFileSync(`${file}.1`, 'utf8')).toBe('one\ntwo\n');
+    expect(readFileSync(file, 'utf8')).toBe('three\n');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('never writes through a link planted at the path while the file is held: the target stays untouched and the link is refused at the recheck', () => {
+    const victim = join(folder(), 'victim.txt');
+    writeFileSync(victim, 'untouched\n');
+    const file = join(folder(), 'plane.log');
+    let now = 0;
+    const appender = new PrivateAppender(file, 1000, () => now);
+    appender.append('one\n');
+    unlinkSync(file);
+    symlinkSync(victim, file);
+    appender.append('two\n');
+    now = 2000;
+    expect(() => appender.append('three\n')).toThrow(/symbolic link/);
+    expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
+  });
+
+  it.runIf(process.platform === 'linux')('opens far fewer descriptors than lines (the point of holding it)', () => {
+    const file = join(folder(), 'plane.log');
+    const logger = createLogger(file, () => undefined);
+    const before = readdirSync('/proc/self/fd').length;
+    for (let i = 0; i < 200; i++) logger.log('debug', `line ${i}`);
+    // One descriptor is held for the log, not one per line (and none leaked).
+    expect(readdirSync('/proc/self/fd').length - before).toBeLessThanOrEqual(1);
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(200);
   });
 });

@@ -5,10 +5,12 @@
  * (callers log ids, never the values), and `redact` scrubs the query-string token form as a
  * second lock for URLs that reach a log line.
  *
- * The file is opened for each line with O_APPEND|O_NOFOLLOW and kept 0600 (private-files.ts): a
- * symlink planted at the log's path is refused, never appended through to another file.
+ * The file is opened with O_APPEND|O_NOFOLLOW and kept 0600, and held open between lines, its
+ * name looked at again once a second (PrivateAppender, private-files.ts): a symlink planted at
+ * the log's path is refused, never appended through to another file, and a log rotated away
+ * is followed by a new file within a second.
  */
-import { appendPrivateFile } from './private-files';
+import { PrivateAppender } from './private-files';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -32,12 +34,13 @@ export function createLogger(file: string | null, echo: (line: string) => void =
   const format = (level: LogLevel, message: string, fields?: Record<string, unknown>) =>
     `${JSON.stringify({ time: new Date().toISOString(), level, message: redact(message), ...fields })}\n`;
   let fileFailed = false;
+  const appender = file ? new PrivateAppender(file) : null;
   return {
     log(level, message, fields) {
       const line = format(level, message, fields);
-      if (file) {
+      if (appender) {
         try {
-          appendPrivateFile(file, line);
+          appender.append(line);
           fileFailed = false;
         } catch (error) {
           // A full disk, or a link planted at the log's path, must not take the plane down

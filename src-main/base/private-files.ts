@@ -15,7 +15,7 @@
  * POSIX advisory locks, owned by the process, and closing any descriptor of the file drops them
  * all. sqlite-store.ts keeps those three private without opening an existing one.
  */
-import { closeSync, constants, fchmodSync, fstatSync, openSync, readFileSync, renameSync, rmSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync, type Stats } from 'node:fs';
 
 const PRIVATE_FILE_MODE = 0o600;
 const windows = process.platform === 'win32';
@@ -119,6 +119,72 @@ export function appendPrivateFile(path: string, text: string): void {
     writeAll(fd, text);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Appends to one file through a descriptor held open between writes, for a file written often
+ * (the operator log gets a line per request: opening, fstat-ing and closing it for each line
+ * was about a sixth of a peer's work per ping). Every write is still one O_APPEND write, so
+ * lines from several processes do not interleave. The name is looked at again (lstat) at most
+ * once per `recheckMs`, and when it no longer names the file held (rotated away, deleted, or
+ * replaced, by a link even) the descriptor is dropped and the name opened afresh, with the
+ * same refusals as openPrivateFile: a link planted at the path is refused, never written
+ * through, and at worst the lines of that interval went to the file that was there before.
+ */
+export class PrivateAppender {
+  private fd: number | null = null;
+  private ino = 0;
+  private dev = 0;
+  private checkedAt = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly recheckMs = 1000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  append(text: string): void {
+    const at = this.now();
+    if (this.fd !== null && at - this.checkedAt >= this.recheckMs) {
+      this.checkedAt = at;
+      if (!this.stillNamed()) this.close();
+    }
+    if (this.fd === null) {
+      const fd = openPrivateFile(this.path, 'append');
+      const stat = fstatSync(fd);
+      this.fd = fd;
+      this.ino = stat.ino;
+      this.dev = stat.dev;
+      this.checkedAt = at;
+    }
+    try {
+      writeAll(this.fd, text);
+    } catch (error) {
+      // A failed write (a full disk) leaves nothing held that a later line could trip on.
+      this.close();
+      throw error;
+    }
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    const fd = this.fd;
+    this.fd = null;
+    try {
+      closeSync(fd);
+    } catch {
+      // Already gone: nothing more to release.
+    }
+  }
+
+  private stillNamed(): boolean {
+    try {
+      const named = lstatSync(this.path);
+      return named.isFile() && named.ino === this.ino && named.dev === this.dev;
+    } catch {
+      return false;
+    }
   }
 }
 

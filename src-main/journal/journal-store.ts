@@ -58,7 +58,13 @@ export interface JournalHead {
 export interface JournalStore {
   readonly journalId: string;
   readonly location: string;
+  /** Commits the drafts chained onto the head; resolves only once they are on disk. */
   append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]>;
+  /**
+   * Resolves once every record committed so far is on disk (a checkpoint must vouch for
+   * nothing less). Absent where commits are durable when they return.
+   */
+  durable?(): Promise<void>;
   head(): Promise<JournalHead>;
   /** Records with from <= seq <= to (to null: the head), at most `limit`. */
   readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]>;

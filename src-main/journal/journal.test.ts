@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordPreimage } from '../../src-shared/journal/record-hash';
-import { GENESIS_PREV_HASH, checkRecordBody } from '../../src-shared/journal/records';
+import { canonicalize } from '../../src-shared/journal/canonical-json';
+import { CURRENT_VERSION, GENESIS_PREV_HASH, checkRecordBody } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { Journal } from './journal';
 import { JournalError } from './journal-error';
@@ -27,9 +28,9 @@ afterEach(async () => {
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('journal store', () => {
-  it('opens in WAL mode with synchronous=FULL', async () => {
+  it('opens in WAL mode, synchronous=NORMAL, with the WAL synced before each acknowledgement', async () => {
     const journal = await openJournal();
-    expect((journal.store as SqliteJournalStore).settings()).toEqual({ journalMode: 'wal', synchronous: 2 });
+    expect((journal.store as SqliteJournalStore).settings()).toMatchObject({ journalMode: 'wal', synchronous: 1, walSyncedBeforeAck: true });
   });
 
   it('chains records: gapless seq from 1, prevHash links, hash over the canonical preimage', async () => {
@@ -86,6 +87,49 @@ describe('journal store', () => {
     raw.prepare("INSERT INTO schema_migrations VALUES ('999_from_the_future', 'x')").run();
     raw.close();
     expect(() => SqliteJournalStore.open(journalPath(dataDir))).toThrow(/newer AgentPlane \(migration 999_from_the_future/);
+  });
+
+  it('migration 005 rebuilds the records table without the hash indexes, keeping every record, index and trigger', async () => {
+    const dataDir = tempDataDir();
+    // A journal as migrations 001..004 left it, with records and a checkpoint over them.
+    const before = new Database(journalPath(dataDir));
+    migrate(before, migrations.slice(0, 4));
+    const insertOld = before.prepare('INSERT INTO records (seq, run_id, kind, v, time, body, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    let prevHash = GENESIS_PREV_HASH;
+    [...runDrafts('run-a', 3), ...runDrafts('run-b', 2)].forEach((draft, i) => {
+      const fields = { seq: i + 1, runId: draft.runId, kind: draft.kind, v: CURRENT_VERSION[draft.kind], time: '2026-01-01T00:00:00.000Z', prevHash };
+      const bodyText = canonicalize(draft.body);
+      const hash = sha(recordPreimageFromBodyText(fields, bodyText));
+      insertOld.run(fields.seq, fields.runId, fields.kind, fields.v, fields.time, bodyText, prevHash, hash);
+      prevHash = hash;
+    });
+    before.close();
+    const schemaOf = (db: Database.Database) =>
+      db.prepare("SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'records' AND name NOT LIKE 'sqlite_autoindex%' ORDER BY type, name").all();
+    const raw = new Database(journalPath(dataDir), { readonly: true });
+    const schemaBefore = schemaOf(raw);
+    const rowsBefore = raw.prepare('SELECT * FROM records ORDER BY seq').all();
+    expect(raw.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_records%'").pluck().get()).toBe(2);
+    raw.close();
+
+    const journal = await openJournal(dataDir);
+    const after = new Database(journalPath(dataDir), { readonly: true });
+    expect(after.prepare('SELECT * FROM records ORDER BY seq').all()).toEqual(rowsBefore);
+    // The indexes and triggers are the ones it had, as they were; the table lost its two UNIQUEs.
+    expect(schemaOf(after).filter((r) => (r as { type: string }).type !== 'table')).toEqual(schemaBefore.filter((r) => (r as { type: string }).type !== 'table'));
+    expect(after.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_records%'").pluck().get()).toBe(0);
+    after.close();
+    expect((await verifyJournalStore(journal)).ok).toBe(true);
+    await journal.append({ runId: null, kind: 'PeerLifecycle', body: { peerId: 'p1', event: 'started', address: 'mcpv2://127.0.0.1:9/mcpv2' } });
+    // The chain is still the database's own rule: a record that re-links an earlier one, or
+    // repeats a seq, is refused without the UNIQUE indexes.
+    const writer = new Database(journalPath(dataDir));
+    const head = writer.prepare('SELECT seq, hash, prev_hash FROM records ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string; prev_hash: string };
+    const insert = writer.prepare("INSERT INTO records (seq, run_id, kind, v, time, body, prev_hash, hash) VALUES (?, NULL, 'PeerLifecycle', 1, 't', '{}', ?, ?)");
+    expect(() => insert.run(head.seq + 1, head.prev_hash, 'f'.repeat(64))).toThrow(/prev_hash must be the previous record's hash/);
+    expect(() => insert.run(head.seq, head.prev_hash, 'f'.repeat(64))).toThrow(/seq must follow the head|UNIQUE|PRIMARY KEY/);
+    expect(() => writer.prepare('DELETE FROM records WHERE seq = 1').run()).toThrow(/append-only/);
+    writer.close();
   });
 
   it('finds the runs a run called through one index, on a journal made before the index existed too', async () => {

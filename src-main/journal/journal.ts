@@ -226,6 +226,9 @@ export class Journal {
   async checkpoint(): Promise<SignedCheckpoint> {
     if (this.readOnly) throw new JournalError('Refused', 'this journal was opened read-only');
     const head = (await this.store.head()).seq;
+    // Records can be committed and not yet synced (wal-sync.ts); a signed checkpoint over a
+    // record a power loss then took would read as the journal cut short, so it waits for them.
+    await this.store.durable?.();
     await this.fold(() => this.catchUp(head));
     return this.signHead();
   }

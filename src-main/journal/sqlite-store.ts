@@ -1,15 +1,17 @@
 /**
  * The journal on SQLite through better-sqlite3.
  *
- * Durability: WAL with `synchronous=FULL`, asserted at open. better-sqlite3's default build
- * gives WAL with NORMAL, under which a commit that returned can still vanish after a power
- * loss: the WAL is not fsynced at each commit. A journal that acknowledges a record must have
- * it on disk, so FULL is not negotiable, and an open that cannot get it fails.
+ * Durability: a journal that acknowledges a record must have it on disk. The writer runs WAL
+ * with `synchronous=NORMAL` (asserted at open; an open that cannot get WAL fails), under which
+ * a COMMIT returns once its frames are written to the OS, and `append` resolves only after the
+ * WAL file has been fdatasynced (wal-sync.ts): the guarantee `synchronous=FULL` gives. The sync
+ * runs inline while syncs are fast and on libuv's thread pool once they are slow, so a slow disk
+ * does not stop the plane's only thread; commits made while a sync is in flight share the next.
  *
  * Concurrency: appends run in `BEGIN IMMEDIATE`, i.e. under SQLite's single write lock, which
  * serialises writers across processes (busy_timeout makes a second writer wait rather than
  * fail). Inside the lock the head is read, seqs assigned and hashes chained; the triggers of
- * migration 001 refuse a gap or a fork anyway, and UNIQUE(seq), UNIQUE(prev_hash) back them.
+ * migration 001 refuse a gap or a fork anyway, and seq is the primary key.
  * Reads use a second, read-only connection: in WAL mode readers see the last committed
  * snapshot and never block the writer, and never see half a transaction.
  */
@@ -23,8 +25,9 @@ import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
 import type { ChildRunRow, JournalHead, JournalReads, JournalStore, ObservedRunRow, OwnedRunRow, OwnedRunsQuery, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { migrate } from './migrations';
+import { WalSync, type WalSyncOptions } from './wal-sync';
 
-const SYNCHRONOUS_FULL = 2;
+const SYNCHRONOUS_NORMAL = 1;
 
 /** A row of the records table, as SQLite returns it. */
 export interface RecordRow {
@@ -118,6 +121,8 @@ function preparePrivateFiles(path: string): void {
 export interface SqliteStoreOptions {
   /** Milliseconds a writer waits for another process's write lock. */
   busyTimeoutMs?: number;
+  /** How the WAL file is synced before an append is acknowledged (tests hold, time or fail it). */
+  walSync?: WalSyncOptions;
 }
 
 /**
@@ -274,6 +279,7 @@ export class SqliteJournalStore implements JournalStore {
     db: Database.Database,
     reader: Database.Database,
     journalId: string,
+    private readonly walSync: WalSync,
   ) {
     this.db = db;
     this.reads = new SqliteJournalReader(reader);
@@ -314,9 +320,10 @@ export class SqliteJournalStore implements JournalStore {
       db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
       const mode = switchToWal(db, options.busyTimeoutMs ?? 10_000);
       if (String(mode).toLowerCase() !== 'wal') throw new JournalError('Io', `${path}: SQLite refused WAL mode (got ${String(mode)})`);
-      db.pragma('synchronous = FULL');
+      // NORMAL, and every commit's WAL frames synced before it is acknowledged (wal-sync.ts).
+      db.pragma('synchronous = NORMAL');
       const sync = db.pragma('synchronous', { simple: true });
-      if (sync !== SYNCHRONOUS_FULL) throw new JournalError('Io', `${path}: SQLite refused synchronous=FULL (got ${String(sync)})`);
+      if (sync !== SYNCHRONOUS_NORMAL) throw new JournalError('Io', `${path}: SQLite refused synchronous=NORMAL (got ${String(sync)})`);
       checkForeignSchema(db, path);
       try {
         migrate(db);
@@ -331,7 +338,7 @@ export class SqliteJournalStore implements JournalStore {
       preparePrivateFiles(path);
       const reader = new Database(path, { readonly: true, ...(binding ? { nativeBinding: binding } : {}) });
       reader.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
-      return new SqliteJournalStore(path, db, reader, journalId);
+      return new SqliteJournalStore(path, db, reader, journalId, new WalSync(`${path}-wal`, options.walSync));
     } catch (error) {
       db.close();
       if (error instanceof JournalError) throw error;
@@ -348,10 +355,13 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   /** The durability settings in force, for tests and for `agentplane journal info`. */
-  settings(): { journalMode: string; synchronous: number } {
+  settings(): { journalMode: string; synchronous: number; walSyncedBeforeAck: true; walSyncs: number; walSyncMode: 'inline' | 'thread-pool' } {
     return {
       journalMode: String(this.db.pragma('journal_mode', { simple: true })),
       synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+      walSyncedBeforeAck: true,
+      walSyncs: this.walSync.count,
+      walSyncMode: this.walSync.mode,
     };
   }
 
@@ -363,16 +373,27 @@ export class SqliteJournalStore implements JournalStore {
   async append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]> {
     this.assertOpen();
     if (drafts.length === 0) return [];
-    // BEGIN IMMEDIATE, the inserts, COMMIT: one fsync (synchronous=FULL), and nothing returned
-    // (so nothing acknowledged) before it. The transaction function is made once, in the
-    // constructor: each `db.transaction` call builds four wrapper functions and defines their
-    // properties, which a single-record append would otherwise pay every time.
+    // After a failed sync nothing is written either: it could never be acknowledged.
+    if (this.walSync.failed) throw this.walSync.failed;
+    // BEGIN IMMEDIATE, the inserts, COMMIT, then the WAL synced (off this thread), and nothing
+    // returned (so nothing acknowledged) before that. The transaction function is made once, in
+    // the constructor: each `db.transaction` call builds four wrapper functions and defines
+    // their properties, which a single-record append would otherwise pay every time.
+    let written: JournalRecord[];
     try {
-      return this.writeChained.immediate(drafts, time);
+      written = this.writeChained.immediate(drafts, time);
     } catch (error) {
       const code = (error as { code?: string }).code ?? 'unknown';
       throw new JournalError('Io', `journal append failed and nothing was written (${code}: ${(error as Error).message})`);
     }
+    await this.walSync.durable();
+    return written;
+  }
+
+  /** Resolves once every commit made so far (by any connection to this file) is on disk. */
+  async durable(): Promise<void> {
+    this.assertOpen();
+    await this.walSync.durable();
   }
 
   async head(): Promise<JournalHead> {
@@ -490,6 +511,8 @@ export class SqliteJournalStore implements JournalStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.walSync.idle();
+    this.walSync.close();
     this.reads.close();
     this.db.close();
   }

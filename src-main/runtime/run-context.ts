@@ -115,6 +115,9 @@ export class RunContext {
    * it. A plane that stops first loses them with the run, which nobody was told about.
    */
   private held: AnyRecordDraft[];
+  /** Commits made through commitWith, and the records of the first (see wholeRunIfOneCommit). */
+  private commits = 0;
+  private firstCommit: readonly JournalRecord[] | null = null;
 
   constructor(
     private readonly history: RunHistory,
@@ -409,7 +412,21 @@ export class RunContext {
     const batch = this.held.splice(0);
     batch.push(draft);
     const records = await this.journal.appendBatch(batch);
+    this.commits += 1;
+    this.firstCommit = this.commits === 1 ? records : null;
     return records.at(-1)!;
+  }
+
+  /**
+   * Every record of the run, when this execution admitted it and wrote all of it in one commit
+   * (a run of local effects: admission to seal in one transaction). Nobody could have written
+   * to the run before that commit, since its id was known to nobody, so these records are the
+   * whole run as it was at that commit, and its history can be folded from them without reading
+   * it back. Null otherwise.
+   */
+  wholeRunIfOneCommit(): readonly JournalRecord[] | null {
+    const records = this.firstCommit;
+    return records && this.commits === 1 && records[0]?.kind === 'RunAdmitted' && records[0].runId === this.runId ? records : null;
   }
 }
 

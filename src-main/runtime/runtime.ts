@@ -354,6 +354,10 @@ export class Runtime {
     this.schedule(runId, admission);
     const running = this.executing.get(runId);
     if (running) await running;
+    // Sealed in the one commit that admitted it: its history was folded from that commit's
+    // records at the seal (see seal), with nothing to read back.
+    const sealed = this.histories.get(runId);
+    if (sealed?.status === 'sealed') return sealed;
     if ((await this.options.journal.store.runLastSeq(runId)) === null) {
       throw new PlaneError(ErrorCode.Internal, 'the run could not be written to the journal, so it did not happen (the plane log has the detail)');
     }
@@ -610,8 +614,13 @@ export class Runtime {
         records: cx?.recordCount ?? history.records,
       },
     };
-    if (cx) await cx.commitWith(sealed as AnyRecordDraft);
-    else await this.options.journal.append(sealed);
+    if (cx) {
+      await cx.commitWith(sealed as AnyRecordDraft);
+      const whole = cx.wholeRunIfOneCommit();
+      if (whole) this.keepHistory(readRunHistory(whole));
+    } else {
+      await this.options.journal.append(sealed);
+    }
   }
 
   // ---- reading ----
@@ -634,14 +643,19 @@ export class Runtime {
     // (no RunAdmitted: nothing here authorized it); it is read as a session (acp.session), not a run.
     if (records[0]!.kind === 'Observation') throw new PlaneError(ErrorCode.NotFound, `${runId} is an observed ACP session, not a run the plane admitted (see acp.session)`);
     const history = readRunHistory(records);
-    this.forgetHistory(runId);
+    this.keepHistory(history);
+    return history;
+  }
+
+  /** Keeps a folded history in the cache (in place of any older one), within the cache's bounds. */
+  private keepHistory(history: RunHistory): void {
+    this.forgetHistory(history.runId);
     const bound = this.options.historyCacheRecords ?? HISTORY_CACHE_RECORDS;
     if (history.records <= bound) {
-      this.histories.set(runId, history);
+      this.histories.set(history.runId, history);
       this.historyRecords += history.records;
     }
     while (this.histories.size > HISTORY_CACHE || this.historyRecords > bound) this.forgetHistory(this.histories.keys().next().value!);
-    return history;
   }
 
   private forgetHistory(runId: string): void {

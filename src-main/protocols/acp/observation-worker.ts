@@ -4,9 +4,10 @@
  * framing runs in that `worker_threads` Worker, never on the thread that forwards the editor's
  * bytes: placing each message in its session's run (session-runs.ts), parsing, redaction and
  * caps (message-caps.ts), canonical JSON and hashing, and the SQLite commit. The commit is the
- * reason: with synchronous=FULL every commit is an fsync, and on the forwarding thread each one
- * stalled both of the editor's pipes for its whole length (measured: the journal took about half
- * of the tap's main-thread time, and a 1 KB round trip's p50 went from 0.19 ms to 1.2 ms).
+ * reason: every commit waits for its WAL to be on disk, and on the forwarding thread each one
+ * stalled both of the editor's pipes for its whole length (measured when commits were
+ * synchronous=FULL: the journal took about half of the tap's main-thread time, and a 1 KB round
+ * trip's p50 went from 0.19 ms to 1.2 ms).
  *
  * - Framed lines wait in the ObservationQueue (bounded by bytes) and are posted once per turn
  *   of the event loop (setImmediate), as one message: their bytes copied into one fresh
