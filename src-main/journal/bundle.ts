@@ -508,12 +508,18 @@ export function verifyBundleChunk(file: string, start: number, end: number, plan
   return checker.result();
 }
 
-/** Checks seqs fromSeq..toSeq as `reads` sees them (a chunk, in a worker), read as text. */
-export async function verifyStoreChunk(reads: TextReads, fromSeq: number, toSeq: number, plan: ChunkPlan): Promise<ChunkOutcome> {
+/**
+ * Checks seqs fromSeq..toSeq as `reads` sees them (a chunk, in a worker), read as text.
+ * `observe` sees every record read, before it is checked (as verifyStoreRecords' does).
+ */
+export async function verifyStoreChunk(reads: TextReads, fromSeq: number, toSeq: number, plan: ChunkPlan, observe?: (row: StoredRecordText) => void): Promise<ChunkOutcome> {
   const checker = new ChunkChecker(plan);
   for (let next = fromSeq; next <= toSeq; ) {
     const rows = await reads.readRangeText(next, toSeq, VERIFY_PAGE);
-    for (const row of rows) if (!checker.check(verifiableOf(row))) return checker.result();
+    for (const row of rows) {
+      observe?.(row);
+      if (!checker.check(verifiableOf(row))) return checker.result();
+    }
     if (rows.length < VERIFY_PAGE) break;
     next = rows[rows.length - 1]!.seq + 1;
   }

@@ -28,10 +28,37 @@ export interface JournalScan {
   index: JournalIndex;
 }
 
+/**
+ * What one contiguous chunk of the journal says towards the index (a chunk of the start-up scan
+ * split across the journal workers): the runs admitted in it and not sealed in it, the runs it
+ * seals that were admitted before it, and its halts. Plain JSON.
+ */
+export interface ChunkIndex extends JournalIndex {
+  sealedFromBefore: string[];
+}
+
+/**
+ * Folds chunk indexes, in seq order, into the index one pass over the same records gives: a
+ * run's admission comes before its seal, so a seal that a chunk could not match was of a run
+ * admitted in an earlier chunk (or never: then it removes nothing, as in one pass).
+ */
+export function mergeChunkIndexes(chunks: readonly ChunkIndex[]): JournalIndex {
+  const unsealed = new Map<string, string | null>();
+  const halts: JournalIndex['halts'] = [];
+  for (const chunk of chunks) {
+    for (const runId of chunk.sealedFromBefore) unsealed.delete(runId);
+    for (const run of chunk.unsealed) unsealed.set(run.runId, run.host);
+    halts.push(...chunk.halts);
+  }
+  return { unsealed: [...unsealed].map(([runId, host]) => ({ runId, host })), halts };
+}
+
 /** Folds records, in seq order, into a JournalIndex. */
 export class JournalIndexer {
   private readonly unsealed = new Map<string, string | null>();
   private readonly halts: JournalIndex['halts'] = [];
+  /** Seals of runs this indexer saw no admission of (a chunk's, admitted in an earlier chunk). */
+  private readonly sealedUnseen: string[] = [];
 
   /**
    * Takes the body as its stored text and parses it only for the two kinds that need it:
@@ -42,7 +69,7 @@ export class JournalIndexer {
       const host = (JSON.parse(row.bodyText) as { host?: unknown }).host;
       this.unsealed.set(row.runId, typeof host === 'string' ? host : null);
     } else if (row.kind === 'RunSealed' && row.runId) {
-      this.unsealed.delete(row.runId);
+      if (!this.unsealed.delete(row.runId)) this.sealedUnseen.push(row.runId);
     } else if (row.kind === 'HaltApplied') {
       const body = JSON.parse(row.bodyText) as RecordBody<'HaltApplied'>;
       this.halts.push({ seq: row.seq, scope: body.scope, lifted: Boolean(body.lifted) });
@@ -51,6 +78,10 @@ export class JournalIndexer {
 
   index(): JournalIndex {
     return { unsealed: [...this.unsealed].map(([runId, host]) => ({ runId, host })), halts: this.halts.slice() };
+  }
+
+  chunkIndex(): ChunkIndex {
+    return { ...this.index(), sealedFromBefore: this.sealedUnseen.slice() };
   }
 }
 

@@ -31,7 +31,7 @@ import { appRoot } from '../base/app-paths';
 import type { ExportPlan, ExportResult, StoreVerifyPlan } from './bundle';
 import { BundleError } from './bundle-error';
 import { JournalError, type JournalErrorCode } from './journal-error';
-import type { JournalScan } from './journal-scan';
+import type { ChunkIndex, JournalScan } from './journal-scan';
 import type { ChunkPlan, ChunkSummary } from './verify-chunks';
 import type { VerifyReport } from './verify';
 
@@ -46,6 +46,8 @@ export type JournalJob =
    * worker dying mid-verify use.
    */
   | { kind: 'verifyStoreChunk'; plan: ChunkPlan; fromSeq: number; toSeq: number; faultAtSeq?: number }
+  /** A chunk of the start-up scan: verifyStoreChunk's checks, and the chunk's part of the index. */
+  | { kind: 'scanStoreChunk'; plan: ChunkPlan; fromSeq: number; toSeq: number }
   | { kind: 'verifyBundleChunk'; plan: ChunkPlan; file: string; start: number; end: number }
   /**
    * Ends the worker the way a fault does, while it holds the job: an uncaught exception
@@ -60,6 +62,7 @@ export interface JobResults {
   scan: JournalScan;
   exportBundle: ExportResult;
   verifyStoreChunk: ChunkSummary;
+  scanStoreChunk: { summary: ChunkSummary; index: ChunkIndex };
   verifyBundleChunk: ChunkSummary;
   crash: never;
 }

@@ -23,7 +23,7 @@ import { constants, setPriority } from 'node:os';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { verifyBundleChunk, verifyStoreChunk, verifyStoreRecords, writeBundle, type TextReads } from './bundle';
 import { JournalError } from './journal-error';
-import { scanStoreRecords } from './journal-scan';
+import { JournalIndexer, scanStoreRecords } from './journal-scan';
 import type { JournalReads, StoredRecord } from './journal-store';
 import type { JobMessage, ReplyMessage, WorkerConfig, WorkerReply } from './journal-worker-pool';
 import { SqliteJournalReader } from './sqlite-store';
@@ -114,6 +114,11 @@ async function run(message: JobMessage, reads: JournalReads & TextReads): Promis
       const { summary, roots } = await verifyStoreChunk(chunkReads, job.fromSeq, job.toSeq, job.plan);
       return { result: summary, bytes: roots };
     }
+    case 'scanStoreChunk': {
+      const indexer = new JournalIndexer();
+      const { summary, roots } = await verifyStoreChunk(reads, job.fromSeq, job.toSeq, job.plan, (row) => indexer.observe(row));
+      return { result: { summary, index: indexer.chunkIndex() }, bytes: roots };
+    }
     case 'verifyBundleChunk': {
       const { summary, roots } = verifyBundleChunk(job.file, job.start, job.end, job.plan);
       return { result: summary, bytes: roots };
@@ -123,7 +128,7 @@ async function run(message: JobMessage, reads: JournalReads & TextReads): Promis
   }
 }
 
-async function runJson(job: Exclude<JobMessage['job'], { kind: 'verifyStoreChunk' | 'verifyBundleChunk' }>, reads: JournalReads & TextReads): Promise<unknown> {
+async function runJson(job: Exclude<JobMessage['job'], { kind: 'verifyStoreChunk' | 'scanStoreChunk' | 'verifyBundleChunk' }>, reads: JournalReads & TextReads): Promise<unknown> {
   switch (job.kind) {
     case 'verifyStore':
       return verifyStoreRecords(reads, job.plan);

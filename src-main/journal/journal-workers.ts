@@ -7,7 +7,8 @@
  * A data dir's verification of PARALLEL_VERIFY_FROM_RECORDS records or more is split across
  * every worker of the pool in contiguous seq ranges (a few per worker, taken by whichever is
  * free) and folded here (verify-chunks.ts): the same report as one worker's, with every core
- * hashing. What needs the plane's private
+ * hashing. The runtime's start-up scan is split the same way, each range indexed as it is
+ * verified and the ranges' indexes merged in order. What needs the plane's private
  * key stays on this thread; a worker gets only public material.
  */
 import { rmSync } from 'node:fs';
@@ -15,8 +16,8 @@ import type { KeyObject } from 'node:crypto';
 import { partialFileOf, planExport, storeVerifyPlan, unexpectedKey, type BundleVerifyOptions, type ExportResult, type StoreVerifyPlan } from './bundle';
 import type { Journal } from './journal';
 import type { JournalWorkers } from './journal-worker-pool';
-import { scanStoreRecords, type JournalScan } from './journal-scan';
-import { chunkCount, foldChunks, PARALLEL_VERIFY_FROM_RECORDS, type ChunkOutcome, type ChunkPlan } from './verify-chunks';
+import { mergeChunkIndexes, scanStoreRecords, type JournalScan } from './journal-scan';
+import { chunkCount, foldChunks, PARALLEL_VERIFY_FROM_RECORDS, type ChunkPlan } from './verify-chunks';
 import { RecordChecks, verifyCheckpoints, type VerifyReport, type VerifyScope } from './verify';
 
 export * from './journal-worker-pool';
@@ -60,25 +61,28 @@ export async function verifyStoreInParallel(
   const checks = new RecordChecks({ kind: 'full' }, verified.signed, plan.uncovered);
   const empty = checks.checkEmptyTree();
   if (empty) return empty;
-  const parts = chunkCount(head, workers.size);
-  const jobs: Array<Promise<ChunkOutcome>> = [];
-  for (let part = 0; part < parts; part++) {
-    const fromSeq = Math.floor((head * part) / parts) + 1;
-    const toSeq = Math.floor((head * (part + 1)) / parts);
+  const chunks = await inChunks(head, workers.size, (fromSeq, toSeq) => {
     const chunkPlan: ChunkPlan = { signed: verified.signed, startSeq: fromSeq, ...(plan.uncovered !== undefined ? { uncovered: plan.uncovered } : {}) };
     const fault = options.faultAtSeq !== undefined && options.faultAtSeq >= fromSeq && options.faultAtSeq <= toSeq ? { faultAtSeq: options.faultAtSeq } : {};
-    jobs.push(
-      workers.run({ kind: 'verifyStoreChunk', plan: chunkPlan, fromSeq, toSeq, ...fault }).then((outcome) => ({ summary: outcome.result, roots: outcome.bytes ?? new Uint8Array(0) })),
-    );
-  }
-  // Every job is awaited, so a failed one leaves none of the others unobserved.
-  const settled = await Promise.allSettled(jobs);
-  const chunks: ChunkOutcome[] = [];
-  for (const result of settled) {
-    if (result.status === 'rejected') throw result.reason;
-    chunks.push(result.value);
-  }
+    return workers.run({ kind: 'verifyStoreChunk', plan: chunkPlan, fromSeq, toSeq, ...fault }).then((outcome) => ({ summary: outcome.result, roots: outcome.bytes ?? new Uint8Array(0) }));
+  });
   return foldChunks(checks, chunks);
+}
+
+/**
+ * Runs `job` over seqs 1..`head` cut into contiguous ranges (chunkCount), every range at once,
+ * and answers in range order. Every job is awaited, so a failed one leaves none of the others
+ * unobserved; the first failure is thrown.
+ */
+async function inChunks<T>(head: number, workers: number, job: (fromSeq: number, toSeq: number) => Promise<T>): Promise<T[]> {
+  const parts = chunkCount(head, workers);
+  const jobs: Array<Promise<T>> = [];
+  for (let part = 0; part < parts; part++) jobs.push(job(Math.floor((head * part) / parts) + 1, Math.floor((head * (part + 1)) / parts)));
+  const settled = await Promise.allSettled(jobs);
+  return settled.map((result) => {
+    if (result.status === 'rejected') throw result.reason;
+    return result.value;
+  });
 }
 
 /**
@@ -104,5 +108,33 @@ export async function exportBundleInWorker(journal: Journal, scope: VerifyScope,
 export async function scanWholeJournal(journal: Journal, plan: StoreVerifyPlan): Promise<JournalScan> {
   const head = await journal.head();
   if (head.seq < SCAN_IN_WORKER_FROM_RECORDS) return scanStoreRecords(journal.store, plan, { publicKey: journal.key.publicKey });
+  if (journal.workers.size > 1) {
+    const scan = await scanInParallel(journal.workers, plan, head.seq, journal.key.publicKey);
+    if (scan) return scan;
+  }
   return (await journal.workers.run({ kind: 'scan', plan })).result;
+}
+
+/**
+ * The start-up scan split across every worker, as verifyStoreInParallel splits a verification:
+ * each range is verified and indexed in one pass (scanStoreChunk), the verifications folded
+ * (verify-chunks.ts) and the ranges' indexes merged in order (mergeChunkIndexes), which gives
+ * the index one pass gives. Null when the journal does not verify or a range's answer cannot be
+ * taken: the caller then scans in one worker, whose index stops where that pass stops.
+ */
+async function scanInParallel(workers: JournalWorkers, plan: StoreVerifyPlan, head: number, publicKey: KeyObject): Promise<JournalScan | null> {
+  const verified = await verifyCheckpoints({ checkpoints: plan.checkpoints, publicKey, ...(plan.keyId !== undefined ? { keyId: plan.keyId } : {}), journalId: plan.journalId });
+  if ('failed' in verified) return null;
+  const checks = new RecordChecks({ kind: 'full' }, verified.signed, plan.uncovered);
+  if (checks.checkEmptyTree()) return null;
+  const chunks = await inChunks(head, workers.size, (fromSeq, toSeq) => {
+    const chunkPlan: ChunkPlan = { signed: verified.signed, startSeq: fromSeq, ...(plan.uncovered !== undefined ? { uncovered: plan.uncovered } : {}) };
+    return workers.run({ kind: 'scanStoreChunk', plan: chunkPlan, fromSeq, toSeq });
+  });
+  const report = foldChunks(
+    checks,
+    chunks.map((outcome) => ({ summary: outcome.result.summary, roots: outcome.bytes ?? new Uint8Array(0) })),
+  );
+  if (!report?.ok) return null;
+  return { report, index: mergeChunkIndexes(chunks.map((outcome) => outcome.result.index)) };
 }
