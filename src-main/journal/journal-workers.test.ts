@@ -260,7 +260,7 @@ describe('a worker that dies', () => {
       const again = await pool.run({ kind: 'verifyStore', plan });
       expect(again.result).toEqual(first.result);
       expect(new Set([first.threadId, replaced.threadId, again.threadId]).size).toBe(3);
-      expect(pool.stats()).toEqual({ started: 3, alive: 1, crashed: 2 });
+      expect(pool.stats()).toEqual({ started: 3, alive: 1, crashed: 2, retired: 0 });
     } finally {
       await pool.close();
     }
@@ -273,13 +273,36 @@ describe('closing', () => {
     await fill(journal, 200);
     const pool = new JournalWorkers({ databasePath: journalPath(journal.dataDir) });
     expect(pool.size).toBeGreaterThanOrEqual(1);
-    expect(pool.stats()).toEqual({ started: 0, alive: 0, crashed: 0 });
+    expect(pool.stats()).toEqual({ started: 0, alive: 0, crashed: 0, retired: 0 });
     const running = pool.run({ kind: 'verifyStore', plan: storeVerifyPlan(journal) });
     expect(pool.stats().started).toBe(1);
     await pool.close();
     await expect(running).rejects.toSatisfy((error: unknown) => error instanceof JournalError && error.code === 'Closed');
     expect(pool.stats().alive).toBe(0);
     await expect(pool.run({ kind: 'verifyStore', plan: storeVerifyPlan(journal) })).rejects.toThrow(/closed/);
+  }, 60_000);
+
+  it('ends a worker that has been idle for idleMs, and the next job starts a new one', async () => {
+    const journal = await openJournal();
+    await fill(journal, 200);
+    const pool = new JournalWorkers({ databasePath: journalPath(journal.dataDir), size: 1, idleMs: 100 });
+    try {
+      const plan = storeVerifyPlan(journal);
+      const first = await pool.run({ kind: 'verifyStore', plan });
+      expect(first.result.ok).toBe(true);
+      // Jobs back to back reuse the worker: it was never idle for long.
+      await pool.run({ kind: 'verifyStore', plan });
+      expect(pool.stats()).toMatchObject({ started: 1, alive: 1, retired: 0 });
+      const deadline = Date.now() + 10_000;
+      while (pool.stats().alive > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(pool.stats()).toMatchObject({ started: 1, alive: 0, retired: 1, crashed: 0 });
+      const again = await pool.run({ kind: 'verifyStore', plan });
+      expect(again.result.ok).toBe(true);
+      expect(again.threadId).not.toBe(first.threadId);
+      expect(pool.stats()).toMatchObject({ started: 2, alive: 1, crashed: 0 });
+    } finally {
+      await pool.close();
+    }
   }, 60_000);
 
   it("the plane's journal.verify signs the head here, verifies in a worker, and the plane's close ends the pool", async () => {
