@@ -12,6 +12,7 @@
  * - reads see only committed records and never block the writer.
  */
 import type { JournalRecord, RecordKind } from '../../src-shared/journal/records';
+import type { MerkleAccumulatorState } from './merkle';
 
 /** A draft ready to be chained: the body already in canonical text. */
 export interface PreparedDraft {
@@ -65,6 +66,15 @@ export interface JournalStore {
    * nothing less). Absent where commits are durable when they return.
    */
   durable?(): Promise<void>;
+  /**
+   * Keeps the Merkle tree's state (its size and frontier) as of the checkpoint just signed, so
+   * the next open folds only the records after it instead of every record (Journal.open). A
+   * cache: losing it costs one full catch-up, never a wrong tree, since it is used only when
+   * its root is the one a checkpoint signed at its size.
+   */
+  saveTreeState?(state: MerkleAccumulatorState): void;
+  /** The tree state saveTreeState kept, unchecked (null: none). */
+  loadTreeState?(): unknown;
   head(): Promise<JournalHead>;
   /** Records with from <= seq <= to (to null: the head), at most `limit`. */
   readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]>;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { recordPreimage } from '../../src-shared/journal/record-hash';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import { CURRENT_VERSION, GENESIS_PREV_HASH, checkRecordBody } from '../../src-shared/journal/records';
@@ -87,6 +87,56 @@ describe('journal store', () => {
     raw.prepare("INSERT INTO schema_migrations VALUES ('999_from_the_future', 'x')").run();
     raw.close();
     expect(() => SqliteJournalStore.open(journalPath(dataDir))).toThrow(/newer AgentPlane \(migration 999_from_the_future/);
+  });
+
+  it('reopening starts the Merkle tree from the state kept with the last checkpoint, and folds only what follows it', async () => {
+    const dataDir = tempDataDir();
+    const first = await openJournal(dataDir, 100);
+    for (let i = 0; i < 30; i++) await first.appendBatch(runDrafts(`run-${i}`, 4));
+    const root = first.rootHex();
+    await first.close();
+    const fullFoldRoot = async () => {
+      // The tree folded from every record, the state deleted: what the kept state must equal.
+      const raw = new Database(journalPath(dataDir));
+      raw.prepare("DELETE FROM journal_meta WHERE key = 'merkle_tree'").run();
+      raw.close();
+      const store = SqliteJournalStore.open(journalPath(dataDir));
+      const read = vi.spyOn(store, 'readHashes');
+      const journal = await Journal.open({ dataDir, store });
+      const folded = { root: journal.rootHex(), readFrom: read.mock.calls.map((c) => c[0]) };
+      await journal.close();
+      return folded;
+    };
+
+    const store = SqliteJournalStore.open(journalPath(dataDir));
+    const read = vi.spyOn(store, 'readHashes');
+    const reopened = await Journal.open({ dataDir, store });
+    expect(reopened.size).toBe(30 * 10);
+    expect(reopened.rootHex()).toBe(root);
+    // The close signed a checkpoint over every record and kept the tree: nothing to fold.
+    expect(read).not.toHaveBeenCalled();
+    // Records after the kept state are folded onto it, and the next open starts from there.
+    await reopened.appendBatch(runDrafts('run-after', 1));
+    const grown = reopened.rootHex();
+    await reopened.close();
+    const full = await fullFoldRoot();
+    expect(full).toEqual({ root: grown, readFrom: [1] });
+
+    // A kept state no signed checkpoint vouches for (a frontier hash changed) is not used:
+    // every record is folded, and the tree is right.
+    const forged = await openJournal(dataDir, 100);
+    await forged.close();
+    const raw = new Database(journalPath(dataDir));
+    const state = JSON.parse(raw.prepare("SELECT value FROM journal_meta WHERE key = 'merkle_tree'").pluck().get() as string) as { frontier: string[] };
+    state.frontier[0] = state.frontier[0]!.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    raw.prepare("UPDATE journal_meta SET value = ? WHERE key = 'merkle_tree'").run(JSON.stringify(state));
+    raw.close();
+    const checkedStore = SqliteJournalStore.open(journalPath(dataDir));
+    const checkedRead = vi.spyOn(checkedStore, 'readHashes');
+    const checked = await Journal.open({ dataDir, store: checkedStore });
+    open.push(checked);
+    expect(checked.rootHex()).toBe(grown);
+    expect(checkedRead.mock.calls.map((c) => c[0])).toEqual([1]);
   });
 
   it('migration 005 rebuilds the records table without the hash indexes, keeping every record, index and trigger', async () => {

@@ -20,7 +20,7 @@ import {
   type RecordDraft,
   type RecordKind,
 } from '../../src-shared/journal/records';
-import { CheckpointLog, peekCheckpoint, signCheckpoint, type SignedCheckpoint } from './checkpoints';
+import { CheckpointLog, peekCheckpoint, signCheckpoint, verifyCheckpoint, type SignedCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { JournalError } from './journal-error';
 import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
@@ -51,7 +51,8 @@ export interface JournalOptions {
 export type AppendListener = (records: readonly JournalRecord[]) => void;
 
 export class Journal {
-  private readonly accumulator = new MerkleAccumulator();
+  /** Replaced once, at open, by the tree saved with the last checkpoint (restoreTree). */
+  private accumulator = new MerkleAccumulator();
   private readonly listeners = new Set<AppendListener>();
   private lastCheckpointSize: number;
   /** Folding into the Merkle accumulator is serialised: concurrent appends on one Journal fold in seq order. */
@@ -99,10 +100,14 @@ export class Journal {
         options.readOnly ?? false,
       );
       const head = (await store.head()).seq;
+      const restored = await journal.restoreTree(head);
       await journal.fold(() => journal.catchUp(head));
       // Records a previous process committed after its last checkpoint (it crashed, or was
       // killed) are covered now, so nothing acknowledged stays unsigned for long.
       if (!journal.readOnly && journal.accumulator.size > journal.lastCheckpointSize) await journal.checkpoint();
+      // A journal whose last checkpoint covers every record, folded in full (no state saved by
+      // an older build): its tree is that checkpoint's, kept now for the next open.
+      else if (!journal.readOnly && !restored && journal.accumulator.size === journal.lastCheckpointSize) journal.saveTree();
       return journal;
     } catch (error) {
       await store.close();
@@ -243,7 +248,51 @@ export class Journal {
     });
     this.checkpoints.append(signed);
     this.lastCheckpointSize = Math.max(this.lastCheckpointSize, signed.checkpoint.treeSize);
+    this.saveTree();
     return signed;
+  }
+
+  /** Keeps the tree's state for the next open (restoreTree); only ever at a signed checkpoint's size. */
+  private saveTree(): void {
+    try {
+      this.store.saveTreeState?.(this.accumulator.serialize());
+    } catch {
+      // A cache (see restoreTree): without it the next open folds every record, as it always did.
+    }
+  }
+
+  /**
+   * Starts the tree from the state saved with the last checkpoint, so opening folds only the
+   * records after it: folding every record's hash took 2.5 s of a 2.8 s open on a 1M-record
+   * journal. The state is taken only when its root is the root a checkpoint of this journal,
+   * signed by this key and checked here, names at the same size: then it is that tree (SHA-256
+   * does not let two trees share a root), and if the records under it were altered since, the
+   * runtime's start-up verification says so as it would have. Anything else (no state, a
+   * malformed one, one past the head, one no checkpoint vouches for) is ignored, and every
+   * record is folded.
+   */
+  private async restoreTree(head: number): Promise<boolean> {
+    const saved = this.store.loadTreeState?.();
+    if (saved === null || saved === undefined) return false;
+    let tree: MerkleAccumulator;
+    try {
+      tree = MerkleAccumulator.deserialize(saved);
+    } catch {
+      return false;
+    }
+    if (tree.size === 0 || tree.size > head) return false;
+    const root = toHex(tree.root());
+    // Newest first: the state is the last checkpoint's, unless a later write of it failed.
+    for (const jws of this.checkpoints.readAll().reverse()) {
+      const claimed = peekCheckpoint(jws);
+      if (!claimed || claimed.treeSize !== tree.size || claimed.rootHash !== root || claimed.journalId !== this.journalId || claimed.keyId !== this.key.keyId) continue;
+      const check = await verifyCheckpoint(jws, this.key.publicKey);
+      if (check.ok && check.checkpoint.treeSize === tree.size && check.checkpoint.rootHash === root) {
+        this.accumulator = tree;
+        return true;
+      }
+    }
+    return false;
   }
 
   private fold(work: () => Promise<void>): Promise<void> {

@@ -24,10 +24,13 @@ import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash
 import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
 import type { ChildRunRow, JournalHead, JournalReads, JournalStore, ObservedRunRow, OwnedRunRow, OwnedRunsQuery, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import type { MerkleAccumulatorState } from './merkle';
 import { migrate } from './migrations';
 import { WalSync, type WalSyncOptions } from './wal-sync';
 
 const SYNCHRONOUS_NORMAL = 1;
+/** The journal_meta key of the Merkle tree's state at the last checkpoint (saveTreeState). */
+const TREE_STATE_KEY = 'merkle_tree';
 
 /** A row of the records table, as SQLite returns it. */
 export interface RecordRow {
@@ -388,6 +391,23 @@ export class SqliteJournalStore implements JournalStore {
     }
     await this.walSync.durable();
     return written;
+  }
+
+  saveTreeState(state: MerkleAccumulatorState): void {
+    this.assertOpen();
+    // journal_meta, not records: no chain and no trigger, and not durable on its own (a cache).
+    this.db.prepare(`INSERT INTO journal_meta (key, value) VALUES ('${TREE_STATE_KEY}', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(JSON.stringify(state));
+  }
+
+  loadTreeState(): unknown {
+    this.assertOpen();
+    const text = this.db.prepare(`SELECT value FROM journal_meta WHERE key = '${TREE_STATE_KEY}'`).pluck().get() as string | undefined;
+    if (text === undefined) return null;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return null;
+    }
   }
 
   /** Resolves once every commit made so far (by any connection to this file) is on disk. */
