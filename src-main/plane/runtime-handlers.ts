@@ -8,13 +8,13 @@ import { readPaymentRequest } from '../../src-shared/vocabulary/payments';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { CommandHandlers, CallContext } from './dispatch';
 import { PlaneError } from '../base/plane-error';
-import type { RunHistory } from '../runtime/run-history';
+import type { RunHistory, RunSummary } from '../runtime/run-history';
 import type { Runtime } from '../runtime/runtime';
 import { billedToParent } from '../runtime/agent-effect';
 
 export const LOCAL_USER = 'user:local';
 
-export function runView(history: RunHistory): RunView {
+export function runView(history: RunSummary): RunView {
   return {
     runId: history.runId,
     agent: history.agent,
@@ -96,7 +96,7 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
         const listed = await runtime.listOwnedRuns(filter, limit);
         return { runs: listed.runs.filter((h) => !status || h.status === status).map(runView), total: listed.total, ...(listed.nextBeforeSeq !== null ? { nextBeforeSeq: listed.nextBeforeSeq } : {}) };
       }
-      const runs = await runtime.listRuns(limit);
+      const runs = await runtime.listRunSummaries(limit);
       return { runs: runs.filter((h) => (!agent || h.agent === agent) && (!host || (h.host ?? 'plane') === host) && (!status || h.status === status)).map(runView) };
     },
     async 'runs.get'({ runId }) {

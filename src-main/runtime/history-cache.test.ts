@@ -59,3 +59,22 @@ describe('the folded-history cache', () => {
     expect(runtime.historyCache).toEqual({ runs: 1, records: 12 });
   });
 });
+
+describe('listing runs', () => {
+  it('lists summaries: each run folded and reduced at once, none of its steps held by the list', async () => {
+    const runs = Array.from({ length: 8 }, (_, i): [string, number] => [id(i + 1), 5]);
+    const runtime = await runtimeOver(runs, 30);
+    const summaries = await runtime.listRunSummaries(100);
+    expect(summaries.map((s) => s.runId).sort()).toEqual(runs.map(([runId]) => runId).sort());
+    for (const summary of summaries) {
+      expect(summary).not.toHaveProperty('steps');
+      expect(summary).not.toHaveProperty('decisions');
+      expect(summary).not.toHaveProperty('waits');
+      // The summary is the full history's, less the per-step detail.
+      const { steps: _s, decisions: _d, waits: _w, ...full } = await runtime.history(summary.runId);
+      expect(summary).toEqual(full);
+    }
+    // The cache stayed within its bound while the list was made.
+    expect(runtime.historyCache.records).toBeLessThanOrEqual(30);
+  });
+});

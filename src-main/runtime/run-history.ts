@@ -67,6 +67,19 @@ export interface RunHistory {
   lastTime: string;
 }
 
+/**
+ * A run's history without its per-step detail (effects, decisions, waits): what a list shows.
+ * A list of a thousand runs of a thousand records each holds a thousand of these, where full
+ * histories would hold every record folded (measured: serve's heap passed 512 MB listing 901
+ * such runs, and the Runs list never appeared under that limit).
+ */
+export type RunSummary = Omit<RunHistory, 'steps' | 'decisions' | 'waits'>;
+
+export function summaryOf(history: RunHistory): RunSummary {
+  const { steps: _steps, decisions: _decisions, waits: _waits, ...summary } = history;
+  return summary;
+}
+
 export class HistoryError extends Error {
   override readonly name = 'HistoryError';
 }

@@ -30,7 +30,7 @@ import type { LoadedAgent } from './manifest';
 import { grantNeeded } from './manifest';
 import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
 import { RunContext, type RunGovernance } from './run-context';
-import { readRunHistory, type PendingWait, type RunHistory } from './run-history';
+import { readRunHistory, summaryOf, type PendingWait, type RunHistory, type RunSummary } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import { agentProgram, type RunProgram } from './run-program';
 import type { PeerCaller } from './peer-effect';
@@ -690,17 +690,34 @@ export class Runtime {
     return { calledBy, calls };
   }
 
-  async listRuns(limit: number): Promise<RunHistory[]> {
+  /** The newest `limit` runs, each folded in full (steps and decisions too). */
+  listRuns(limit: number): Promise<RunHistory[]> {
+    return this.listFolded(limit, (history) => history);
+  }
+
+  /**
+   * The newest `limit` runs as summaries: each run folded and reduced at once, so the list
+   * holds summaries, never every run's whole history (the folded-history cache keeps what it
+   * keeps, within its bound). What the Runs list, the inboxes and spend read.
+   */
+  listRunSummaries(limit: number): Promise<RunSummary[]> {
+    return this.listFolded(limit, summaryOf);
+  }
+
+  private async listFolded<T>(limit: number, keep: (history: RunHistory) => T): Promise<T[]> {
     const rows = await this.options.journal.runs(limit);
-    const out: RunHistory[] = [];
+    const out: T[] = [];
     for (const row of rows) {
       // Observed ACP sessions have no admission, budget or spend of their own: not runs here.
       if (row.firstKind === 'Observation') continue;
+      let history: RunHistory;
       try {
-        out.push(await this.history(row.runId, row.lastSeq));
+        history = await this.history(row.runId, row.lastSeq);
       } catch {
         // A run id the journal holds but cannot fold (written by a newer plane) is skipped here.
+        continue;
       }
+      out.push(keep(history));
     }
     return out;
   }
@@ -733,8 +750,8 @@ export class Runtime {
   }
 
   /** Every run waiting for a person, oldest wait first. */
-  async waiting(limit = 1000): Promise<Array<{ history: RunHistory; wait: PendingWait }>> {
-    const runs = await this.listRuns(limit);
+  async waiting(limit = 1000): Promise<Array<{ history: RunSummary; wait: PendingWait }>> {
+    const runs = await this.listRunSummaries(limit);
     return runs
       .filter((h) => h.pending !== null)
       .map((history) => ({ history, wait: history.pending! }))
