@@ -125,18 +125,18 @@ export interface JournalWorkersOptions {
    */
   lowPriority?: boolean;
   /**
-   * A worker with no job for this long is ended (default 30 s); the next job starts a new one.
+   * A worker with no job for this long is ended (default 10 s); the next job starts a new one.
    * An idle worker's heap keeps what its last job allocated until it allocates again, which an
    * idle worker never does: measured in bench/memory, the whole-journal verification of a
-   * 1M-record journal added about 120 MB of resident memory that was still held when the bench
+   * 1M-record journal added 120-320 MB of resident memory that was still held when the bench
    * ended. A start costs a few hundred ms, against jobs (a verification, an export) that come
-   * minutes apart.
+   * minutes apart; the chunks of one verification follow each other at once and keep it.
    */
   idleMs?: number;
 }
 
 /** See JournalWorkersOptions.idleMs. */
-export const WORKER_IDLE_MS = 30_000;
+export const WORKER_IDLE_MS = 10_000;
 
 interface PendingJob {
   id: number;

@@ -8,7 +8,7 @@ import { readPaymentRequest } from '../../src-shared/vocabulary/payments';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { CommandHandlers, CallContext } from './dispatch';
 import { PlaneError } from '../base/plane-error';
-import type { RunHistory, RunSummary } from '../runtime/run-history';
+import type { RunSummary } from '../runtime/run-history';
 import type { Runtime } from '../runtime/runtime';
 import { billedToParent } from '../runtime/agent-effect';
 
