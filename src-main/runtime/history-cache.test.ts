@@ -5,7 +5,7 @@
  * ~600 MB held after one look at a 1M-record journal when only the count was bounded). A run
  * longer than the bound is folded when asked for and answered, and not kept.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../base/logger';
 import { Journal } from '../journal/journal';
 import { loadPolicy } from '../plane/plane-config';
@@ -76,5 +76,25 @@ describe('listing runs', () => {
     }
     // The cache stayed within its bound while the list was made.
     expect(runtime.historyCache.records).toBeLessThanOrEqual(30);
+  });
+
+  it('lists again without folding any run that has not grown, though the history cache let it go', async () => {
+    const runs = Array.from({ length: 8 }, (_, i): [string, number] => [id(i + 1), 5]);
+    const runtime = await runtimeOver(runs, 12);
+    const journal = (runtime as unknown as { options: { journal: Journal } }).options.journal;
+    const reads = vi.spyOn(journal, 'readRun');
+    const first = await runtime.listRunSummaries(100);
+    expect(reads).toHaveBeenCalledTimes(8);
+    // The history cache holds one run of 12 records; the summaries are all kept.
+    expect(runtime.historyCache.runs).toBe(1);
+    expect(runtime.summaryCache).toBe(8);
+    reads.mockClear();
+    expect(await runtime.listRunSummaries(100)).toEqual(first);
+    expect(reads).not.toHaveBeenCalled();
+    // A run that grew is folded again, and only that one.
+    await journal.append({ runId: id(3), kind: 'Cancelled', body: { by: 'user:local', reason: 'after the seal' } });
+    const again = await runtime.listRunSummaries(100);
+    expect(reads.mock.calls.map((c) => c[0])).toEqual([id(3)]);
+    expect(again.find((s) => s.runId === id(3))!.records).toBe(13);
   });
 });

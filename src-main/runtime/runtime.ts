@@ -178,6 +178,12 @@ const HISTORY_CACHE = 2000;
  * folded when asked for and not kept.
  */
 const HISTORY_CACHE_RECORDS = 100_000;
+/**
+ * Run summaries kept for listing (see listRunSummaries): a summary is a few hundred bytes
+ * whatever its run's length, so this many cost a few MB, and a journal of this many runs is
+ * listed again without folding any run that has not grown.
+ */
+const SUMMARY_CACHE = 20_000;
 /** Calls listed on one run's page: a run that made more shows the first this many. */
 const MAX_LINKED_CALLS = 500;
 const HALT_SCOPE = /^(subject|agent):.+$/;
@@ -200,6 +206,8 @@ export class Runtime {
   private readonly histories = new Map<string, RunHistory>();
   /** The records the cached histories hold, in all (bounded by HISTORY_CACHE_RECORDS). */
   private historyRecords = 0;
+  /** Run summaries by run, most recently used last, each true while its run's lastSeq is its own. */
+  private readonly summaries = new Map<string, RunSummary>();
   private closing = false;
 
   private constructor(private readonly options: RuntimeOptions) {
@@ -701,15 +709,39 @@ export class Runtime {
    * keeps, within its bound). What the Runs list, the inboxes and spend read.
    */
   listRunSummaries(limit: number): Promise<RunSummary[]> {
-    return this.listFolded(limit, summaryOf);
+    return this.listFolded(limit, (history) => this.keepSummary(summaryOf(history)), (runId, lastSeq) => {
+      // A summary, like a history, is a function of the run's records: true while lastSeq is.
+      const kept = this.summaries.get(runId);
+      if (!kept || kept.lastSeq !== lastSeq) return undefined;
+      this.summaries.delete(runId);
+      this.summaries.set(runId, kept);
+      return kept;
+    });
   }
 
-  private async listFolded<T>(limit: number, keep: (history: RunHistory) => T): Promise<T[]> {
+  private keepSummary(summary: RunSummary): RunSummary {
+    this.summaries.delete(summary.runId);
+    this.summaries.set(summary.runId, summary);
+    while (this.summaries.size > SUMMARY_CACHE) this.summaries.delete(this.summaries.keys().next().value!);
+    return summary;
+  }
+
+  /** How many run summaries are kept for listing (for tests and diagnostics). */
+  get summaryCache(): number {
+    return this.summaries.size;
+  }
+
+  private async listFolded<T>(limit: number, keep: (history: RunHistory) => T, kept?: (runId: string, lastSeq: number) => T | undefined): Promise<T[]> {
     const rows = await this.options.journal.runs(limit);
     const out: T[] = [];
     for (const row of rows) {
       // Observed ACP sessions have no admission, budget or spend of their own: not runs here.
       if (row.firstKind === 'Observation') continue;
+      const known = kept?.(row.runId, row.lastSeq);
+      if (known !== undefined) {
+        out.push(known);
+        continue;
+      }
       let history: RunHistory;
       try {
         history = await this.history(row.runId, row.lastSeq);
