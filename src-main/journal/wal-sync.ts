@@ -163,7 +163,7 @@ export class WalSync {
     try {
       this.syncFileInline(this.openWal());
     } catch (error) {
-      return Promise.reject(this.failed_(error));
+      return Promise.reject(this.keepFailure(error));
     }
     this.timed(performance.now() - started);
     return Promise.resolve();
@@ -176,7 +176,7 @@ export class WalSync {
     try {
       await this.syncFile(this.openWal());
     } catch (error) {
-      throw this.failed_(error);
+      throw this.keepFailure(error);
     }
     this.timed(performance.now() - started);
   }
@@ -195,7 +195,7 @@ export class WalSync {
   }
 
   /** The first failure, kept: every later sync and append is refused with it. */
-  private failed_(error: unknown): JournalError {
+  private keepFailure(error: unknown): JournalError {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
     this.failure ??= new JournalError(
       'Io',
