@@ -3,7 +3,7 @@
  * script reads back. Every plane started here gets its own temp data dir and is stopped by
  * signal, the way an operator stops it.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +56,21 @@ describe('agentplane (the built CLI)', () => {
     const run = await runCli(['--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^\s+serve\b/m);
+  });
+
+  it('serve starts without loading what only a later request needs (the MCP client SDK, the ACP SDK)', async () => {
+    // Each costs tens of milliseconds of every start (bench serve-startup) and is needed only
+    // once a person connects an MCP server or an editor session: they load then.
+    const dir = tempDir('serve-modules');
+    const log = join(dir, 'modules.log');
+    const hook = resolve(import.meta.dirname, 'support', 'module-log-hook.mjs');
+    await serve({ dataDir: join(dir, 'data'), env: { AGENTPLANE_MODULE_LOG: log, NODE_OPTIONS: `--import ${hook}` } });
+    const loaded = readFileSync(log, 'utf8');
+    // The log is working: the plane's own modules and the packages it needs are in it.
+    expect(loaded).toMatch(/\/node_modules\/fastify\//);
+    expect(loaded).toMatch(/\/node_modules\/@modelcontextprotocol\/server\//);
+    expect(loaded).not.toMatch(/\/node_modules\/@modelcontextprotocol\/client\//);
+    expect(loaded).not.toMatch(/\/node_modules\/@agentclientprotocol\/sdk\//);
   });
 
   it('serve --ui-port 0 picks a free port, and two planes get two ports', async () => {

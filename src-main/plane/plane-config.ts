@@ -29,7 +29,7 @@ export function resourcesDir(): string {
 }
 
 export function loadAgents(dataDir: string): LoadedAgent[] {
-  const bundled = loadAgentsFrom(join(resourcesDir(), 'agents'));
+  const bundled = loadAgentsFrom(join(resourcesDir(), 'agents'), { bundled: true });
   const ownDir = join(dataDir, 'agents');
   const own = existsSync(ownDir) ? loadAgentsFrom(ownDir) : [];
   const names = new Map(bundled.map((a) => [a.manifest.name, a.source]));

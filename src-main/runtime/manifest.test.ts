@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { compileAgent, loadAgentsFrom, ManifestError } from './manifest';
 import { loadAgents, resourcesDir } from '../plane/plane-config';
@@ -20,6 +21,30 @@ describe('agent manifests', () => {
     expect(names).toEqual(expect.arrayContaining(['summarize', 'write-note', 'thrifty', 'pay-vendor', 'ask-first']));
     expect(agents.some((a) => a.manifest.grants.some((g) => g.approve))).toBe(true);
     expect(agents.find((a) => a.manifest.name === 'thrifty')!.manifest.budget.maxTokens).toBe(100);
+  });
+
+  it("checks every bundled agent's schemas against the 2020-12 meta-schema, which loading them skips", () => {
+    // loadAgents compiles the bundled manifests without the meta-schema check (a sixth of
+    // serve's start); this is the check in its place. A bundled schema it refuses fails here.
+    const meta = new Ajv2020({ strict: true });
+    const agents = loadAgentsFrom(join(resourcesDir(), 'agents'), { bundled: true });
+    expect(agents.length).toBeGreaterThan(0);
+    for (const agent of agents) {
+      const schemas = [agent.manifest.input, ...agent.manifest.steps.flatMap((step) => ('model' in step && step.model.schema ? [step.model.schema] : []))];
+      for (const schema of schemas) expect(meta.validateSchema(schema) ? [] : meta.errors, agent.source).toEqual([]);
+    }
+    // The check is one that can fail: a schema with a wrongly typed keyword is refused by it.
+    expect(meta.validateSchema({ type: 'object', description: 5 })).toBe(false);
+  });
+
+  it("checks the person's own agents against the meta-schema at load; bundled ones are compiled as they are", () => {
+    // A number where the meta-schema wants a string: ajv's compile alone lets it through.
+    const wrong = { ...base, input: { type: 'object', description: 5 } };
+    expect(() => compileAgent(wrong, 'own.json')).toThrow(/own\.json: input: not a valid JSON Schema/);
+    expect(() => compileAgent(wrong, 'bundled.json', { bundled: true })).not.toThrow();
+    const dir = mkdtempSync(join(tmpdir(), 'agentplane-own-agents-'));
+    writeFileSync(join(dir, 'wrong.json'), JSON.stringify(wrong));
+    expect(() => loadAgentsFrom(dir)).toThrow(/wrong\.json: input: not a valid JSON Schema/);
   });
 
   it('validates input against the JSON Schema, naming the path', () => {

@@ -48,8 +48,10 @@
  *   the far side may take and nothing about how much it may send. stdio messages are bounded by
  *   the SDK's read buffer (10 MB).
  */
-import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport, type FetchLike, type Transport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client, FetchLike, Transport } from '@modelcontextprotocol/client';
+import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type * as ClientModule from '@modelcontextprotocol/client';
+import type * as StdioModule from '@modelcontextprotocol/client/stdio';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import {
   MCP_PROTOCOL_VERSIONS,
@@ -64,6 +66,30 @@ import type { EffectAt } from '../../../runtime/run-context';
 import { EffectFailure } from '../../../runtime/run-signals';
 import { workspaceOf } from '../../../runtime/tools';
 import { addMcpServer, McpServersFileError, readMcpServersFile, removeMcpServer } from './mcp-servers-file';
+
+/**
+ * The official client SDK, loaded when the first server is connected rather than with the
+ * plane: most planes never connect one, and loading it (with its stdio transport) is about 75 ms
+ * of every `serve`'s start (bench serve-startup). Errors can only be the SDK's once a client
+ * exists, so `failureOf` reads the loaded module and needs no load of its own.
+ */
+interface ClientSdk {
+  client: typeof ClientModule;
+  stdio: typeof StdioModule;
+}
+let sdkLoad: Promise<ClientSdk> | undefined;
+let loadedSdk: ClientSdk | undefined;
+function loadClientSdk(): Promise<ClientSdk> {
+  sdkLoad ??= Promise.all([import('@modelcontextprotocol/client'), import('@modelcontextprotocol/client/stdio')]).then(
+    ([client, stdio]) => (loadedSdk = { client, stdio }),
+    (error: unknown) => {
+      // A failed load is not kept: the next connect tries again rather than failing for good.
+      sdkLoad = undefined;
+      throw error;
+    },
+  );
+  return sdkLoad;
+}
 
 export const DEFAULT_MCP_DEADLINE_MS = 60_000;
 export const DEFAULT_MCP_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -438,18 +464,20 @@ export class McpClientPool implements McpToolCaller {
     const server = connection.name;
     const said = connection.redact(shorten(messageOf(error)));
     const garbage = connection.nonProtocol ? `; it wrote non-protocol output on stdout: "${connection.nonProtocol}"` : '';
-    if (error instanceof DeadlinePassed || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) || deadline.passed) {
+    const sdk = loadedSdk?.client;
+    const sdkError = sdk && error instanceof sdk.SdkError ? error : undefined;
+    if (error instanceof DeadlinePassed || sdkError?.code === sdk?.SdkErrorCode.RequestTimeout || deadline.passed) {
       return new EffectFailure('McpTimeout', `${server}/${tool}: no answer within ${deadline.ms} ms${garbage}; the request was sent, so whether the tool ran is unknown`, 'InDoubt');
     }
-    if (error instanceof ProtocolError) {
+    if (sdk && error instanceof sdk.ProtocolError) {
       if (REFUSED_BEFORE_RUNNING.has(error.code)) return new EffectFailure('McpRefused', `${server} refused ${tool}: ${said}`, 'DidNotHappen');
       return new EffectFailure('McpServerError', `${server}/${tool} failed with an error the tool may have raised after starting: ${said}`, 'InDoubt');
     }
-    if (error instanceof SdkError) {
-      const status = (error.data as { status?: unknown } | undefined)?.status;
+    if (sdk && sdkError) {
+      const status = (sdkError.data as { status?: unknown } | undefined)?.status;
       if (typeof status === 'number' && status >= 400 && status < 500) return new EffectFailure('McpRefused', `${server} refused ${tool} with HTTP ${status}: ${said}`, 'DidNotHappen');
-      if (error.code === SdkErrorCode.NotConnected) return new EffectFailure('McpNotConnected', `${server}/${tool} was not sent: ${said}`, 'DidNotHappen');
-      if (error.code === SdkErrorCode.ConnectionClosed) {
+      if (sdkError.code === sdk.SdkErrorCode.NotConnected) return new EffectFailure('McpNotConnected', `${server}/${tool} was not sent: ${said}`, 'DidNotHappen');
+      if (sdkError.code === sdk.SdkErrorCode.ConnectionClosed) {
         const how = connection.fault ?? (connection.config.transport === 'stdio' ? 'the server process exited or closed its pipes' : 'the connection closed');
         return new EffectFailure('McpConnectionLost', `${server}/${tool}: ${how} after the request was sent${garbage}; whether the tool ran is unknown`, 'InDoubt');
       }
@@ -511,16 +539,16 @@ export class McpClientPool implements McpToolCaller {
     return opening;
   }
 
-  private transportFor(connection: Connection): Transport {
+  private transportFor(connection: Connection, sdk: ClientSdk): Transport {
     const { config } = connection;
     if (config.transport === 'http') {
       const exceeded = () => {
         connection.fault = `an answer exceeded ${this.maxResponseBytes} bytes`;
         void connection.client?.close();
       };
-      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers }, fetch: boundedFetch(this.maxResponseBytes, exceeded, this.dispatcher) });
+      return new sdk.client.StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers }, fetch: boundedFetch(this.maxResponseBytes, exceeded, this.dispatcher) });
     }
-    const transport = new StdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd ?? workspaceOf(this.dataDir), stderr: 'pipe' });
+    const transport = new sdk.stdio.StdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd ?? workspaceOf(this.dataDir), stderr: 'pipe' });
     let partial = '';
     transport.stderr?.on('data', (chunk: Buffer) => {
       const lines = (partial + chunk.toString('utf8')).split('\n');
@@ -570,7 +598,15 @@ export class McpClientPool implements McpToolCaller {
     connection.error = undefined;
     connection.nonProtocol = null;
     connection.fault = null;
-    const client = new Client(
+    let sdk: ClientSdk;
+    try {
+      sdk = await loadClientSdk();
+    } catch (error) {
+      connection.state = 'failed';
+      connection.error = `cannot connect to ${name}: the MCP client could not be loaded (${messageOf(error)})`;
+      throw new McpConnectError(connection.error);
+    }
+    const client = new sdk.client.Client(
       { name: 'agentplane', version: this.clientVersion },
       {
         // No elicitation, sampling or roots: see the module comment.
@@ -595,7 +631,7 @@ export class McpClientPool implements McpToolCaller {
     try {
       let transport: Transport;
       try {
-        transport = this.transportFor(connection);
+        transport = this.transportFor(connection, sdk);
       } catch (error) {
         throw new McpConnectError(`cannot start ${name}: ${connection.redact(messageOf(error))}`);
       }
