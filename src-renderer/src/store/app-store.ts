@@ -154,6 +154,13 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
         const route = get().route;
         if (route.section === 'runs' && route.runId) get().openTimeline(route.runId, route.seq);
         if (route.section === 'acp' && route.runId) get().openAcpSession(route.runId);
+        // First look: the Peers view (the page's default) asks for its rows now, beside the event
+        // stream's connect and first sync, instead of after them: the socket, journal.changes and
+        // the lists behind it were a chain of round trips before the first row (bench
+        // renderer-load). The sync still re-reads every list, and its answer or any event is
+        // newer, so this one only fills a list that is still empty. Only the peers: their read
+        // is a registry snapshot; runs.list folds the journal and is not worth asking twice.
+        if (route.section === 'peers' || route.section === 'sessions') void get().refreshPeers({ firstLook: true });
         // Reconnects wait on the window's timers, like everything else the store schedules.
         const timing = { setTimer: env.setTimer, clearTimer: env.clearTimer };
         return client.events(

@@ -7,7 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { runDrafts } from '../../../tests/support/journal-support';
 import { call } from '../../../tests/support/runtime-support';
-import { useSyncedHarnesses, type StoreHarness } from './testing/store-harness';
+import { createPlaneClient, type ContractTransport } from '../../../src-shared/ipc/client';
+import { testTransport } from '../../../tests/support/contract-support';
+import { testPlane } from '../../../tests/support/runtime-support';
+import { createAppStore } from './app-store';
+import { manualEnv, useSyncedHarnesses, type StoreHarness } from './testing/store-harness';
 
 const harness = useSyncedHarnesses();
 
@@ -15,10 +19,55 @@ const runId = (n: number) => `run-${n.toString(16).padStart(20, '0')}`;
 const head = async (h: StoreHarness) => (await h.plane.journal.head()).seq;
 
 describe('the store across reconnects', () => {
-  it('the first connect reads every view once', async () => {
+  it("the first connect asks for the Peers view's rows at once, then reads every view once after its sync", async () => {
     const h = await harness();
-    expect([...h.wire.requests].sort()).toEqual(['agents.list', 'journal.changes', 'peers.list', 'plane.status', 'runs.list']);
+    // The first look leaves before the event stream's sync (journal.changes), not after it.
+    expect(h.wire.requests[0]).toBe('peers.list');
+    expect(h.wire.requests.indexOf('journal.changes')).toBeGreaterThan(0);
+    expect([...h.wire.requests.slice(1)].sort()).toEqual(['agents.list', 'journal.changes', 'peers.list', 'plane.status', 'runs.list']);
     expect(h.store.getState().status).toMatchObject({ state: 'running' });
+  });
+
+  it('a first look answered after the sync read the peers is dropped: it never replaces a newer list', async () => {
+    const plane = await testPlane({ agents: [] });
+    const wire = testTransport(plane);
+    // The first peers.list is held until the store has synced and re-read the peers, and a peer
+    // is created in between: the held answer is the older list, without it.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let firstLook = true;
+    const transport: ContractTransport = {
+      async invoke(command, request) {
+        if (command === 'peers.list' && firstLook) {
+          firstLook = false;
+          const answer = await wire.transport.invoke(command, request);
+          await held;
+          return answer;
+        }
+        return wire.transport.invoke(command, request);
+      },
+      connectEvents: (handlers) => wire.transport.connectEvents(handlers),
+    };
+    const store = createAppStore(createPlaneClient(transport), manualEnv());
+    const stop = store.getState().start();
+    try {
+      await call(plane, 'peers.create', { id: 'gamma', port: 0 });
+      const until = async (condition: () => boolean, what: string) => {
+        const deadline = Date.now() + 10_000;
+        while (!condition()) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      await until(() => store.getState().peers.some((p) => p.id === 'gamma'), 'the synced list with gamma');
+      release();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(store.getState().peers.map((p) => p.id)).toContain('gamma');
+    } finally {
+      stop();
+      wire.drop();
+      await plane.close();
+    }
   });
 
   it('after a drop, asks what changed since its seq, re-reads only those runs and the snapshots', async () => {

@@ -54,7 +54,11 @@ export interface PeersSlice {
   /** Bumped to ask the Peers view to open its create form (the palette does). */
   peerFormRequest: number;
   requestPeerForm(): void;
-  refreshPeers(): Promise<void>;
+  /**
+   * Re-reads the peers. `firstLook`: the page's first read, sent before the event stream has
+   * synced; its answer only fills a list nothing else has filled yet (app-store.ts `start`).
+   */
+  refreshPeers(options?: { firstLook?: boolean }): Promise<void>;
   peerAction(id: string, action: PeerAction): Promise<boolean>;
   createPeer(request: CommandRequest<'peers.create'>): Promise<Result<PeerSummary>>;
   callPeer(from: string, to: string, skill: string, args: Record<string, unknown>): Promise<void>;
@@ -89,10 +93,11 @@ export function createPeersSlice({ set, get, client, env }: SliceDeps): PeersSli
       set((s) => ({ peerFormRequest: s.peerFormRequest + 1 }));
     },
 
-    async refreshPeers() {
+    async refreshPeers(options = {}) {
       const result = await client.tryCall('peers.list', {});
+      if (options.firstLook && get().peersLoaded) return;
       if (result.ok) set({ peers: result.value.peers, peersLoaded: true });
-      else set({ error: result.error.message });
+      else if (!options.firstLook) set({ error: result.error.message });
     },
 
     async peerAction(id, action) {
