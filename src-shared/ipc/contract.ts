@@ -242,24 +242,49 @@ export type AcpObservationDraft = z.infer<typeof AcpObservationDraftSchema>;
 export const AcpSessionSummarySchema = SessionSummarySchema;
 export const AcpSessionViewSchema = SessionViewSchema;
 
-export const commands = {
-  'plane.status': { request: Empty, response: PlaneStatusSchema },
-  'peers.list': { request: Empty, response: z.object({ peers: z.array(PeerSummarySchema) }) },
+/**
+ * An object whose every property is built the first time it is read, from the thunk of the
+ * same name, and then kept (a plain data property from then on). The contract's commands are
+ * about two hundred zod schemas; zod builds each one eagerly and not cheaply, and every process
+ * that loads the contract (each CLI call, `serve`, the page in every window) needs only the few
+ * it sends or answers. Built lazily, a command's schemas cost nothing until its first call
+ * (bench renderer-load and serve-startup). Keys are enumerable from the start, so
+ * `Object.keys(commands)` is the whole contract without building any of it.
+ */
+function lazyEntries<T extends Record<string, () => unknown>>(thunks: T): { readonly [K in keyof T]: ReturnType<T[K]> } {
+  const entries = {} as Record<string, unknown>;
+  for (const [name, build] of Object.entries(thunks)) {
+    Object.defineProperty(entries, name, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const value = build();
+        Object.defineProperty(entries, name, { value, enumerable: true, configurable: false, writable: false });
+        return value;
+      },
+    });
+  }
+  return entries as { readonly [K in keyof T]: ReturnType<T[K]> };
+}
+
+export const commands = lazyEntries({
+  'plane.status': () => ({ request: Empty, response: PlaneStatusSchema }),
+  'peers.list': () => ({ request: Empty, response: z.object({ peers: z.array(PeerSummarySchema) }) }),
   /**
    * What a client asks on every (re)connect: which runs changed after the last journal seq it
    * saw (null: it has seen none). Past a cap, or for a seq this journal never reached, the
    * answer is `truncated` and the client re-reads its views instead.
    */
-  'journal.changes': {
+  'journal.changes': () => ({
     request: z.object({ afterSeq: z.number().int().nonnegative().nullable() }).strict(),
     response: JournalChangesSchema,
-  },
-  'journal.runs': {
+  }),
+  'journal.runs': () => ({
     request: z.object({ limit: z.number().int().min(1).max(1000).default(200) }).strict(),
     response: z.object({ runs: z.array(RunSummarySchema) }),
-  },
+  }),
   /** Records in seq order: one run's (runId set) or all (runId null), from fromSeq, at most limit. */
-  'journal.records': {
+  'journal.records': () => ({
     request: z
       .object({
         runId: RunIdSchema.nullable().default(null),
@@ -273,11 +298,11 @@ export const commands = {
       nextSeq: z.number().int().nullable(),
       headSeq: z.number().int(),
     }),
-  },
+  }),
   /** Verifies the whole journal of this data dir against its signed checkpoints. */
-  'journal.verify': { request: Empty, response: VerifyReportSchema },
+  'journal.verify': () => ({ request: Empty, response: VerifyReportSchema }),
 
-  'agents.list': { request: Empty, response: z.object({ agents: z.array(AgentSummarySchema) }) },
+  'agents.list': () => ({ request: Empty, response: z.object({ agents: z.array(AgentSummarySchema) }) }),
   /**
    * The newest runs (by last activity). With `owner`: that owner's runs only, newest admission
    * first, read through the journal's index of each owner's admissions (another owner's runs are
@@ -285,7 +310,7 @@ export const commands = {
    * index and so go with `owner`. `status` is applied to the page after reading (it needs each
    * run folded), so it is not part of `total`.
    */
-  'runs.list': {
+  'runs.list': () => ({
     request: z
       .object({
         limit: z.number().int().min(1).max(1000).default(200),
@@ -313,12 +338,12 @@ export const commands = {
       /** With `owner`, when more runs follow this page: pass it as `beforeSeq` for the next. */
       nextBeforeSeq: z.number().int().optional(),
     }),
-  },
-  'runs.get': { request: z.object({ runId: RunIdSchema }).strict(), response: RunViewSchema },
+  }),
+  'runs.get': () => ({ request: z.object({ runId: RunIdSchema }).strict(), response: RunViewSchema }),
   /** The run that called this one (its peer call) and the runs this one's peer calls admitted. */
-  'runs.links': { request: z.object({ runId: RunIdSchema }).strict(), response: RunLinksSchema },
+  'runs.links': () => ({ request: z.object({ runId: RunIdSchema }).strict(), response: RunLinksSchema }),
   /** Admits a run (policy first) and returns at once; `runs.get` or the events follow it. */
-  'runs.start': {
+  'runs.start': () => ({
     request: z
       .object({
         agent: z.string().min(1),
@@ -329,11 +354,11 @@ export const commands = {
       })
       .strict(),
     response: RunViewSchema,
-  },
-  'runs.cancel': { request: z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict(), response: RunViewSchema },
+  }),
+  'runs.cancel': () => ({ request: z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict(), response: RunViewSchema }),
   /** Every run waiting for a person, whatever suspended it. */
-  'approvals.list': { request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) },
-  'approvals.decide': {
+  'approvals.list': () => ({ request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) }),
+  'approvals.decide': () => ({
     request: z
       .object({
         runId: RunIdSchema,
@@ -348,7 +373,7 @@ export const commands = {
       })
       .strict(),
     response: RunViewSchema,
-  },
+  }),
   /**
    * A protocol caller's answer to the question its OWN run asks (an input wait), sent as a
    * message (A2A: a message naming its task). Not a person's decision: approving an effect,
@@ -356,7 +381,7 @@ export const commands = {
    * The caller and `messageId` are the answer's identity: the same message again answers the
    * run as it stands (`repeated`) and journals nothing. Refused for a person (no protocol caller).
    */
-  'runs.answer': {
+  'runs.answer': () => ({
     request: z
       .object({
         runId: RunIdSchema,
@@ -367,10 +392,10 @@ export const commands = {
       })
       .strict(),
     response: z.object({ run: RunViewSchema, repeated: z.boolean() }),
-  },
+  }),
   /** Runs waiting because an effect is in doubt (the plane stopped while it was in flight). */
-  'recovery.list': { request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) },
-  'recovery.resolve': {
+  'recovery.list': () => ({ request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) }),
+  'recovery.resolve': () => ({
     request: z
       .object({
         runId: RunIdSchema,
@@ -382,48 +407,48 @@ export const commands = {
       })
       .strict(),
     response: RunViewSchema,
-  },
-  'peers.create': { request: NewPeerSchema, response: PeerSummarySchema },
-  'peers.start': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
-  'peers.stop': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
-  'peers.restart': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
+  }),
+  'peers.create': () => ({ request: NewPeerSchema, response: PeerSummarySchema }),
+  'peers.start': () => ({ request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema }),
+  'peers.stop': () => ({ request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema }),
+  'peers.restart': () => ({ request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema }),
   /** A running peer's shared-secret sessions and the identity credentials in use, with their use. */
-  'peers.sessions': {
+  'peers.sessions': () => ({
     request: z.object({ id: PeerIdSchema }).strict(),
     response: z.object({ sessions: z.array(SessionRowSchema), identities: z.array(IdentityRowSchema) }),
-  },
+  }),
   /** Opens a session on a running peer and pings with it: the round trip and the session's label. */
-  'peers.ping': { request: z.object({ id: PeerIdSchema }).strict(), response: z.object({ label: z.string(), latencyMs: z.number().nonnegative() }) },
-  'peers.revokeSession': { request: z.object({ id: PeerIdSchema, label: z.string() }).strict(), response: z.object({ revoked: z.boolean() }) },
+  'peers.ping': () => ({ request: z.object({ id: PeerIdSchema }).strict(), response: z.object({ label: z.string(), latencyMs: z.number().nonnegative() }) }),
+  'peers.revokeSession': () => ({ request: z.object({ id: PeerIdSchema, label: z.string() }).strict(), response: z.object({ revoked: z.boolean() }) }),
   /** Lets peer `caller` call `skills` of peer `callee` (identity mode). */
-  'peers.allow': { request: z.object({ callee: PeerIdSchema, caller: PeerIdSchema, skills: z.array(z.string().min(1)) }).strict(), response: PeerSummarySchema },
+  'peers.allow': () => ({ request: z.object({ callee: PeerIdSchema, caller: PeerIdSchema, skills: z.array(z.string().min(1)) }).strict(), response: PeerSummarySchema }),
   /**
    * Peer `from` calls a skill of peer `to` with its own identity: a credential signed with
    * `from`'s key for `to` alone. What `to` may be asked is the registry's allow list.
    */
-  'peers.call': {
+  'peers.call': () => ({
     request: z.object({ from: PeerIdSchema, to: PeerIdSchema, skill: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }).strict(),
     response: z.object({ result: z.unknown() }),
-  },
+  }),
   /** Revokes a peer's identity: it may call nothing and be called by nobody, and cannot start. */
-  'peers.revoke': { request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema },
+  'peers.revoke': () => ({ request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema }),
   /** Spend per agent, per peer and per run, against ceilings, and over time. */
-  'spend.summary': { request: z.object({ limit: z.number().int().min(1).max(1000).default(500) }).strict(), response: SpendSummarySchema },
+  'spend.summary': () => ({ request: z.object({ limit: z.number().int().min(1).max(1000).default(500) }).strict(), response: SpendSummarySchema }),
   /** A run as a self-contained, verifiable bundle (JSONL text), for the UI to save. */
-  'journal.exportRun': {
+  'journal.exportRun': () => ({
     request: z.object({ runId: RunIdSchema }).strict(),
     response: z.object({ fileName: z.string(), content: z.string(), records: z.number().int(), rootHash: z.string() }),
-  },
-  'halts.list': { request: Empty, response: z.object({ scopes: z.array(z.string()) }) },
-  'halts.apply': { request: z.object({ scope: z.string().min(1), reason: z.string().max(500).optional() }).strict(), response: z.object({ scopes: z.array(z.string()) }) },
-  'halts.lift': { request: z.object({ scope: z.string().min(1) }).strict(), response: z.object({ scopes: z.array(z.string()) }) },
+  }),
+  'halts.list': () => ({ request: Empty, response: z.object({ scopes: z.array(z.string()) }) }),
+  'halts.apply': () => ({ request: z.object({ scope: z.string().min(1), reason: z.string().max(500).optional() }).strict(), response: z.object({ scopes: z.array(z.string()) }) }),
+  'halts.lift': () => ({ request: z.object({ scope: z.string().min(1) }).strict(), response: z.object({ scopes: z.array(z.string()) }) }),
   /**
    * From `agentplane acp tap`: observations of one ACP session's run, appended in one commit,
    * the run sealed as `observed` after them when `seal` is given. Only a run the tap began: a new
    * run id's first observation is tap/started; an existing run must start with an acp
    * Observation and not be sealed.
    */
-  'acp.record': {
+  'acp.record': () => ({
     request: z
       .object({
         runId: RunIdSchema,
@@ -433,20 +458,20 @@ export const commands = {
       })
       .strict(),
     response: z.object({ seq: z.number().int().nonnegative(), records: z.number().int().nonnegative() }),
-  },
+  }),
   /** Observed ACP sessions, the most recently active first. */
-  'acp.sessions': {
+  'acp.sessions': () => ({
     request: z.object({ limit: z.number().int().min(1).max(500).default(100) }).strict(),
     response: z.object({ sessions: z.array(AcpSessionSummarySchema) }),
-  },
+  }),
   /** One observed session, folded. */
-  'acp.session': { request: z.object({ runId: RunIdSchema }).strict(), response: AcpSessionViewSchema },
+  'acp.session': () => ({ request: z.object({ runId: RunIdSchema }).strict(), response: AcpSessionViewSchema }),
   /**
    * A person answers an open permission request of a session tapped with `--policy inbox`: the
    * plane journals the answer (a `decision` observation) and the tap, which polls
    * `acp.decisions`, gives it to the agent unless the editor answered first.
    */
-  'acp.answer': {
+  'acp.answer': () => ({
     request: z
       .object({
         runId: RunIdSchema,
@@ -456,50 +481,50 @@ export const commands = {
       })
       .strict(),
     response: z.object({ seq: z.number().int().positive() }),
-  },
+  }),
   /** The answers people gave at the plane in one observed session after `afterSeq`: what the tap polls. */
-  'acp.decisions': {
+  'acp.decisions': () => ({
     request: z.object({ runId: RunIdSchema, afterSeq: z.number().int().nonnegative().default(0) }).strict(),
     response: z.object({
       decisions: z.array(z.object({ seq: z.number().int(), requestKey: z.string(), outcome: PermissionOutcomeSchema, optionId: z.string().optional() })),
       lastSeq: z.number().int().nonnegative(),
     }),
-  },
+  }),
   /** The plane's own MCP endpoint (URL, bearer token, stdio command) for a host's config. */
-  'mcp.endpoint': { request: Empty, response: McpEndpointViewSchema },
+  'mcp.endpoint': () => ({ request: Empty, response: McpEndpointViewSchema }),
   /** The MCP servers declared in `<data dir>/mcp-servers.json`, with their connection state. */
-  'mcp.servers.list': { request: Empty, response: z.object({ servers: z.array(McpServerViewSchema) }) },
+  'mcp.servers.list': () => ({ request: Empty, response: z.object({ servers: z.array(McpServerViewSchema) }) }),
   /** Declares a server (written to mcp-servers.json); a name already declared is refused. */
-  'mcp.servers.add': {
+  'mcp.servers.add': () => ({
     request: z.object({ name: McpServerNameSchema, config: McpServerConfigSchema }).strict(),
     response: McpServerViewSchema,
-  },
+  }),
   /** Disconnects and forgets a server. */
-  'mcp.servers.remove': { request: z.object({ name: McpServerNameSchema }).strict(), response: z.object({ removed: z.boolean() }) },
+  'mcp.servers.remove': () => ({ request: z.object({ name: McpServerNameSchema }).strict(), response: z.object({ removed: z.boolean() }) }),
   /** Connects (handshake, then tools, prompts and resources listed); a failure is in the view's `error`. */
-  'mcp.servers.connect': { request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema },
-  'mcp.servers.disconnect': { request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema },
+  'mcp.servers.connect': () => ({ request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema }),
+  'mcp.servers.disconnect': () => ({ request: z.object({ name: McpServerNameSchema }).strict(), response: McpServerViewSchema }),
   /** Origins netguard lets through whatever they resolve to: the person's list and those derived from configured providers and MCP servers. A person's command only. */
-  'net.allow.list': { request: Empty, response: NetAllowListSchema },
+  'net.allow.list': () => ({ request: Empty, response: NetAllowListSchema }),
   /** Adds an exact origin (`scheme://host:port`) to `<data dir>/net-allow.json`. */
-  'net.allow.add': { request: z.object({ origin: NetOriginInputSchema }).strict(), response: NetAllowEntrySchema },
+  'net.allow.add': () => ({ request: z.object({ origin: NetOriginInputSchema }).strict(), response: NetAllowEntrySchema }),
   /** Removes an origin from the person's list (a derived entry goes with its provider or server). */
-  'net.allow.remove': { request: z.object({ origin: NetOriginInputSchema }).strict(), response: z.object({ removed: z.boolean() }) },
+  'net.allow.remove': () => ({ request: z.object({ origin: NetOriginInputSchema }).strict(), response: z.object({ removed: z.boolean() }) }),
   /** The keys remote A2A agents' cards are pinned to, per origin (`<data dir>/a2a-pins.json`), with any changed key waiting for a person. A person's command only. */
-  'a2a.pins.list': { request: Empty, response: z.object({ pins: z.array(A2aPinViewSchema) }) },
+  'a2a.pins.list': () => ({ request: Empty, response: z.object({ pins: z.array(A2aPinViewSchema) }) }),
   /** A person accepts the changed key an origin's card was refused for; it becomes the pin. */
-  'a2a.pins.accept': { request: z.object({ origin: z.string().url() }).strict(), response: A2aPinViewSchema },
+  'a2a.pins.accept': () => ({ request: z.object({ origin: z.string().url() }).strict(), response: A2aPinViewSchema }),
   /** The remote A2A agents the newest runs called (from the journal's `a2a` effects), each with its card's verification state and its tasks. A person's command only. */
-  'a2a.remotes': { request: A2aRemotesRequestSchema, response: A2aRemotesSchema },
+  'a2a.remotes': () => ({ request: A2aRemotesRequestSchema, response: A2aRemotesSchema }),
   /** Model providers as configured (env over Settings, field by field); never a key, at most its last four characters. A person's command only. */
-  'providers.list': { request: Empty, response: ProvidersListSchema },
+  'providers.list': () => ({ request: Empty, response: ProvidersListSchema }),
   /** Stores a provider's key, base URL or default model (null clears) and applies it live. */
-  'providers.set': { request: ProviderSetRequestSchema, response: ProviderViewSchema },
+  'providers.set': () => ({ request: ProviderSetRequestSchema, response: ProviderViewSchema }),
   /** Forgets what Settings stored for a provider (the environment's values stay in force). */
-  'providers.remove': { request: z.object({ provider: SettableProviderSchema }).strict(), response: z.object({ removed: z.boolean(), provider: ProviderViewSchema }) },
+  'providers.remove': () => ({ request: z.object({ provider: SettableProviderSchema }).strict(), response: z.object({ removed: z.boolean(), provider: ProviderViewSchema }) }),
   /** One tiny real call through the provider's driver (not journaled); a failure is the provider's own message. */
-  'providers.test': { request: z.object({ provider: SettableProviderSchema, model: ProviderModelSchema.optional() }).strict(), response: ProviderTestResultSchema },
-} as const;
+  'providers.test': () => ({ request: z.object({ provider: SettableProviderSchema, model: ProviderModelSchema.optional() }).strict(), response: ProviderTestResultSchema }),
+});
 
 /** The most answer text one `runs.streaming` event carries (its tail): 64 KiB of characters. */
 export const LIVE_TEXT_MAX_CHARS = 64 * 1024;
