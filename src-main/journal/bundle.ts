@@ -564,8 +564,15 @@ export interface TextReads {
   readRangeText(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecordText[]>;
 }
 
-/** Records per read while verifying: one await and one SQLite statement per page. */
-const VERIFY_PAGE = 2000;
+/**
+ * Records per read while verifying: one await and one SQLite statement per page. Small, because
+ * a page is what the young generation holds live while it is checked (eight strings and two
+ * objects a record), and every scavenge copies what is live: at 2,000 a page the garbage
+ * collector took about as long as reading the rows. Measured on 20,020 records, in-thread:
+ * the start-up scan's first pass 290 ms at 2,000 a page, 190 ms at 250 (warm: 100 ms, 80 ms);
+ * data-dir verification on one thread 128k -> 219k records/s (bench journal-verify).
+ */
+const VERIFY_PAGE = 250;
 
 function verifiableOf(row: StoredRecordText): VerifiableRecord {
   return { seq: row.seq, prevHash: row.prevHash, hash: row.hash, kind: row.kind, runId: row.runId, preimage: recordPreimageFromBodyText(row, row.bodyText) };

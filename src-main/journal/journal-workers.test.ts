@@ -19,7 +19,7 @@ import { BundleError, exportBundle, storeVerifyPlan, verifyBundleFile, verifyJou
 import { Journal } from './journal';
 import { JournalError } from './journal-error';
 import { scanStoreRecords } from './journal-scan';
-import { exportBundleInWorker, JournalWorkers, SCAN_IN_WORKER_FROM_RECORDS, scanWholeJournal, verifyJournalStoreInWorker } from './journal-workers';
+import { exportBundleInWorker, JournalWorkers, SCAN_IN_WORKER_FROM_RECORDS, scanInWorkers, scanWholeJournal, verifyJournalStoreInWorker } from './journal-workers';
 import { journalPath } from './sqlite-store';
 
 const RESPONSIVE_RECORDS = 50_000;
@@ -179,7 +179,7 @@ describe('the journal worker pool answers what the in-thread path answers', () =
       { runId: 'late-1', host: null },
       { runId: 'last-1', host: 'peer:beta' },
     ]);
-    const split = await scanWholeJournal(journal, plan);
+    const split = await scanInWorkers(journal, plan);
     expect(journal.workers.size).toBeGreaterThan(1);
     expect(journal.workers.stats().started).toBe(journal.workers.size);
     expect(split).toEqual(onePass);
@@ -190,7 +190,7 @@ describe('the journal worker pool answers what the in-thread path answers', () =
     forgeBody(journal, forged.seq);
     const forgedHere = await scanStoreRecords(journal.store, plan, { publicKey: journal.key.publicKey });
     expect(forgedHere.report.ok).toBe(false);
-    expect(await scanWholeJournal(journal, plan)).toEqual(forgedHere);
+    expect(await scanInWorkers(journal, plan)).toEqual(forgedHere);
   }, 120_000);
 
   it("the runtime's start-up scan runs in-thread on a small journal and in a worker from SCAN_IN_WORKER_FROM_RECORDS on", async () => {

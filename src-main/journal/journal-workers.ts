@@ -116,8 +116,13 @@ export async function exportBundleInWorker(journal: Journal, scope: VerifyScope,
 export async function scanWholeJournal(journal: Journal, plan: StoreVerifyPlan): Promise<JournalScan> {
   const head = await journal.head();
   if (head.seq < SCAN_IN_WORKER_FROM_RECORDS) return scanStoreRecords(journal.store, plan, { publicKey: journal.key.publicKey });
+  return scanInWorkers(journal, plan, head.seq);
+}
+
+/** The start-up scan in the journal workers, split across them where there are several. */
+export async function scanInWorkers(journal: Journal, plan: StoreVerifyPlan, head?: number): Promise<JournalScan> {
   if (journal.workers.size > 1) {
-    const scan = await scanInParallel(journal.workers, plan, head.seq, journal.key.publicKey);
+    const scan = await scanInParallel(journal.workers, plan, head ?? (await journal.head()).seq, journal.key.publicKey);
     if (scan) return scan;
   }
   return (await journal.workers.run({ kind: 'scan', plan })).result;

@@ -182,6 +182,37 @@ describe('journal store', () => {
     writer.close();
   });
 
+  it("says before migration 005 rebuilds a large records table that it will take a while, and says nothing for a small one", async () => {
+    // A journal as migrations 001..004 left it, with `records` rows chained as the trigger wants.
+    const journalOf = (records: number) => {
+      const dataDir = tempDataDir();
+      const db = new Database(journalPath(dataDir));
+      migrate(db, migrations.slice(0, 4));
+      const insert = db.prepare("INSERT INTO records (seq, run_id, kind, v, time, body, prev_hash, hash) VALUES (?, NULL, 'PeerLifecycle', 1, '2026-01-01T00:00:00.000Z', '{}', ?, ?)");
+      db.transaction(() => {
+        let prev = GENESIS_PREV_HASH;
+        for (let seq = 1; seq <= records; seq++) {
+          const hash = seq.toString(16).padStart(64, '0');
+          insert.run(seq, prev, hash);
+          prev = hash;
+        }
+      })();
+      db.close();
+      return dataDir;
+    };
+    const heard = async (dataDir: string) => {
+      const notices: string[] = [];
+      const journal = await Journal.open({ dataDir, onMigrationNotice: (message) => notices.push(message) });
+      open.push(journal);
+      expect((await journal.head()).seq).toBeGreaterThan(0);
+      return notices;
+    };
+    expect(await heard(journalOf(10))).toEqual([]);
+    const notices = await heard(journalOf(120_000));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/upgrading the journal's records table \(120,000 records, about 1 s\); this happens once/);
+  }, 60_000);
+
   it('finds the runs a run called through one index, on a journal made before the index existed too', async () => {
     const dataDir = tempDataDir();
     // A journal as the first release wrote it: migration 001 only.

@@ -46,6 +46,8 @@ export interface JournalOptions {
    * key, no database). A verifier must not change what it verifies.
    */
   readOnly?: boolean;
+  /** Hears what a slow migration says before it runs (a first start after an upgrade), for the operator. */
+  onMigrationNotice?: (message: string) => void;
 }
 
 export type AppendListener = (records: readonly JournalRecord[]) => void;
@@ -87,7 +89,7 @@ export class Journal {
     // Refused before anything in it is read or created: a data dir others can write is one
     // whose key, checkpoints and database they could have replaced (data-dir-guard.ts).
     ensurePrivateDataDir(options.dataDir, { create: !options.readOnly });
-    const store = options.store ?? SqliteJournalStore.open(journalPath(options.dataDir));
+    const store = options.store ?? SqliteJournalStore.open(journalPath(options.dataDir), options.onMigrationNotice ? { onMigrationNotice: options.onMigrationNotice } : {});
     try {
       const key = options.key ?? (options.readOnly ? await loadPlaneKey(options.dataDir) : await loadOrCreatePlaneKey(options.dataDir));
       const journal = new Journal(

@@ -126,6 +126,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** How the WAL file is synced before an append is acknowledged (tests hold, time or fail it). */
   walSync?: WalSyncOptions;
+  /** Hears what a slow migration says before it runs (migrations.ts `notice`), for the operator's log. */
+  onMigrationNotice?: (message: string) => void;
 }
 
 /**
@@ -329,7 +331,7 @@ export class SqliteJournalStore implements JournalStore {
       if (sync !== SYNCHRONOUS_NORMAL) throw new JournalError('Io', `${path}: SQLite refused synchronous=NORMAL (got ${String(sync)})`);
       checkForeignSchema(db, path);
       try {
-        migrate(db);
+        migrate(db, undefined, options.onMigrationNotice);
       } catch (error) {
         if (error instanceof JournalError) throw error;
         const message = (error as Error).message;

@@ -105,7 +105,13 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   const lock = acquirePlaneLock(config.dataDir);
   let journal: Journal;
   try {
-    journal = await Journal.open({ dataDir: config.dataDir, now, checkpointEvery: config.checkpointEvery });
+    journal = await Journal.open({
+      dataDir: config.dataDir,
+      now,
+      checkpointEvery: config.checkpointEvery,
+      // A first start after an upgrade can rebuild a large table: the log says so before it stalls.
+      onMigrationNotice: (message) => logger.log('warn', message),
+    });
   } catch (error) {
     lock.release();
     throw error;
