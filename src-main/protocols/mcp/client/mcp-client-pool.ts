@@ -464,9 +464,11 @@ export class McpClientPool implements McpToolCaller {
     const server = connection.name;
     const said = connection.redact(shorten(messageOf(error)));
     const garbage = connection.nonProtocol ? `; it wrote non-protocol output on stdout: "${connection.nonProtocol}"` : '';
+    // A failed call means a client existed, so the SDK is loaded; without it nothing is the SDK's.
     const sdk = loadedSdk?.client;
     const sdkError = sdk && error instanceof sdk.SdkError ? error : undefined;
-    if (error instanceof DeadlinePassed || sdkError?.code === sdk?.SdkErrorCode.RequestTimeout || deadline.passed) {
+    const sdkTimedOut = sdk !== undefined && sdkError !== undefined && sdkError.code === sdk.SdkErrorCode.RequestTimeout;
+    if (error instanceof DeadlinePassed || sdkTimedOut || deadline.passed) {
       return new EffectFailure('McpTimeout', `${server}/${tool}: no answer within ${deadline.ms} ms${garbage}; the request was sent, so whether the tool ran is unknown`, 'InDoubt');
     }
     if (sdk && error instanceof sdk.ProtocolError) {
