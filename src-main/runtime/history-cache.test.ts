@@ -98,3 +98,15 @@ describe('listing runs', () => {
     expect(again.find((s) => s.runId === id(3))!.records).toBe(13);
   });
 });
+
+describe('run links', () => {
+  it('answers a run that no run called and that called none from its admission and the index, folding nothing', async () => {
+    // The page asks for a run's links whenever it is opened; folding a long run for that read
+    // all of its records at once.
+    const runtime = await runtimeOver([[id(1), 40]], 1000);
+    expect(await runtime.links(id(1))).toEqual({ calledBy: null, calls: [] });
+    expect(runtime.historyCache).toEqual({ runs: 0, records: 0 });
+    // A run the journal does not hold is refused as before.
+    await expect(runtime.links(id(9))).rejects.toThrow(/no run/);
+  });
+});

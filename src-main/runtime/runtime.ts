@@ -680,6 +680,16 @@ export class Runtime {
 
   /** The run that called this one and the runs it called (run-links.ts). */
   async links(runId: string): Promise<RunLinks> {
+    // Most runs were called by no run and called none: the admission (its first record) and the
+    // journal's index of called runs say so without folding the run. The page asks for a run's
+    // links each time it is opened, and folding a 100,000-record run for that read every record
+    // and held them all at once (bench/memory.bench.ts: the long run's timeline step).
+    if (isRunId(runId)) {
+      const [first] = await this.options.journal.readRun(runId, 1, 1);
+      if (first?.kind === 'RunAdmitted' && !(first.body as RecordBody<'RunAdmitted'>).parentRunId) {
+        if ((await this.options.journal.store.childRuns(runId, 1)).length === 0) return { calledBy: null, calls: [] };
+      }
+    }
     const history = await this.history(runId);
     let calledBy: RunLink | null = null;
     if (history.parentRunId) {
