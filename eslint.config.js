@@ -22,7 +22,12 @@ const FIXTURE = '**/*.lint-fixture.{ts,tsx}';
 
 export default tseslint.config(
   {
-    ignores: ['out/**', 'dist/**', 'node_modules/**', 'native/**', 'tests/lint-fixtures/**', 'test-results/**', 'coverage/**'],
+    ignores: [
+      'out/**', 'dist/**', 'node_modules/**', 'native/**', 'tests/lint-fixtures/**', 'test-results/**', 'coverage/**',
+      // The build's temporary config bundles: `npm test` lints beside the build, and a file the
+      // build deletes mid-lint fails lint with ENOENT (tests/lint-layers.test.ts).
+      '**/*.config.ts.*.mjs', '**/*.config.ts.timestamp-*.mjs',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -36,3 +36,18 @@ describe('layer rules', () => {
     });
   }
 });
+
+describe('files lint never reads', () => {
+  const eslint = new ESLint({ cwd: join(import.meta.dirname, '..') });
+
+  // `npm test` lints beside the build (scripts/check.mjs). electron-vite bundles its config to
+  // a temporary `electron.vite.config.ts.<time>-<random>.mjs` in the project root and deletes
+  // it when the build ends; lint that listed it a moment before then failed to open it (ENOENT)
+  // and the whole check failed. The build's temporary files are never lint's to read.
+  it('ignores the build tool’s temporary config bundle', async () => {
+    expect(await eslint.isPathIgnored('electron.vite.config.ts.1796193615845-a759bb48890e7.mjs')).toBe(true);
+    expect(await eslint.isPathIgnored('vite.config.ts.timestamp-1796193615845-a759bb48890e7.mjs')).toBe(true);
+    // The config itself is still linted.
+    expect(await eslint.isPathIgnored('electron.vite.config.ts')).toBe(false);
+  });
+});
