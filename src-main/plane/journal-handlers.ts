@@ -3,7 +3,7 @@
  * Records go out with their envelope intact (hashes included) and a `known` flag, so a record
  * of a kind from a newer AgentPlane is shown raw and labelled rather than dropped.
  */
-import { checkRecordBody } from '../../src-shared/journal/records';
+import { unknownVersion } from '../../src-shared/journal/records';
 import type { CommandHandlers } from './dispatch';
 import type { Journal } from '../journal/journal';
 import { BundleError } from '../journal/bundle';
@@ -19,8 +19,9 @@ import type { RecordView } from '../../src-shared/ipc/contract';
 
 export function recordView(record: StoredRecord): RecordView {
   const { bodyText: _bodyText, ...envelope } = record;
-  const check = checkRecordBody(record.kind, record.v, record.body);
-  return check.known ? { ...envelope, known: true } : { ...envelope, known: false, note: check.why };
+  // Known or not by kind and version alone: a view shows the body as written, valid or not.
+  const why = unknownVersion(record.kind, record.v);
+  return why === null ? { ...envelope, known: true } : { ...envelope, known: false, note: why };
 }
 
 export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journal.runs' | 'journal.records' | 'journal.verify' | 'journal.exportRun'> {

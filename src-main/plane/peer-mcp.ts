@@ -163,7 +163,7 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
   const records = journalHandlers(journal)['journal.records'];
 
   async function hostedHere(runId: string): Promise<void> {
-    const history = await runtime.history(runId);
+    const history = await runtime.summary(runId);
     if ((history.host ?? 'plane') !== host) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
   }
 
@@ -222,7 +222,7 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
       // The caller's own runs only, cancelled in its name (the plane's handler cancels as the
       // person at the plane, which an MCP host is not).
       const principal = context.caller?.principal ?? PRINCIPAL_ANONYMOUS;
-      const history = await runtime.history(runId);
+      const history = await runtime.summary(runId);
       if ((history.host ?? 'plane') !== host || history.owner !== principal) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
       await runtime.cancel(runId, principal, reason);
       return runs['runs.get']({ runId }, context);

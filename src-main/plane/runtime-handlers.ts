@@ -100,7 +100,8 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
       return { runs: runs.filter((h) => (!agent || h.agent === agent) && (!host || (h.host ?? 'plane') === host) && (!status || h.status === status)).map(runView) };
     },
     async 'runs.get'({ runId }) {
-      return runView(await runtime.history(runId));
+      // A view is a summary: a run's steps are read from its records (journal.records), never here.
+      return runView(await runtime.summary(runId));
     },
     'runs.links': ({ runId }) => runtime.links(runId),
     async 'runs.start'({ agent, input, wait, context: runContext }, context) {
@@ -114,7 +115,7 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
     async 'runs.cancel'({ runId, reason }, context) {
       // A protocol caller (an MCP host's tasks/cancel) cancels only a run it admitted; the journal
       // names it as the one who asked.
-      if (context.caller && (await runtime.history(runId)).owner !== context.caller.principal) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+      if (context.caller && (await runtime.summary(runId)).owner !== context.caller.principal) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
       return runView(await runtime.cancel(runId, actorOf(context), reason));
     },
     async 'approvals.list'() {
@@ -170,9 +171,14 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
   };
 }
 
-/** Spend folded from the runs' histories (never kept beside the journal). */
+/**
+ * Spend folded from the runs' summaries (never kept beside the journal). Summaries, not whole
+ * histories: folding the newest 1,000 runs of a 1M-record journal whole held every effect of
+ * every run at once (the plane's RSS grew by 600 MB on opening Spend, bench/memory.bench.ts),
+ * where a summary carries the run's peer calls and completed payments and nothing else per step.
+ */
 export async function spendSummary(runtime: Runtime, limit: number): Promise<SpendSummary> {
-  const runs = await runtime.listRuns(limit);
+  const runs = await runtime.listRunSummaries(limit);
   const byAgent = new Map<string, SpendSummary['byAgent'][number]>();
   const byPeer = new Map<string, SpendSummary['byPeer'][number]>();
   let total = NO_SPEND;
@@ -186,9 +192,7 @@ export async function spendSummary(runtime: Runtime, limit: number): Promise<Spe
     // A skill run is hosted by a peer; an agent's calls to a peer are that peer's too.
     const peers = new Set<string>();
     if (run.agent.startsWith('skill:')) peers.add(run.host ?? 'peer:?');
-    for (const attempts of run.steps.values()) {
-      for (const attempt of attempts) if (attempt.started.effect === 'peer') peers.add(`peer:${attempt.started.name.split('/')[0]}`);
-    }
+    for (const peer of run.peersCalled) peers.add(peer);
     for (const peer of peers) {
       const row = byPeer.get(peer) ?? { key: peer, runs: 0, spend: NO_SPEND };
       byPeer.set(peer, { ...row, runs: row.runs + 1, spend: addSpend(row.spend, run.spend) });
@@ -213,17 +217,14 @@ export async function spendSummary(runtime: Runtime, limit: number): Promise<Spe
       }
     }
     // Approved: a payment effect that completed; its result says whether money moved.
-    for (const attempts of run.steps.values()) {
-      for (const attempt of attempts) {
-        if (attempt.started.effect !== 'payment' || !attempt.done) continue;
-        const request = readPaymentRequest(attempt.started.request);
-        if (!request) continue;
-        const row = intentRow(request.currency);
-        row.approved += request.amount;
-        row.approvedCount += 1;
-        const result = attempt.done.result;
-        if (typeof result === 'object' && result !== null && (result as { moved?: unknown }).moved === true) row.moved += request.amount;
-      }
+    for (const payment of run.paymentsDone) {
+      const request = readPaymentRequest(payment.request);
+      if (!request) continue;
+      const row = intentRow(request.currency);
+      row.approved += request.amount;
+      row.approvedCount += 1;
+      const result = payment.result;
+      if (typeof result === 'object' && result !== null && (result as { moved?: unknown }).moved === true) row.moved += request.amount;
     }
   }
   let running = NO_SPEND;

@@ -4,11 +4,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Plane } from './plane';
-import { call, testPlane } from '../../tests/support/runtime-support';
+import { call, runtimeOverRuns, testPlane } from '../../tests/support/runtime-support';
+import { spendSummary } from './runtime-handlers';
 
 const planes: Plane[] = [];
+const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const p of planes.splice(0)) await p.close().catch(() => undefined);
+  for (const o of open.splice(0).reverse()) await o.close();
 });
 
 describe('spend.summary payment intents', () => {
@@ -34,5 +37,19 @@ describe('spend.summary payment intents', () => {
     const p = await testPlane();
     planes.push(p);
     expect((await call(p, 'spend.summary', { limit: 100 })).paymentIntents).toEqual([]);
+  });
+});
+
+describe('spend.summary over a long journal', () => {
+  it('is folded from summaries: it keeps no run history and builds no steps', async () => {
+    // Spend over the newest 1,000 runs of a 1M-record journal, folded from whole histories,
+    // held every effect of every run at once (+600 MB RSS on opening Spend, bench/memory.bench.ts).
+    const id = (n: number) => `run-${String(n).padStart(20, '0')}`;
+    const runs = Array.from({ length: 6 }, (_, i): [string, number] => [id(i + 1), 20]);
+    const runtime = await runtimeOverRuns(runs, 100_000, open);
+    const spend = await spendSummary(runtime, 100);
+    expect(spend.byRun.map((r) => r.key).sort()).toEqual(runs.map(([runId]) => runId).sort());
+    expect(spend.byAgent.map((a) => [a.key, a.runs])).toEqual([['echo', 6]]);
+    expect(runtime.historyCache).toEqual({ runs: 0, records: 0 });
   });
 });

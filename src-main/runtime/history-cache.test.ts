@@ -6,36 +6,19 @@
  * longer than the bound is folded when asked for and answered, and not kept.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { silentLogger } from '../base/logger';
-import { Journal } from '../journal/journal';
-import { loadPolicy } from '../plane/plane-config';
-import { createLocalProvider } from '../providers/local-provider';
-import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
-import { Runtime } from './runtime';
-import { builtinTools, workspaceOf } from './tools';
+import type { Journal } from '../journal/journal';
+import { runtimeOverRuns } from '../../tests/support/runtime-support';
+import { readRunHistory } from './run-history';
+import type { Runtime } from './runtime';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-async function runtimeOver(runs: Array<[string, number]>, historyCacheRecords: number): Promise<Runtime> {
-  const dataDir = tempDataDir('ap-history-cache-');
-  const journal = await Journal.open({ dataDir });
-  open.push(journal);
-  for (const [runId, effects] of runs) await journal.appendBatch(runDrafts(runId, effects));
-  const runtime = await Runtime.create({
-    journal,
-    agents: [],
-    policy: loadPolicy(dataDir),
-    providers: new Map([['local', createLocalProvider()]]),
-    tools: builtinTools,
-    toolContext: { workspace: workspaceOf(dataDir) },
-    logger: silentLogger,
-    historyCacheRecords,
-  });
-  open.push(runtime);
-  return runtime;
+/** A runtime over a fresh journal holding these runs (runDrafts), its history cache bounded as given. */
+function runtimeOver(runs: Array<[string, number]>, historyCacheRecords: number): Promise<Runtime> {
+  return runtimeOverRuns(runs, historyCacheRecords, open);
 }
 
 const id = (n: number) => `run-${String(n).padStart(20, '0')}`;
@@ -85,8 +68,8 @@ describe('listing runs', () => {
     const reads = vi.spyOn(journal, 'readRun');
     const first = await runtime.listRunSummaries(100);
     expect(reads).toHaveBeenCalledTimes(8);
-    // The history cache holds one run of 12 records; the summaries are all kept.
-    expect(runtime.historyCache.runs).toBe(1);
+    // A list folds summaries, which the history cache never holds; the summaries are all kept.
+    expect(runtime.historyCache.runs).toBe(0);
     expect(runtime.summaryCache).toBe(8);
     reads.mockClear();
     expect(await runtime.listRunSummaries(100)).toEqual(first);
@@ -96,6 +79,39 @@ describe('listing runs', () => {
     const again = await runtime.listRunSummaries(100);
     expect(reads.mock.calls.map((c) => c[0])).toEqual([id(3)]);
     expect(again.find((s) => s.runId === id(3))!.records).toBe(13);
+  });
+});
+
+describe('folding a long run', () => {
+  it('reads its records a page at a time, never all at once, and folds the same history', async () => {
+    // 2,600 effects: 5,202 records. Reading them in one call held every record parsed at once
+    // (about 170 MB for a run of 100,000 on runs.get, bench/memory.bench.ts).
+    const runtime = await runtimeOver([[id(1), 2600]], 10);
+    const journal = (runtime as unknown as { options: { journal: Journal } }).options.journal;
+    const whole = await journal.readRun(id(1), 1, Number.MAX_SAFE_INTEGER);
+    const reads = vi.spyOn(journal, 'readRun');
+    const history = await runtime.history(id(1));
+    expect(reads.mock.calls.length).toBeGreaterThanOrEqual(3);
+    for (const [, , limit] of reads.mock.calls) expect(limit).toBeLessThanOrEqual(2000);
+    expect(history).toEqual(readRunHistory(whole));
+    expect(history.records).toBe(5202);
+  });
+
+  it('answers its summary without keeping its history or building its steps', async () => {
+    const runtime = await runtimeOver([[id(1), 2600], [id(2), 5]], 100_000);
+    const summary = await runtime.summary(id(1));
+    expect(runtime.historyCache).toEqual({ runs: 0, records: 0 });
+    expect(summary).not.toHaveProperty('steps');
+    const { steps: _s, decisions: _d, waits: _w, ...full } = await runtime.history(id(1));
+    expect(summary).toEqual(full);
+    // Kept: asked again, nothing is read.
+    const journal = (runtime as unknown as { options: { journal: Journal } }).options.journal;
+    const reads = vi.spyOn(journal, 'readRun');
+    expect(await runtime.summary(id(1))).toEqual(summary);
+    expect(reads).not.toHaveBeenCalled();
+    // Bad ids and unknown runs are refused as history() refuses them.
+    await expect(runtime.summary('not-a-run')).rejects.toThrow(/is not a run id/);
+    await expect(runtime.summary(id(9))).rejects.toThrow(/no run/);
   });
 });
 

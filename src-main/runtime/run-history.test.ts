@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../src-shared/journal/records';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
-import { decisionOn, readRunHistory } from './run-history';
+import { decisionOn, readRunHistory, RunFold, summaryOf } from './run-history';
 
 const RUN = 'run-00000000000000000abc';
 const party = { agent: 'thrifty', owner: 'user:local' };
@@ -38,5 +38,62 @@ describe('a run history read from records already in journals', () => {
     expect(readRunHistory(records(admitted, suspended(1, 'budget', budgetSubject))).pending?.subject).toEqual(budgetSubject);
     const odd = { kind: 'budget', ceiling: 'tokens', note: 'written by another version' };
     expect(readRunHistory(records(admitted, suspended(1, 'budget', odd))).pending).toMatchObject({ reason: 'budget', subject: { kind: 'unrecognized', raw: odd } });
+  });
+});
+
+describe('a summary fold', () => {
+  const effect = (step: number) => [
+    { kind: 'EffectStarted', body: { step, effect: 'tool', name: 'echo', request: { n: step }, idempotencyKey: `k${step}` } },
+    { kind: 'EffectDone', body: { step, result: { echoed: step }, spend: { ...NO_SPEND, toolCalls: 1 } } },
+  ];
+  const runs: Record<string, JournalRecord[]> = {
+    'sealed after effects': records(admitted, ...effect(1), ...effect(2), { kind: 'RunSealed', body: { outcome: 'succeeded', result: 'ok', spend: NO_SPEND, records: 6 } }),
+    'waiting on an input after a v1 decision': records(admitted, suspended(1, 'budget', budgetSubject), decided(1, 1, 'budget', { budget: { maxTokens: 1000 } }), ...effect(1), suspended(2, 'input', { kind: 'input', prompt: 'Which colour?', ...party })),
+    'answered and running': records(admitted, suspended(1, 'input', { kind: 'input', prompt: 'Which colour?', ...party }), decided(2, 1, 'input', { kind: 'input', input: 'blue' }), ...effect(1)),
+  };
+
+  for (const [name, recs] of Object.entries(runs)) {
+    it(`reads the same summary as the whole history, keeping no steps or decisions: ${name}`, () => {
+      const fold = new RunFold(recs[0]!, false);
+      for (const record of recs) fold.add(record);
+      const summary = fold.finish();
+      expect(summaryOf(summary)).toEqual(summaryOf(readRunHistory(recs)));
+      expect(summary.steps.size).toBe(0);
+      expect(summary.decisions.size).toBe(0);
+    });
+  }
+
+  it('names the peers the run called, each once, and the payments that completed, in both folds', () => {
+    const started = (step: number, effect: string, name: string, request: unknown) => ({ kind: 'EffectStarted', body: { step, effect, name, request, idempotencyKey: `k${step}` } });
+    const done = (step: number, result: unknown) => ({ kind: 'EffectDone', body: { step, result, spend: NO_SPEND } });
+    const failed = (step: number) => ({ kind: 'EffectFailed', body: { step, error: { code: 'Timeout', message: 'no answer' }, disposition: 'InDoubt', spend: NO_SPEND } });
+    const pay = { amount: 5, currency: 'EUR', payee: 'shop' };
+    const recs = records(
+      admitted,
+      started(1, 'peer', 'files/list_files', {}),
+      done(1, []),
+      started(2, 'peer', 'files/get_skill', {}),
+      done(2, {}),
+      started(3, 'payment', 'pay', pay),
+      failed(3),
+      // Retried after the in-doubt attempt: one payment done, counted once.
+      started(3, 'payment', 'pay', pay),
+      done(3, { moved: true }),
+      started(4, 'peer', 'mail/send', {}),
+      started(5, 'payment', 'pay', { ...pay, amount: 7 }),
+      failed(5),
+    );
+    for (const detail of [true, false]) {
+      const fold = new RunFold(recs[0]!, detail);
+      for (const record of recs) fold.add(record);
+      const history = fold.finish();
+      expect(history.peersCalled).toEqual(['peer:files', 'peer:mail']);
+      expect(history.paymentsDone).toEqual([{ request: pay, result: { moved: true } }]);
+    }
+  });
+
+  it('refuses a run that does not begin with its admission', () => {
+    expect(() => new RunFold(records(...effect(1))[0]!, false)).toThrow(/does not start with RunAdmitted/);
+    expect(() => readRunHistory([])).toThrow(/does not start with RunAdmitted/);
   });
 });

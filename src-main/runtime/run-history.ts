@@ -65,6 +65,14 @@ export interface RunHistory {
   records: number;
   lastSeq: number;
   lastTime: string;
+  /**
+   * The peers the run's effects called (`peer:<id>`), each once, in the order first called; and
+   * every payment effect that completed, its request and result as written. Spend reads these
+   * (by peer, payment intents) from summaries, so it never folds a run's every effect to find
+   * its few peer calls and payments.
+   */
+  peersCalled: string[];
+  paymentsDone: Array<{ request: unknown; result: unknown }>;
 }
 
 /**
@@ -86,52 +94,94 @@ export class HistoryError extends Error {
 
 export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
   const first = records[0];
-  if (!first || first.kind !== 'RunAdmitted') throw new HistoryError(`run ${first?.runId ?? '?'} does not start with RunAdmitted`);
-  const admitted = first.body as RecordBody<'RunAdmitted'>;
-  const history: RunHistory = {
-    runId: first.runId!,
-    agent: admitted.agent,
-    owner: admitted.owner,
-    chain: admitted.chain,
-    input: admitted.input,
-    inputProvenance: admitted.inputProvenance,
-    parentRunId: admitted.parentRunId,
-    parentStep: admitted.parentStep,
-    host: admitted.host ?? 'plane',
-    ...(admitted.context !== undefined ? { context: admitted.context } : {}),
-    admittedAt: first.time,
-    admittedSeq: first.seq,
-    budget: { ...admitted.budget },
-    spend: NO_SPEND,
-    status: 'running',
-    steps: new Map(),
-    decisions: new Map(),
-    waits: new Map(),
-    pending: null,
-    cancelled: null,
-    records: 0,
-    lastSeq: first.seq,
-    lastTime: first.time,
-  };
+  if (!first) throw new HistoryError('run ? does not start with RunAdmitted');
+  const fold = new RunFold(first);
+  for (const record of records) fold.add(record);
+  return fold.finish();
+}
 
-  for (const record of records) {
+/**
+ * readRunHistory one record at a time, so a long run is folded page by page as it is read:
+ * reading a run of 100,000 records whole held every record parsed at once (about 170 MB on
+ * `runs.get`, bench/memory.bench.ts), where a page at a time holds one page and the history.
+ *
+ * `detail: false` folds a summary: the effects' attempts and the decisions are not kept (a
+ * summary never shows them, and in a long run they are nearly all the history holds). Waits
+ * are kept either way: a Decision v1 is read by the reason of the wait it answered.
+ */
+export class RunFold {
+  private readonly history: RunHistory;
+  /** The request of each step whose latest attempt is a payment not yet done (paymentsDone). */
+  private readonly openPayments = new Map<number, unknown>();
+
+  constructor(
+    first: JournalRecord,
+    private readonly detail = true,
+  ) {
+    if (first.kind !== 'RunAdmitted') throw new HistoryError(`run ${first.runId ?? '?'} does not start with RunAdmitted`);
+    const admitted = first.body as RecordBody<'RunAdmitted'>;
+    this.history = {
+      runId: first.runId!,
+      agent: admitted.agent,
+      owner: admitted.owner,
+      chain: admitted.chain,
+      input: admitted.input,
+      inputProvenance: admitted.inputProvenance,
+      parentRunId: admitted.parentRunId,
+      parentStep: admitted.parentStep,
+      host: admitted.host ?? 'plane',
+      ...(admitted.context !== undefined ? { context: admitted.context } : {}),
+      admittedAt: first.time,
+      admittedSeq: first.seq,
+      budget: { ...admitted.budget },
+      spend: NO_SPEND,
+      status: 'running',
+      steps: new Map(),
+      decisions: new Map(),
+      waits: new Map(),
+      pending: null,
+      cancelled: null,
+      records: 0,
+      lastSeq: first.seq,
+      lastTime: first.time,
+      peersCalled: [],
+      paymentsDone: [],
+    };
+  }
+
+  /** The next record of the run, in seq order (the first is the RunAdmitted the fold began with). */
+  add(record: JournalRecord): void {
+    const history = this.history;
     history.records += 1;
     history.lastSeq = record.seq;
     history.lastTime = record.time;
     const body = record.body as Record<string, unknown>;
     switch (record.kind) {
       case 'EffectStarted': {
-        const started = { ...(body as RecordBody<'EffectStarted'>), seq: record.seq };
-        const attempts = history.steps.get(started.step) ?? [];
-        attempts.push({ started });
-        history.steps.set(started.step, attempts);
+        const { effect, name, step, request } = body as RecordBody<'EffectStarted'>;
+        if (effect === 'peer') {
+          const peer = `peer:${name.split('/')[0]}`;
+          if (!history.peersCalled.includes(peer)) history.peersCalled.push(peer);
+        }
+        if (effect === 'payment') this.openPayments.set(step, request);
+        else this.openPayments.delete(step);
+        if (this.detail) {
+          const started = { ...(body as RecordBody<'EffectStarted'>), seq: record.seq };
+          const attempts = history.steps.get(started.step) ?? [];
+          attempts.push({ started });
+          history.steps.set(started.step, attempts);
+        }
         history.pending = null;
         break;
       }
       case 'EffectDone':
       case 'EffectFailed': {
         const outcome = body as RecordBody<'EffectDone'> | RecordBody<'EffectFailed'>;
-        const attempt = history.steps.get(outcome.step)?.at(-1);
+        if (record.kind === 'EffectDone' && this.openPayments.has(outcome.step)) {
+          history.paymentsDone.push({ request: this.openPayments.get(outcome.step), result: (outcome as RecordBody<'EffectDone'>).result });
+          this.openPayments.delete(outcome.step);
+        }
+        const attempt = this.detail ? history.steps.get(outcome.step)?.at(-1) : undefined;
         if (attempt) {
           if (record.kind === 'EffectDone') attempt.done = { ...(outcome as RecordBody<'EffectDone'>), seq: record.seq };
           else attempt.failed = { ...(outcome as RecordBody<'EffectFailed'>), seq: record.seq };
@@ -149,9 +199,11 @@ export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
       }
       case 'Decision': {
         const d = record.v === 1 ? decisionFromV1(body as DecisionV1Body, history) : (body as RecordBody<'Decision'>);
-        const list = history.decisions.get(d.waitId) ?? [];
-        list.push({ ...d, seq: record.seq, time: record.time });
-        history.decisions.set(d.waitId, list);
+        if (this.detail) {
+          const list = history.decisions.get(d.waitId) ?? [];
+          list.push({ ...d, seq: record.seq, time: record.time });
+          history.decisions.set(d.waitId, list);
+        }
         if (d.decision === 'snooze' && history.pending?.waitId === d.waitId) {
           history.pending = { ...history.pending, snoozedUntil: d.until };
         } else if (history.pending?.waitId === d.waitId) {
@@ -182,8 +234,12 @@ export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
         break;
     }
   }
-  if (history.status !== 'sealed') history.status = history.pending ? 'suspended' : 'running';
-  return history;
+
+  /** The history of every record added; a summary fold's has empty steps and decisions. */
+  finish(): RunHistory {
+    if (this.history.status !== 'sealed') this.history.status = this.history.pending ? 'suspended' : 'running';
+    return this.history;
+  }
 }
 
 /**

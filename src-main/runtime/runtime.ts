@@ -30,7 +30,7 @@ import type { LoadedAgent } from './manifest';
 import { grantNeeded } from './manifest';
 import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
 import { RunContext, type RunGovernance } from './run-context';
-import { readRunHistory, summaryOf, type PendingWait, type RunHistory, type RunSummary } from './run-history';
+import { readRunHistory, RunFold, summaryOf, type PendingWait, type RunHistory, type RunSummary } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import { agentProgram, type RunProgram } from './run-program';
 import type { PeerCaller } from './peer-effect';
@@ -178,6 +178,8 @@ const HISTORY_CACHE = 2000;
  * folded when asked for and not kept.
  */
 const HISTORY_CACHE_RECORDS = 100_000;
+/** Records read and folded at a time (foldRun): about 1 MB of parsed records per page. */
+const FOLD_PAGE = 2000;
 /**
  * Run summaries kept for listing (see listRunSummaries): a summary is a few hundred bytes
  * whatever its run's length, so this many cost a few MB, and a journal of this many runs is
@@ -645,14 +647,53 @@ export class Runtime {
     if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
     const cached = this.histories.get(runId);
     if (cached && cached.lastSeq === lastSeq) return cached;
-    const records = await this.options.journal.readRun(runId, 1, Number.MAX_SAFE_INTEGER);
-    if (records.length === 0) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
-    // A session observed by `acp tap` is a run of the journal but not one this runtime admitted
-    // (no RunAdmitted: nothing here authorized it); it is read as a session (acp.session), not a run.
-    if (records[0]!.kind === 'Observation') throw new PlaneError(ErrorCode.NotFound, `${runId} is an observed ACP session, not a run the plane admitted (see acp.session)`);
-    const history = readRunHistory(records);
+    const history = await this.foldRun(runId, true);
     this.keepHistory(history);
     return history;
+  }
+
+  /**
+   * One run's summary (its history less the per-step detail): what `runs.get`, the Runs list,
+   * the inboxes and spend show. Kept like a history, keyed by the run's last seq, and folded
+   * without the effects' attempts, so a look at a run of 100,000 records neither keeps nor
+   * builds 50,000 of them.
+   */
+  async summary(runId: string, knownLastSeq?: number): Promise<RunSummary> {
+    if (!isRunId(runId)) throw new PlaneError(ErrorCode.BadRequest, `"${runId.slice(0, 40)}" is not a run id`);
+    const lastSeq = knownLastSeq ?? (await this.options.journal.store.runLastSeq(runId));
+    if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+    const kept = this.summaries.get(runId);
+    if (kept && kept.lastSeq === lastSeq) {
+      this.summaries.delete(runId);
+      this.summaries.set(runId, kept);
+      return kept;
+    }
+    const cached = this.histories.get(runId);
+    if (cached && cached.lastSeq === lastSeq) return this.keepSummary(summaryOf(cached));
+    return this.keepSummary(summaryOf(await this.foldRun(runId, false)));
+  }
+
+  /**
+   * Folds a run from its records, FOLD_PAGE at a time: each page is parsed, folded and let go,
+   * so what a fold holds at once is one page and the history (RunFold). Records are append-only,
+   * so pages read across appends still fold to the history of a prefix of the run, named by its
+   * lastSeq like any other.
+   */
+  private async foldRun(runId: string, detail: boolean): Promise<RunHistory> {
+    let fold: RunFold | null = null;
+    for (let from = 1; ; ) {
+      const page = await this.options.journal.readRun(runId, from, FOLD_PAGE);
+      if (!fold) {
+        if (page.length === 0) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+        // A session observed by `acp tap` is a run of the journal but not one this runtime admitted
+        // (no RunAdmitted: nothing here authorized it); it is read as a session (acp.session), not a run.
+        if (page[0]!.kind === 'Observation') throw new PlaneError(ErrorCode.NotFound, `${runId} is an observed ACP session, not a run the plane admitted (see acp.session)`);
+        fold = new RunFold(page[0]!, detail);
+      }
+      for (const record of page) fold.add(record);
+      if (page.length < FOLD_PAGE) return fold.finish();
+      from = page[page.length - 1]!.seq + 1;
+    }
   }
 
   /** Keeps a folded history in the cache (in place of any older one), within the cache's bounds. */
@@ -710,7 +751,7 @@ export class Runtime {
 
   /** The newest `limit` runs, each folded in full (steps and decisions too). */
   listRuns(limit: number): Promise<RunHistory[]> {
-    return this.listFolded(limit, (history) => history);
+    return this.listFolded(limit, (runId, lastSeq) => this.history(runId, lastSeq));
   }
 
   /**
@@ -719,14 +760,8 @@ export class Runtime {
    * keeps, within its bound). What the Runs list, the inboxes and spend read.
    */
   listRunSummaries(limit: number): Promise<RunSummary[]> {
-    return this.listFolded(limit, (history) => this.keepSummary(summaryOf(history)), (runId, lastSeq) => {
-      // A summary, like a history, is a function of the run's records: true while lastSeq is.
-      const kept = this.summaries.get(runId);
-      if (!kept || kept.lastSeq !== lastSeq) return undefined;
-      this.summaries.delete(runId);
-      this.summaries.set(runId, kept);
-      return kept;
-    });
+    // A summary, like a history, is a function of the run's records: true while lastSeq is.
+    return this.listFolded(limit, (runId, lastSeq) => this.summary(runId, lastSeq));
   }
 
   private keepSummary(summary: RunSummary): RunSummary {
@@ -741,25 +776,17 @@ export class Runtime {
     return this.summaries.size;
   }
 
-  private async listFolded<T>(limit: number, keep: (history: RunHistory) => T, kept?: (runId: string, lastSeq: number) => T | undefined): Promise<T[]> {
+  private async listFolded<T>(limit: number, read: (runId: string, lastSeq: number) => Promise<T>): Promise<T[]> {
     const rows = await this.options.journal.runs(limit);
     const out: T[] = [];
     for (const row of rows) {
       // Observed ACP sessions have no admission, budget or spend of their own: not runs here.
       if (row.firstKind === 'Observation') continue;
-      const known = kept?.(row.runId, row.lastSeq);
-      if (known !== undefined) {
-        out.push(known);
-        continue;
-      }
-      let history: RunHistory;
       try {
-        history = await this.history(row.runId, row.lastSeq);
+        out.push(await read(row.runId, row.lastSeq));
       } catch {
         // A run id the journal holds but cannot fold (written by a newer plane) is skipped here.
-        continue;
       }
-      out.push(keep(history));
     }
     return out;
   }
@@ -773,17 +800,17 @@ export class Runtime {
    * at or after T" is "a record at seq >= the first seq at or after T", which a run admitted
    * before T but active since meets as well.
    */
-  async listOwnedRuns(filter: OwnedRunsFilter, limit: number): Promise<{ runs: RunHistory[]; total: number; nextBeforeSeq: number | null }> {
+  async listOwnedRuns(filter: OwnedRunsFilter, limit: number): Promise<{ runs: RunSummary[]; total: number; nextBeforeSeq: number | null }> {
     const store = this.options.journal.store;
     const { activeSince, beforeSeq, ...rest } = filter;
     // The total is the count before paging: every filter but the cursor.
     const matching = { ...rest, ...(activeSince !== undefined ? { activeFromSeq: await store.firstSeqAtOrAfter(activeSince) } : {}) };
     const [rows, total] = await Promise.all([store.ownedRuns({ ...matching, ...(beforeSeq !== undefined ? { beforeSeq } : {}) }, limit + 1), store.countOwnedRuns(matching)]);
     const page = rows.slice(0, limit);
-    const runs: RunHistory[] = [];
+    const runs: RunSummary[] = [];
     for (const row of page) {
       try {
-        runs.push(await this.history(row.runId, row.lastSeq));
+        runs.push(await this.summary(row.runId, row.lastSeq));
       } catch {
         // A run the journal holds but cannot fold (written by a newer plane) is skipped, as listRuns does.
       }

@@ -263,6 +263,23 @@ export interface RecordDraft<K extends RecordKind = RecordKind> {
 /** Any one draft, as a union over kinds (so a batch may mix kinds and stay type-checked). */
 export type AnyRecordDraft = { [K in RecordKind]: RecordDraft<K> }[RecordKind];
 
+/**
+ * Why this build cannot read a record of this kind and version (newer than it), or null when it
+ * can. What a reader that shows records as written needs, without parsing any body: a view of a
+ * record is its text, and parsing 5,000 bodies per page of a timeline (zod builds a copy of
+ * each) was most of that page's time and garbage.
+ */
+export function unknownVersion(kind: string, v: number): string | null {
+  const versions = (recordBodies as Record<string, Record<number, z.ZodType> | undefined>)[kind];
+  if (!versions) return `record kind ${kind} is newer than this AgentPlane`;
+  if (!versions[v]) return `${kind} v${v} is newer than this AgentPlane`;
+  return null;
+}
+
+function recordSchema(kind: string, v: number): z.ZodType | undefined {
+  return (recordBodies as Record<string, Record<number, z.ZodType> | undefined>)[kind]?.[v];
+}
+
 export type BodyCheck = { known: true; body: Record<string, unknown> } | { known: false; why: string } | { known: true; invalid: string };
 
 /**
@@ -270,11 +287,9 @@ export type BodyCheck = { known: true; body: Record<string, unknown> } | { known
  * as such, never rejected); a known kind whose body does not match is `invalid`.
  */
 export function checkRecordBody(kind: string, v: number, body: unknown): BodyCheck {
-  const versions = (recordBodies as Record<string, Record<number, z.ZodType> | undefined>)[kind];
-  if (!versions) return { known: false, why: `record kind ${kind} is newer than this AgentPlane` };
-  const schema = versions[v];
-  if (!schema) return { known: false, why: `${kind} v${v} is newer than this AgentPlane` };
-  const parsed = schema.safeParse(body);
+  const why = unknownVersion(kind, v);
+  if (why !== null) return { known: false, why };
+  const parsed = recordSchema(kind, v)!.safeParse(body);
   if (!parsed.success) return { known: true, invalid: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ') };
   return { known: true, body: parsed.data as Record<string, unknown> };
 }

@@ -11,7 +11,12 @@ import { createPlaneClient, type PlaneClient } from '../../src-shared/ipc/client
 import type { CommandName, CommandRequest, CommandResponse } from '../../src-shared/ipc/contract';
 import type { ErrorBody } from '../../src-shared/ipc/errors';
 import { inProcessTransport } from '../../src-main/plane/serve-contract';
-import { tempDataDir } from './journal-support';
+import { runDrafts, tempDataDir } from './journal-support';
+import { silentLogger } from '../../src-main/base/logger';
+import { Journal } from '../../src-main/journal/journal';
+import { loadPolicy } from '../../src-main/plane/plane-config';
+import { Runtime } from '../../src-main/runtime/runtime';
+import { builtinTools, workspaceOf } from '../../src-main/runtime/tools';
 import { compileAgent, type LoadedAgent } from '../../src-main/runtime/manifest';
 
 export async function testPlane(overrides: Partial<PlaneConfig> = {}): Promise<Plane> {
@@ -67,4 +72,28 @@ export function callsIn(counterFile: string): number {
 
 export function agent(manifest: Record<string, unknown>): LoadedAgent {
   return compileAgent({ description: 'test agent', input: { type: 'object' }, ...manifest }, `test:${String(manifest.name)}`);
+}
+
+/**
+ * A bare runtime (no agents) over a fresh journal holding `runs` ([runId, effects], written with
+ * runDrafts), its folded-history cache bounded at `historyCacheRecords`. The journal and the
+ * runtime are pushed onto `open`, for the caller's afterEach to close in reverse.
+ */
+export async function runtimeOverRuns(runs: Array<[string, number]>, historyCacheRecords: number, open: Array<{ close(): Promise<void> }>): Promise<Runtime> {
+  const dataDir = tempDataDir('ap-runtime-over-');
+  const journal = await Journal.open({ dataDir });
+  open.push(journal);
+  for (const [runId, effects] of runs) await journal.appendBatch(runDrafts(runId, effects));
+  const runtime = await Runtime.create({
+    journal,
+    agents: [],
+    policy: loadPolicy(dataDir),
+    providers: new Map([['local', createLocalProvider()]]),
+    tools: builtinTools,
+    toolContext: { workspace: workspaceOf(dataDir) },
+    logger: silentLogger,
+    historyCacheRecords,
+  });
+  open.push(runtime);
+  return runtime;
 }
