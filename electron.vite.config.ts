@@ -53,6 +53,29 @@ function rendererWithoutZodJsonSchema(): Plugin {
   };
 }
 
+/**
+ * zod without generated code in the renderer. The page's Content-Security-Policy has no
+ * 'unsafe-eval' (src-renderer/index.html, the bridge's static plugin), so zod's generated
+ * parsers can never run there; but unless its global config says `jitless`, zod finds that out
+ * by trying `new Function("")` as it builds its first object schema, which the policy refuses
+ * and reports as a violation (and a console error) on every load of the page
+ * (e2e/shell.e2e.ts checks none is reported). The config must hold before any schema is built,
+ * and schemas are built as the shared modules load, before the entry's own code runs: so zod's
+ * config is created with `jitless: true` where zod creates it. Should zod change that line, the
+ * build stops here rather than shipping the probe again.
+ */
+function rendererZodJitless(): Plugin {
+  const created = '(_a.__zod_globalConfig = {})';
+  return {
+    name: 'agentplane:renderer-zod-jitless',
+    transform(code, id) {
+      if (!/[\\/]zod[\\/]v4[\\/]core[\\/]core\.js$/.test(id)) return null;
+      if (!code.includes(created)) this.error(`zod/v4/core/core.js no longer creates its global config as ${created}; see rendererZodJitless in electron.vite.config.ts`);
+      return code.replace(created, '(_a.__zod_globalConfig = { jitless: true })');
+    },
+  };
+}
+
 export default defineConfig({
   main: {
     build: {
@@ -106,7 +129,7 @@ export default defineConfig({
   renderer: {
     root: 'src-renderer',
     base: './',
-    plugins: [rendererWithoutZodJsonSchema(), react()],
+    plugins: [rendererWithoutZodJsonSchema(), rendererZodJitless(), react()],
     build: {
       outDir: resolve('out/renderer'),
       emptyOutDir: true,
