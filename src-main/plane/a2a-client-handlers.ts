@@ -16,7 +16,7 @@ import { A2A_REMOTES_DEFAULT_RUNS, type A2aRemote, type A2aRemotes, type A2aRemo
 
 type A2aClientCommands = 'a2a.pins.list' | 'a2a.pins.accept' | 'a2a.remotes';
 
-/** What `a2a.remotes` reads: the newest runs (folded, as runs.list reads them) and one record's time by seq. */
+/** What `a2a.remotes` reads: the newest runs, with (at least) their `a2a` effects' attempts in steps, and one record's time by seq. */
 export interface A2aRemotesSource {
   listRuns(limit: number): Promise<RunHistory[]>;
   timeOf(seq: number): Promise<string | undefined>;

@@ -195,7 +195,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...mcpEndpointHandlers(config.dataDir, runtime),
     ...mcpClientHandlers(mcpPool),
     ...a2aClientHandlers(config.dataDir, {
-      listRuns: (limit) => runtime.listRuns(limit),
+      listRuns: (limit) => runtime.listRunsWithEffect(limit, 'a2a'),
       timeOf: async (seq) => (await journal.readRange(seq, seq, 1))[0]?.time,
     }),
     ...providerHandlers({ state: providerSettings, providers, env, dataDir: config.dataDir, logger, dispatcher: netguard.dispatcher }),

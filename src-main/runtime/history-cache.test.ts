@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Journal } from '../journal/journal';
+import { runDrafts } from '../../tests/support/journal-support';
 import { runtimeOverRuns } from '../../tests/support/runtime-support';
 import { readRunHistory } from './run-history';
 import type { Runtime } from './runtime';
@@ -112,6 +113,34 @@ describe('folding a long run', () => {
     // Bad ids and unknown runs are refused as history() refuses them.
     await expect(runtime.summary('not-a-run')).rejects.toThrow(/is not a run id/);
     await expect(runtime.summary(id(9))).rejects.toThrow(/no run/);
+  });
+});
+
+describe('runs read for one effect', () => {
+  it('holds that effect’s attempts only, and keeps no history', async () => {
+    // Every third step of run 1 is an a2a call; run 2 has none. a2a.remotes reads these, and
+    // folding every run whole for it held every effect of the newest runs at once.
+    const runtime = await runtimeOverRuns([[id(1), 30], [id(2), 10]], 100_000, open);
+    const journal = (runtime as unknown as { options: { journal: Journal } }).options.journal;
+    const drafts = runDrafts(id(3), 9).map((d) =>
+      d.kind === 'EffectStarted' && d.body.step % 3 === 0 ? { ...d, body: { ...d.body, effect: 'a2a' as const, name: 'message/send', request: { card: 'https://agents.example/card', n: d.body.step } } } : d,
+    );
+    await journal.appendBatch(drafts);
+    const runs = await runtime.listRunsWithEffect(100, 'a2a');
+    expect(runs.map((r) => r.runId)).toEqual([id(3), id(2), id(1)]);
+    const [called, ...others] = runs;
+    expect([...called!.steps.keys()]).toEqual([0, 3, 6]);
+    for (const attempts of called!.steps.values()) {
+      expect(attempts).toHaveLength(1);
+      expect(attempts[0]!.started.effect).toBe('a2a');
+      expect(attempts[0]!.done?.result).toEqual({ echoed: attempts[0]!.started.step });
+    }
+    for (const run of others) expect(run.steps.size).toBe(0);
+    // The same run folded whole agrees on everything but the other effects' steps.
+    const { steps: _s, decisions: _d, ...whole } = await runtime.history(id(3));
+    const { steps: _s2, decisions: _d2, ...filtered } = called!;
+    expect(filtered).toEqual(whole);
+    expect(runtime.historyCache.runs).toBe(1);
   });
 });
 

@@ -106,8 +106,10 @@ export function readRunHistory(records: readonly JournalRecord[]): RunHistory {
  * `runs.get`, bench/memory.bench.ts), where a page at a time holds one page and the history.
  *
  * `detail: false` folds a summary: the effects' attempts and the decisions are not kept (a
- * summary never shows them, and in a long run they are nearly all the history holds). Waits
- * are kept either way: a Decision v1 is read by the reason of the wait it answered.
+ * summary never shows them, and in a long run they are nearly all the history holds). An
+ * effect name (`'a2a'`) keeps that effect's attempts only, and no decisions: what a view of one
+ * kind of effect across many runs reads. Waits are kept either way: a Decision v1 is read by
+ * the reason of the wait it answered.
  */
 export class RunFold {
   private readonly history: RunHistory;
@@ -116,7 +118,7 @@ export class RunFold {
 
   constructor(
     first: JournalRecord,
-    private readonly detail = true,
+    private readonly detail: boolean | string = true,
   ) {
     if (first.kind !== 'RunAdmitted') throw new HistoryError(`run ${first.runId ?? '?'} does not start with RunAdmitted`);
     const admitted = first.body as RecordBody<'RunAdmitted'>;
@@ -165,7 +167,7 @@ export class RunFold {
         }
         if (effect === 'payment') this.openPayments.set(step, request);
         else this.openPayments.delete(step);
-        if (this.detail) {
+        if (this.detail === true || this.detail === effect) {
           const started = { ...(body as RecordBody<'EffectStarted'>), seq: record.seq };
           const attempts = history.steps.get(started.step) ?? [];
           attempts.push({ started });
@@ -181,7 +183,8 @@ export class RunFold {
           history.paymentsDone.push({ request: this.openPayments.get(outcome.step), result: (outcome as RecordBody<'EffectDone'>).result });
           this.openPayments.delete(outcome.step);
         }
-        const attempt = this.detail ? history.steps.get(outcome.step)?.at(-1) : undefined;
+        // Only a kept attempt is in steps: a step's attempts are all of one effect.
+        const attempt = history.steps.get(outcome.step)?.at(-1);
         if (attempt) {
           if (record.kind === 'EffectDone') attempt.done = { ...(outcome as RecordBody<'EffectDone'>), seq: record.seq };
           else attempt.failed = { ...(outcome as RecordBody<'EffectFailed'>), seq: record.seq };
@@ -199,7 +202,7 @@ export class RunFold {
       }
       case 'Decision': {
         const d = record.v === 1 ? decisionFromV1(body as DecisionV1Body, history) : (body as RecordBody<'Decision'>);
-        if (this.detail) {
+        if (this.detail === true) {
           const list = history.decisions.get(d.waitId) ?? [];
           list.push({ ...d, seq: record.seq, time: record.time });
           history.decisions.set(d.waitId, list);

@@ -679,7 +679,7 @@ export class Runtime {
    * so pages read across appends still fold to the history of a prefix of the run, named by its
    * lastSeq like any other.
    */
-  private async foldRun(runId: string, detail: boolean): Promise<RunHistory> {
+  private async foldRun(runId: string, detail: boolean | string): Promise<RunHistory> {
     let fold: RunFold | null = null;
     for (let from = 1; ; ) {
       const page = await this.options.journal.readRun(runId, from, FOLD_PAGE);
@@ -752,6 +752,19 @@ export class Runtime {
   /** The newest `limit` runs, each folded in full (steps and decisions too). */
   listRuns(limit: number): Promise<RunHistory[]> {
     return this.listFolded(limit, (runId, lastSeq) => this.history(runId, lastSeq));
+  }
+
+  /**
+   * The newest `limit` runs, each with the attempts of one effect only (`'a2a'`) in its steps and
+   * no decisions: what a view of that effect across runs reads (a2a.remotes). Not kept; a run's
+   * history already kept at the same last seq answers as it is. Folding every run whole for it
+   * held every effect of the newest 1,000 runs at once (as spend.summary did: +600 MB).
+   */
+  listRunsWithEffect(limit: number, effect: string): Promise<RunHistory[]> {
+    return this.listFolded(limit, async (runId, lastSeq) => {
+      const cached = this.histories.get(runId);
+      return cached && cached.lastSeq === lastSeq ? cached : this.foldRun(runId, effect);
+    });
   }
 
   /**
