@@ -72,7 +72,7 @@ async function servePlaneOverStdio(dataDir: string): Promise<void> {
   const logger = createLogger(join(dataDir, 'plane.log'));
   let plane;
   try {
-    plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger });
+    plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger, checkJournalInBackground: true });
   } catch (error) {
     // A plane started between our look at plane.json and the lock: say so, as serve does.
     if (error instanceof PlaneRunningError) throw new CliError(error.message);

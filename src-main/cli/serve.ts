@@ -46,7 +46,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   const logger = createLogger(join(dataDir, 'plane.log'));
   let plane;
   try {
-    plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' });
+    plane = await createPlane({ dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0', checkJournalInBackground: true });
   } catch (error) {
     // Another live plane holds this data dir: one line naming its URL and pid, exit code 1.
     if (error instanceof PlaneRunningError) throw new CliError(error.message);

@@ -28,7 +28,7 @@ hostPlane(channel, async (config) => {
   // Provider keys sealed by the desktop app's safeStorage when it offers it (a request over
   // this channel, answered in the Electron main); else kept in the 0600 providers.json alone.
   const keySealer = config.sealKeys ? channelSealer(channel) : undefined;
-  const plane = await createPlane({ dataDir: config.dataDir, version: config.version, host: config.host, logger, demoPeers: config.demoPeers, ...(keySealer ? { keySealer } : {}) });
+  const plane = await createPlane({ dataDir: config.dataDir, version: config.version, host: config.host, logger, demoPeers: config.demoPeers, checkJournalInBackground: true, ...(keySealer ? { keySealer } : {}) });
   let bridge;
   try {
     bridge = await startWebBridge({ plane, port: 0, rendererDir: rendererDir() });

@@ -78,6 +78,12 @@ export interface PlaneConfig {
    * Closed with the plane, first: a run following a remote task must not hold the close open.
    */
   a2a?: A2aClient;
+  /**
+   * Answer before the start-up check of the journal has ended (RuntimeOptions'
+   * checkJournalInBackground): for the long-running planes (`serve`, `mcp serve`, the desktop
+   * app), so a long journal does not hold their first answer for the seconds its check takes.
+   */
+  checkJournalInBackground?: boolean;
 }
 
 export interface Plane {
@@ -163,6 +169,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       // A model's answer while it streams, to every connected client (never journaled: the
       // sealed effect is the record; the runtime coalesces to 20 updates a second per call).
       onModelText: (update) => events.publish('runs.streaming', update),
+      ...(config.checkJournalInBackground ? { checkJournalInBackground: true } : {}),
     });
   } catch (error) {
     await journal.close();

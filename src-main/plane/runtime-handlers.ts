@@ -160,7 +160,11 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
         }),
       );
     },
-    'halts.list': () => ({ scopes: runtime.haltScopes() }),
+    async 'halts.list'() {
+      // The halts the journal holds are known once its start-up check has read them.
+      await runtime.ready();
+      return { scopes: runtime.haltScopes() };
+    },
     'spend.summary': ({ limit }) => spendSummary(runtime, limit),
     async 'halts.apply'({ scope, reason }) {
       return { scopes: await runtime.halt(scope, LOCAL_USER, reason) };

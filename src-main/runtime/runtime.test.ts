@@ -5,10 +5,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JournalRecord } from '../../src-shared/journal/records';
 import type { RunView } from '../../src-shared/ipc/contract';
-import { journalPath } from '../journal/sqlite-store';
+import { journalPath, SqliteJournalStore } from '../journal/sqlite-store';
 import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from '../plane/plane';
 import { PolicyEngine } from './policy';
@@ -290,5 +290,72 @@ describe('replay', () => {
     const refused = await failure(second, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
     expect(refused).toMatchObject({ code: 'AP_UNAVAILABLE', message: expect.stringMatching(/refused: the journal does not verify \(seq 1: .*altered/) });
     expect((await failure(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).code).toBe('AP_UNAVAILABLE');
+  });
+});
+
+describe('the start-up check of the journal, in the background (serve, mcp serve, the desktop app)', () => {
+  it('lets the plane answer before the check ends; a start asked meanwhile waits for it', async () => {
+    // On a journal of 1M records the check took 5-18 s, all of it before serve printed its URL.
+    const dir = tempDataDir();
+    const first = await testPlane({ dataDir: dir });
+    await call(first, 'runs.start', { agent: 'summarize', input: { text: 'before' }, wait: true });
+    await first.close();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const read = SqliteJournalStore.prototype.readRangeText;
+    const held = vi.spyOn(SqliteJournalStore.prototype, 'readRangeText').mockImplementation(async function (this: SqliteJournalStore, ...args) {
+      await gate;
+      return read.apply(this, args);
+    });
+    try {
+      const second = await plane({ dataDir: dir, checkJournalInBackground: true });
+      expect((await call(second, 'plane.status', {})).state).toBe('running');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The check is under way, held at its first read.
+      expect(held).toHaveBeenCalled();
+      let answered = false;
+      const starting = call(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } }).finally(() => (answered = true));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(answered).toBe(false);
+      release();
+      expect((await starting).agent).toBe('summarize');
+    } finally {
+      release();
+      held.mockRestore();
+    }
+  });
+
+
+  it('still refuses to replay, decide or start against a journal whose chain does not verify', async () => {
+    const dir = tempDataDir();
+    const first = await testPlane({ dataDir: dir });
+    const run = await call(first, 'runs.start', { agent: 'write-note', input: { title: 't', topic: 't' }, wait: true });
+    await first.close();
+    const db = new Database(journalPath(dir));
+    db.exec('DROP TRIGGER records_append_only_update');
+    db.prepare("UPDATE records SET body = replace(body, '\"t\"', '\"T\"') WHERE seq = 1").run();
+    db.close();
+    // The plane is built (and would answer reads) before the check ends; every write waits for it.
+    const second = await plane({ dataDir: dir, checkJournalInBackground: true });
+    expect((await call(second, 'journal.records', { runId: run.runId, fromSeq: 1, limit: 10 })).records.length).toBeGreaterThan(0);
+    const refused = await failure(second, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
+    expect(refused).toMatchObject({ code: 'AP_UNAVAILABLE', message: expect.stringMatching(/refused: the journal does not verify \(seq 1: .*altered/) });
+    expect((await failure(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).code).toBe('AP_UNAVAILABLE');
+  });
+
+  it('holds the halts the journal holds from the first start, and replays a decided run as before', async () => {
+    const dir = tempDataDir();
+    const counter = join(dir, 'calls');
+    const first = await testPlane({ dataDir: dir, providers: new Map([['local', countingProvider(counter)]]) });
+    const run = await call(first, 'runs.start', { agent: 'write-note', input: { title: 'bg', topic: 'bg' }, wait: true });
+    await call(first, 'halts.apply', { scope: 'agent:summarize', reason: 'incident' });
+    await first.close();
+    const second = await plane({ dataDir: dir, providers: new Map([['local', countingProvider(counter)]]), checkJournalInBackground: true });
+    // Asked at once: the start waits for the check, which restores the halt.
+    expect(await failure(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).toEqual({ code: 'AP_FORBIDDEN', message: 'the plane refused to start this run' });
+    expect(await call(second, 'halts.list', {})).toEqual({ scopes: ['agent:summarize'] });
+    await call(second, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
+    expect((await settled(second, run.runId)).outcome).toBe('succeeded');
+    expect(callsIn(counter)).toBe(1);
   });
 });

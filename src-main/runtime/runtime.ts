@@ -68,6 +68,15 @@ export interface RuntimeOptions {
   /** The most records the folded-history cache holds in all (default HISTORY_CACHE_RECORDS). */
   historyCacheRecords?: number;
   /**
+   * Resolve `create` before the start-up check of the journal ends (the long-running plane:
+   * `serve`, the desktop app). The check still gates everything it gated: each start,
+   * decision, answer, cancel and halt waits for it, and a journal that does not verify is
+   * refused as before; reads of the journal answer meanwhile. On a journal of 1M records the
+   * check takes seconds (all of it verified, in workers), which otherwise all came before
+   * the plane's first answer.
+   */
+  checkJournalInBackground?: boolean;
+  /**
    * Live, coalesced views of performed model calls' answers while they stream (the plane
    * publishes them as `runs.streaming`). Advisory and never journaled: the sealed effect is
    * the record (model-stream.ts).
@@ -204,6 +213,8 @@ export class Runtime {
   private readonly settleWaiters = new Map<string, Array<() => void>>();
   private readonly decideLocks = new Map<string, Promise<unknown>>();
   private brokenJournal: string | null = null;
+  /** The start-up check of the journal (see checkJournalInBackground); never rejects. */
+  private startedUp: Promise<void> = Promise.resolve();
   /** Folded histories by run, most recently used last (see history()). */
   private readonly histories = new Map<string, RunHistory>();
   /** The records the cached histories hold, in all (bounded by HISTORY_CACHE_RECORDS). */
@@ -238,21 +249,50 @@ export class Runtime {
   static async create(options: RuntimeOptions): Promise<Runtime> {
     const runtime = new Runtime(options);
     runtime.checkAuthority();
-    const unsealed = await runtime.scanJournal();
-    if (!runtime.brokenJournal) {
+    if (!options.checkJournalInBackground) {
+      await runtime.startUp();
+      return runtime;
+    }
+    runtime.startedUp = runtime.startUp().then(
+      () => options.logger.log('info', 'the journal verified at start-up; runs may start'),
+      (error: unknown) => {
+        // Not verified is not usable: as a journal that fails the check, every write is refused.
+        runtime.brokenJournal ??= `the journal could not be checked at start-up (${error instanceof Error ? error.message : String(error)})`;
+        if (!runtime.closing) options.logger.log('error', 'runtime refuses to replay: the start-up check of the journal failed', errorFields(error));
+      },
+    );
+    return runtime;
+  }
+
+  /** Verifies the journal, restores halts, resumes what was running, then follows other writers. */
+  private async startUp(): Promise<void> {
+    const unsealed = await this.scanJournal();
+    if (this.closing) return;
+    if (!this.brokenJournal) {
       // Runs that were running when the last process stopped continue now; runs waiting for a
       // person stay waiting (they are replayed when decided), unless what withheld them, a
       // halt, has been lifted since.
       for (const runId of unsealed) {
-        const history = await runtime.history(runId);
-        const haltLifted = history.pending?.reason === 'halt' && !runtime.haltedByChain(history.chain, history.agent);
-        if (!history.pending || haltLifted) runtime.schedule(runId);
+        const history = await this.history(runId);
+        const haltLifted = history.pending?.reason === 'halt' && !this.haltedByChain(history.chain, history.agent);
+        if (!history.pending || haltLifted) this.schedule(runId);
       }
     }
-    runtime.followedSeq = (await options.journal.head()).seq;
-    runtime.follower = setInterval(() => void runtime.follow().catch(() => undefined), options.followMs ?? 250);
-    runtime.follower.unref();
-    return runtime;
+    this.followedSeq = (await this.options.journal.head()).seq;
+    if (this.closing) return;
+    this.follower = setInterval(() => void this.follow().catch(() => undefined), this.options.followMs ?? 250);
+    this.follower.unref();
+  }
+
+  /** Resolves once the start-up check of the journal has ended (at once unless it runs in the background). */
+  ready(): Promise<void> {
+    return this.startedUp;
+  }
+
+  /** Waits for the start-up check, then refuses if the journal is broken or the runtime closing. */
+  private async usable(): Promise<void> {
+    await this.startedUp;
+    this.assertUsable();
   }
 
   /** A rule letting a principal start an agent whose grants exceed that principal's declared authority is refused, not clipped. */
@@ -335,6 +375,7 @@ export class Runtime {
     return [...this.programs.values()];
   }
 
+  /** The halts in force; complete once the start-up check has ended (ready()). */
   haltScopes(): string[] {
     return [...this.halts].sort();
   }
@@ -387,7 +428,7 @@ export class Runtime {
    * written). A refusal by policy, a halt or the chain's depth is journaled here and thrown.
    */
   private async admission(request: StartRequest, runId: string, budgetCap: Budget | undefined): Promise<RecordDraft<'RunAdmitted'>> {
-    this.assertUsable();
+    await this.usable();
     const program = this.programs.get(request.agent);
     if (!program) {
       throw new PlaneError(ErrorCode.NotFound, request.agent.startsWith('skill:') ? `no skill named ${request.agent.slice(6)}` : `no agent named ${request.agent} (see \`agentplane agents list\`)`);
@@ -843,7 +884,7 @@ export class Runtime {
   // ---- decisions ----
 
   async decide(request: DecideRequest): Promise<RunHistory> {
-    this.assertUsable();
+    await this.usable();
     // One decision at a time per run: a double click must not approve twice.
     return this.oneDecisionAtATime(request.runId, () => this.decideNow(request));
   }
@@ -906,7 +947,7 @@ export class Runtime {
    * decision (or the same answer sent twice at once) cannot both land on one wait.
    */
   async answerInput(request: AnswerRequest): Promise<{ history: RunHistory; repeated: boolean }> {
-    this.assertUsable();
+    await this.usable();
     return this.oneDecisionAtATime(request.runId, () => this.answerNow(request));
   }
 
@@ -968,7 +1009,7 @@ export class Runtime {
   // ---- cancellation and halts ----
 
   async cancel(runId: string, by: string, reason?: string): Promise<RunHistory> {
-    this.assertUsable();
+    await this.usable();
     const history = await this.history(runId);
     if (history.status === 'sealed') throw new PlaneError(ErrorCode.Conflict, `run ${runId} has already ended (${history.outcome})`);
     if (history.cancelled) throw new PlaneError(ErrorCode.Conflict, `run ${runId} is already being cancelled`);
@@ -981,7 +1022,7 @@ export class Runtime {
   }
 
   async halt(scope: string, by: string, reason?: string): Promise<string[]> {
-    this.assertUsable();
+    await this.usable();
     if (!HALT_SCOPE.test(scope)) throw new PlaneError(ErrorCode.BadRequest, `a halt scope is subject:<principal> or agent:<name>, not "${scope}"`);
     if (this.halts.has(scope)) throw new PlaneError(ErrorCode.Conflict, `${scope} is already halted`);
     await this.options.journal.append({ runId: null, kind: 'HaltApplied', body: { scope, lifted: false, by, ...(reason ? { reason } : {}) } });
@@ -990,7 +1031,7 @@ export class Runtime {
   }
 
   async liftHalt(scope: string, by: string): Promise<string[]> {
-    this.assertUsable();
+    await this.usable();
     if (!this.halts.has(scope)) throw new PlaneError(ErrorCode.Conflict, `${scope} is not halted`);
     await this.options.journal.append({ runId: null, kind: 'HaltApplied', body: { scope, lifted: true, by } });
     this.halts.delete(scope);
@@ -1044,6 +1085,9 @@ export class Runtime {
 
   /** Stops scheduling and waits for executions in flight to reach their next record. */
   async close(): Promise<void> {
+    // A start-up check still running is not waited for (on a long journal it takes seconds, and a
+    // stop must not): it ends when the journal closes, and seeing `closing` it neither resumes a
+    // run nor starts the follower afterwards.
     this.closing = true;
     if (this.follower) clearInterval(this.follower);
     // Parents waiting for a child run are parked (agent-effect.ts RunParked), not waited for.
