@@ -276,21 +276,25 @@ describe('replay', () => {
     expect(diverged).toMatchObject({ outcome: 'failed', error: { code: 'Divergence', message: expect.stringMatching(/replay diverged at step 0 \(model local\): the journal recorded key [0-9a-f]{16}…, the run now asks for [0-9a-f]{16}…/) } });
   });
 
-  it('refuses to replay or decide against a journal whose chain does not verify', async () => {
-    const dir = tempDataDir();
-    const first = await testPlane({ dataDir: dir });
-    const run = await call(first, 'runs.start', { agent: 'write-note', input: { title: 't', topic: 't' }, wait: true });
-    await first.close();
-    const db = new Database(journalPath(dir));
-    db.exec('DROP TRIGGER records_append_only_update');
-    db.prepare("UPDATE records SET body = replace(body, 'replay', 'REPLAY') WHERE seq = 2").run();
-    db.prepare("UPDATE records SET body = replace(body, '\"t\"', '\"T\"') WHERE seq = 1").run();
-    db.close();
-    const second = await plane({ dataDir: dir });
-    const refused = await failure(second, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
-    expect(refused).toMatchObject({ code: 'AP_UNAVAILABLE', message: expect.stringMatching(/refused: the journal does not verify \(seq 1: .*altered/) });
-    expect((await failure(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).code).toBe('AP_UNAVAILABLE');
-  });
+  for (const checkJournalInBackground of [false, true]) {
+    it(`refuses to replay, decide or start against a journal whose chain does not verify${checkJournalInBackground ? ' (checked in the background)' : ''}`, async () => {
+      const dir = tempDataDir();
+      const first = await testPlane({ dataDir: dir });
+      const run = await call(first, 'runs.start', { agent: 'write-note', input: { title: 't', topic: 't' }, wait: true });
+      await first.close();
+      const db = new Database(journalPath(dir));
+      db.exec('DROP TRIGGER records_append_only_update');
+      db.prepare("UPDATE records SET body = replace(body, 'replay', 'REPLAY') WHERE seq = 2").run();
+      db.prepare("UPDATE records SET body = replace(body, '\"t\"', '\"T\"') WHERE seq = 1").run();
+      db.close();
+      // In the background, the plane is built (and answers reads) before the check ends; every write waits for it.
+      const second = await plane({ dataDir: dir, checkJournalInBackground });
+      expect((await call(second, 'journal.records', { runId: run.runId, fromSeq: 1, limit: 10 })).records.length).toBeGreaterThan(0);
+      const refused = await failure(second, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
+      expect(refused).toMatchObject({ code: 'AP_UNAVAILABLE', message: expect.stringMatching(/refused: the journal does not verify \(seq 1: .*altered/) });
+      expect((await failure(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).code).toBe('AP_UNAVAILABLE');
+    });
+  }
 });
 
 describe('the start-up check of the journal, in the background (serve, mcp serve, the desktop app)', () => {
@@ -325,23 +329,6 @@ describe('the start-up check of the journal, in the background (serve, mcp serve
     }
   });
 
-
-  it('still refuses to replay, decide or start against a journal whose chain does not verify', async () => {
-    const dir = tempDataDir();
-    const first = await testPlane({ dataDir: dir });
-    const run = await call(first, 'runs.start', { agent: 'write-note', input: { title: 't', topic: 't' }, wait: true });
-    await first.close();
-    const db = new Database(journalPath(dir));
-    db.exec('DROP TRIGGER records_append_only_update');
-    db.prepare("UPDATE records SET body = replace(body, '\"t\"', '\"T\"') WHERE seq = 1").run();
-    db.close();
-    // The plane is built (and would answer reads) before the check ends; every write waits for it.
-    const second = await plane({ dataDir: dir, checkJournalInBackground: true });
-    expect((await call(second, 'journal.records', { runId: run.runId, fromSeq: 1, limit: 10 })).records.length).toBeGreaterThan(0);
-    const refused = await failure(second, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
-    expect(refused).toMatchObject({ code: 'AP_UNAVAILABLE', message: expect.stringMatching(/refused: the journal does not verify \(seq 1: .*altered/) });
-    expect((await failure(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).code).toBe('AP_UNAVAILABLE');
-  });
 
   it('holds the halts the journal holds from the first start, and replays a decided run as before', async () => {
     const dir = tempDataDir();
