@@ -176,7 +176,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     lock.release();
     throw error;
   }
-  startupMark('plane.runtime-scan');
+  startupMark('plane.runtime');
   const startedAtMs = now();
   let state: PlaneStatus['state'] = 'running';
   let closing: Promise<void> | undefined;

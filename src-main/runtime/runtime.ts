@@ -24,6 +24,7 @@ import { scanWholeJournal } from '../journal/journal-workers';
 import { PlaneError } from '../base/plane-error';
 import type { Logger } from '../base/logger';
 import { errorFields } from '../base/logger';
+import { startupMark } from '../base/startup-trace';
 import { type ModelProvider, pricingOf, unconfiguredProviderMessage } from './model-provider';
 import { UNPRICED_REMEDY, unpricedModelWords } from './model-effect';
 import type { LoadedAgent } from './manifest';
@@ -179,6 +180,12 @@ export class PlaneBuildError extends Error {
   override readonly name = 'PlaneBuildError';
 }
 
+/**
+ * The start-up trace's mark (base/startup-trace.ts) for a start-up check run in the background
+ * ending: from then on runs may start. The benches time it beside the URL line.
+ */
+export const JOURNAL_CHECKED_MARK = 'runtime.journal-checked';
+
 const HISTORY_CACHE = 2000;
 /**
  * The most records the folded-history cache holds in all, besides its count of runs: a history
@@ -254,7 +261,10 @@ export class Runtime {
       return runtime;
     }
     runtime.startedUp = runtime.startUp().then(
-      () => options.logger.log('info', 'the journal verified at start-up; runs may start'),
+      () => {
+        startupMark(JOURNAL_CHECKED_MARK);
+        options.logger.log('info', 'the journal verified at start-up; runs may start');
+      },
       (error: unknown) => {
         // Not verified is not usable: as a journal that fails the check, every write is refused.
         runtime.brokenJournal ??= `the journal could not be checked at start-up (${error instanceof Error ? error.message : String(error)})`;
