@@ -693,9 +693,7 @@ export class Runtime {
    * records each otherwise re-reads every one of them on every list.)
    */
   async history(runId: string, knownLastSeq?: number): Promise<RunHistory> {
-    if (!isRunId(runId)) throw new PlaneError(ErrorCode.BadRequest, `"${runId.slice(0, 40)}" is not a run id`);
-    const lastSeq = knownLastSeq ?? (await this.options.journal.store.runLastSeq(runId));
-    if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+    const lastSeq = await this.lastSeqOf(runId, knownLastSeq);
     const cached = this.histories.get(runId);
     if (cached && cached.lastSeq === lastSeq) return cached;
     const history = await this.foldRun(runId, true);
@@ -710,9 +708,7 @@ export class Runtime {
    * builds 50,000 of them.
    */
   async summary(runId: string, knownLastSeq?: number): Promise<RunSummary> {
-    if (!isRunId(runId)) throw new PlaneError(ErrorCode.BadRequest, `"${runId.slice(0, 40)}" is not a run id`);
-    const lastSeq = knownLastSeq ?? (await this.options.journal.store.runLastSeq(runId));
-    if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+    const lastSeq = await this.lastSeqOf(runId, knownLastSeq);
     const kept = this.summaries.get(runId);
     if (kept && kept.lastSeq === lastSeq) {
       this.summaries.delete(runId);
@@ -722,6 +718,14 @@ export class Runtime {
     const cached = this.histories.get(runId);
     if (cached && cached.lastSeq === lastSeq) return this.keepSummary(summaryOf(cached));
     return this.keepSummary(summaryOf(await this.foldRun(runId, false)));
+  }
+
+  /** The run's last seq (what its kept history and summary are keyed by); refuses a bad or unknown id. */
+  private async lastSeqOf(runId: string, knownLastSeq?: number): Promise<number> {
+    if (!isRunId(runId)) throw new PlaneError(ErrorCode.BadRequest, `"${runId.slice(0, 40)}" is not a run id`);
+    const lastSeq = knownLastSeq ?? (await this.options.journal.store.runLastSeq(runId));
+    if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no run ${runId}`);
+    return lastSeq;
   }
 
   /**
@@ -819,9 +823,9 @@ export class Runtime {
   }
 
   /**
-   * The newest `limit` runs as summaries: each run folded and reduced at once, so the list
-   * holds summaries, never every run's whole history (the folded-history cache keeps what it
-   * keeps, within its bound). What the Runs list, the inboxes and spend read.
+   * The newest `limit` runs as summaries (summary()): each folded without its steps, or answered
+   * from what is kept, so a list never holds or builds any run's whole history. What the Runs
+   * list, the inboxes and spend read.
    */
   listRunSummaries(limit: number): Promise<RunSummary[]> {
     // A summary, like a history, is a function of the run's records: true while lastSeq is.
