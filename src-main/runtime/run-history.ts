@@ -11,6 +11,7 @@
 import type { DecisionV1Body, JournalRecord, RecordBody } from '../../src-shared/journal/records';
 import { decisionValueFromV1 } from '../../src-shared/vocabulary/decisions';
 import { waitIdParts } from '../../src-shared/vocabulary/ids';
+import type { EffectKind } from '../../src-shared/vocabulary/effects';
 import type { RunStatus } from '../../src-shared/vocabulary/runs';
 import { addSpend, NO_SPEND, type Budget, type Spend } from '../../src-shared/vocabulary/spend';
 import { readWaitSubject, type RecordedWaitSubject, type WaitReason } from '../../src-shared/vocabulary/waits';
@@ -118,7 +119,7 @@ export class RunFold {
 
   constructor(
     first: JournalRecord,
-    private readonly detail: boolean | string = true,
+    private readonly detail: boolean | EffectKind = true,
   ) {
     if (first.kind !== 'RunAdmitted') throw new HistoryError(`run ${first.runId ?? '?'} does not start with RunAdmitted`);
     const admitted = first.body as RecordBody<'RunAdmitted'>;

@@ -17,6 +17,7 @@ import { CURRENT_VERSION, type AnyRecordDraft, type RecordBody, type RecordDraft
 import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
 import { approvalNeedsValue, type Decision, type DecisionValue } from '../../src-shared/vocabulary/decisions';
 import { isRunId } from '../../src-shared/vocabulary/ids';
+import type { EffectKind } from '../../src-shared/vocabulary/effects';
 import type { WaitReason } from '../../src-shared/vocabulary/waits';
 import { prepare, type Journal } from '../journal/journal';
 import { confirmsCall, linkOf, type RunLink, type RunLinks } from './run-links';
@@ -734,7 +735,7 @@ export class Runtime {
    * so pages read across appends still fold to the history of a prefix of the run, named by its
    * lastSeq like any other.
    */
-  private async foldRun(runId: string, detail: boolean | string): Promise<RunHistory> {
+  private async foldRun(runId: string, detail: boolean | EffectKind): Promise<RunHistory> {
     let fold: RunFold | null = null;
     for (let from = 1; ; ) {
       const page = await this.options.journal.readRun(runId, from, FOLD_PAGE);
@@ -815,7 +816,7 @@ export class Runtime {
    * history already kept at the same last seq answers as it is. Folding every run whole for it
    * held every effect of the newest 1,000 runs at once (as spend.summary did: +600 MB).
    */
-  listRunsWithEffect(limit: number, effect: string): Promise<RunHistory[]> {
+  listRunsWithEffect(limit: number, effect: EffectKind): Promise<RunHistory[]> {
     return this.listFolded(limit, async (runId, lastSeq) => {
       const cached = this.histories.get(runId);
       return cached && cached.lastSeq === lastSeq ? cached : this.foldRun(runId, effect);

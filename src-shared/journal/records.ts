@@ -265,19 +265,17 @@ export type AnyRecordDraft = { [K in RecordKind]: RecordDraft<K> }[RecordKind];
 
 /**
  * Why this build cannot read a record of this kind and version (newer than it), or null when it
- * can. What a reader that shows records as written needs, without parsing any body: a view of a
- * record is its text, and parsing 5,000 bodies per page of a timeline (zod builds a copy of
- * each) was most of that page's time and garbage.
+ * can, without parsing the body: what a reader that shows records as written needs (the
+ * journal's record view, which used to parse every body with zod only to discard the result).
  */
 export function unknownVersion(kind: string, v: number): string | null {
-  const versions = (recordBodies as Record<string, Record<number, z.ZodType> | undefined>)[kind];
-  if (!versions) return `record kind ${kind} is newer than this AgentPlane`;
-  if (!versions[v]) return `${kind} v${v} is newer than this AgentPlane`;
+  if (!Object.hasOwn(recordBodies, kind)) return `record kind ${kind} is newer than this AgentPlane`;
+  if (!recordSchema(kind, v)) return `${kind} v${v} is newer than this AgentPlane`;
   return null;
 }
 
 function recordSchema(kind: string, v: number): z.ZodType | undefined {
-  return (recordBodies as Record<string, Record<number, z.ZodType> | undefined>)[kind]?.[v];
+  return Object.hasOwn(recordBodies, kind) ? (recordBodies as Record<string, Record<number, z.ZodType>>)[kind]![v] : undefined;
 }
 
 export type BodyCheck = { known: true; body: Record<string, unknown> } | { known: false; why: string } | { known: true; invalid: string };
