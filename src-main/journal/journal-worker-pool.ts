@@ -41,14 +41,15 @@ export type JournalJob =
   | { kind: 'exportBundle'; plan: ExportPlan; file: string }
   /**
    * One chunk of a full journal's verification (verify-chunks.ts): seqs fromSeq..toSeq of the
-   * worker's database, or the record lines in bytes [start, end) of a bundle file. `faultAtSeq`
+   * worker's database, or the record lines that start in bytes [start, end) of a bundle file
+   * (read no further than `limit`, where its checkpoint lines begin). `faultAtSeq`
    * ends the worker as 'crash' does ('exit') when it reaches that seq: what the tests of a
    * worker dying mid-verify use.
    */
   | { kind: 'verifyStoreChunk'; plan: ChunkPlan; fromSeq: number; toSeq: number; faultAtSeq?: number }
   /** A chunk of the start-up scan: verifyStoreChunk's checks, and the chunk's part of the index. */
   | { kind: 'scanStoreChunk'; plan: ChunkPlan; fromSeq: number; toSeq: number }
-  | { kind: 'verifyBundleChunk'; plan: ChunkPlan; file: string; start: number; end: number }
+  | { kind: 'verifyBundleChunk'; plan: ChunkPlan; file: string; start: number; end: number; limit: number }
   /**
    * Ends the worker the way a fault does, while it holds the job: an uncaught exception
    * ('throw') or process.exit ('exit'). What the pool's own test crashes a real worker with.

@@ -120,7 +120,7 @@ async function run(message: JobMessage, reads: JournalReads & TextReads): Promis
       return { result: { summary, index: indexer.chunkIndex() }, bytes: roots };
     }
     case 'verifyBundleChunk': {
-      const { summary, roots } = verifyBundleChunk(job.file, job.start, job.end, job.plan);
+      const { summary, roots } = verifyBundleChunk(job.file, job.start, job.end, job.limit, job.plan);
       return { result: summary, bytes: roots };
     }
     default:

@@ -17,8 +17,8 @@ import { partialFileOf, planExport, storeVerifyPlan, unexpectedKey, type BundleV
 import type { Journal } from './journal';
 import type { JournalWorkers } from './journal-worker-pool';
 import { mergeChunkIndexes, scanStoreRecords, type JournalScan } from './journal-scan';
-import { chunkCount, foldChunks, PARALLEL_VERIFY_FROM_RECORDS, type ChunkPlan } from './verify-chunks';
-import { RecordChecks, verifyCheckpoints, type VerifyReport, type VerifyScope } from './verify';
+import { chunkCount, claimedCheckpoints, foldChunks, PARALLEL_VERIFY_FROM_RECORDS, sameCheckpoints, type ChunkPlan } from './verify-chunks';
+import { RecordChecks, verifyCheckpoints, type SignedCheckpoints, type VerifyReport, type VerifyScope } from './verify';
 
 export * from './journal-worker-pool';
 
@@ -64,17 +64,42 @@ export async function verifyStoreInParallel(
   head: number,
   options: { publicKey: KeyObject; faultAtSeq?: number },
 ): Promise<VerifyReport | null> {
-  const verified = await verifyCheckpoints({ checkpoints: plan.checkpoints, publicKey: options.publicKey, ...(plan.keyId !== undefined ? { keyId: plan.keyId } : {}), journalId: plan.journalId });
-  if ('failed' in verified) return verified.failed;
-  const checks = new RecordChecks({ kind: 'full' }, verified.signed, plan.uncovered);
-  const empty = checks.checkEmptyTree();
-  if (empty) return empty;
-  const chunks = await inChunks(head, workers.size, (fromSeq, toSeq) => {
-    const chunkPlan: ChunkPlan = { signed: verified.signed, startSeq: fromSeq, ...(plan.uncovered !== undefined ? { uncovered: plan.uncovered } : {}) };
+  const pass = await chunksAgainstCheckpoints(workers, plan, head, options.publicKey, (chunkPlan, fromSeq, toSeq) => {
     const fault = options.faultAtSeq !== undefined && options.faultAtSeq >= fromSeq && options.faultAtSeq <= toSeq ? { faultAtSeq: options.faultAtSeq } : {};
     return workers.run({ kind: 'verifyStoreChunk', plan: chunkPlan, fromSeq, toSeq, ...fault }).then((outcome) => ({ summary: outcome.result, roots: outcome.bytes ?? new Uint8Array(0) }));
   });
-  return foldChunks(checks, chunks);
+  if ('failed' in pass) return pass.failed;
+  return pass.checks.checkEmptyTree() ?? foldChunks(pass.checks, pass.chunks);
+}
+
+/**
+ * Runs `job` over seqs 1..`head` in chunks (inChunks) against the plan's checkpoints, and answers
+ * the chunks with a RecordChecks holding the verified checkpoints, or the first checkpoint that
+ * fails (which the single-thread verifier reports before any record). The workers start on the
+ * checkpoints' claims (claimedCheckpoints) while this thread verifies their signatures; in the
+ * unexpected case that the verified set differs from the claims, the chunks are run again
+ * against the verified one. Every chunk is awaited either way, so nothing is left running.
+ */
+async function chunksAgainstCheckpoints<T>(
+  workers: JournalWorkers,
+  plan: StoreVerifyPlan,
+  head: number,
+  publicKey: KeyObject,
+  job: (chunkPlan: ChunkPlan, fromSeq: number, toSeq: number) => Promise<T>,
+): Promise<{ failed: VerifyReport } | { checks: RecordChecks; chunks: T[] }> {
+  const chunkPlanOf = (signed: SignedCheckpoints): ChunkPlan => ({ signed, startSeq: null, ...(plan.uncovered !== undefined ? { uncovered: plan.uncovered } : {}) });
+  const run = (signed: SignedCheckpoints) => inChunks(head, workers.size, (fromSeq, toSeq) => job({ ...chunkPlanOf(signed), startSeq: fromSeq }, fromSeq, toSeq));
+  const claimed = plan.keyId !== undefined ? claimedCheckpoints(plan.checkpoints, plan.keyId) : null;
+  const early = claimed ? run(claimed).then((chunks) => ({ chunks }), (error: unknown) => ({ error })) : null;
+  const verified = await verifyCheckpoints({ checkpoints: plan.checkpoints, publicKey, ...(plan.keyId !== undefined ? { keyId: plan.keyId } : {}), journalId: plan.journalId });
+  const started = await early;
+  if ('failed' in verified) return { failed: verified.failed };
+  const checks = new RecordChecks({ kind: 'full' }, verified.signed, plan.uncovered);
+  if (started && claimed && sameCheckpoints(verified.signed, claimed)) {
+    if ('error' in started) throw started.error;
+    return { checks, chunks: started.chunks };
+  }
+  return { checks, chunks: await run(verified.signed) };
 }
 
 /**
@@ -136,18 +161,12 @@ export async function scanInWorkers(journal: Journal, plan: StoreVerifyPlan, hea
  * taken: the caller then scans in one worker, whose index stops where that pass stops.
  */
 async function scanInParallel(workers: JournalWorkers, plan: StoreVerifyPlan, head: number, publicKey: KeyObject): Promise<JournalScan | null> {
-  const verified = await verifyCheckpoints({ checkpoints: plan.checkpoints, publicKey, ...(plan.keyId !== undefined ? { keyId: plan.keyId } : {}), journalId: plan.journalId });
-  if ('failed' in verified) return null;
-  const checks = new RecordChecks({ kind: 'full' }, verified.signed, plan.uncovered);
-  if (checks.checkEmptyTree()) return null;
-  const chunks = await inChunks(head, workers.size, (fromSeq, toSeq) => {
-    const chunkPlan: ChunkPlan = { signed: verified.signed, startSeq: fromSeq, ...(plan.uncovered !== undefined ? { uncovered: plan.uncovered } : {}) };
-    return workers.run({ kind: 'scanStoreChunk', plan: chunkPlan, fromSeq, toSeq });
-  });
+  const pass = await chunksAgainstCheckpoints(workers, plan, head, publicKey, (chunkPlan, fromSeq, toSeq) => workers.run({ kind: 'scanStoreChunk', plan: chunkPlan, fromSeq, toSeq }));
+  if ('failed' in pass || pass.checks.checkEmptyTree()) return null;
   const report = foldChunks(
-    checks,
-    chunks.map((outcome) => ({ summary: outcome.result.summary, roots: outcome.bytes ?? new Uint8Array(0) })),
+    pass.checks,
+    pass.chunks.map((outcome) => ({ summary: outcome.result.summary, roots: outcome.bytes ?? new Uint8Array(0) })),
   );
   if (!report?.ok) return null;
-  return { report, index: mergeChunkIndexes(chunks.map((outcome) => outcome.result.index)) };
+  return { report, index: mergeChunkIndexes(pass.chunks.map((outcome) => outcome.result.index)) };
 }

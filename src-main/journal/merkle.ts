@@ -96,6 +96,35 @@ export function leafHashOfHex(hex: string): Uint8Array {
   return sha256(leafInput);
 }
 
+/**
+ * leafHashOfHex written into `out` at `offset` instead of a new array: what a verify chunk keeps
+ * its leaves in (one flat array, not an object per leaf for the garbage collector to copy).
+ */
+export function writeLeafHashOfHex(hex: string, out: Uint8Array, offset: number): void {
+  if (hex.length !== 2 * HASH_SIZE || leafInputBytes.write(hex, 1, 'hex') !== HASH_SIZE) {
+    throw new TypeError(`a leaf's data is ${HASH_SIZE} bytes as ${2 * HASH_SIZE} hex digits`);
+  }
+  const text = sha256Latin1(leafInput);
+  for (let i = 0; i < HASH_SIZE; i++) out[offset + i] = text.charCodeAt(i);
+}
+
+const nodeInputBytes = Buffer.from(nodeInput.buffer, nodeInput.byteOffset, nodeInput.byteLength);
+
+/**
+ * The root of the perfect tree over `width` leaf hashes (a power of two) held one after another
+ * in `hashes` from byte `offset`, computed in place: each level overwrites the start of the one
+ * below it, so nothing is allocated but the digests. `hashes` is scratch afterwards.
+ */
+export function perfectRootInPlace(hashes: Buffer, offset: number, width: number): Uint8Array {
+  for (let level = width; level > 1; level /= 2) {
+    for (let i = 0; i < level / 2; i++) {
+      hashes.copy(nodeInputBytes, 1, offset + 2 * i * HASH_SIZE, offset + (2 * i + 2) * HASH_SIZE);
+      hashes.write(sha256Latin1(nodeInput), offset + i * HASH_SIZE, HASH_SIZE, 'latin1');
+    }
+  }
+  return new Uint8Array(hashes.subarray(offset, offset + HASH_SIZE));
+}
+
 /** SHA-256(0x01 || left || right). */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
   if (left.length !== HASH_SIZE || right.length !== HASH_SIZE) {

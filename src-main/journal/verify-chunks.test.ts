@@ -14,8 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AnyRecordDraft } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { runDrafts, seededRandom, tempDataDir } from '../../tests/support/journal-support';
-import { exportBundle, storeVerifyPlan, verifyBundleFileInThread, verifyBundleInParallel, verifyJournalStore } from './bundle';
-import { signCheckpoint, type SignedCheckpoint } from './checkpoints';
+import { exportBundle, storeVerifyPlan, verifyBundleChunk, verifyBundleFile, verifyBundleFileInThread, verifyBundleInParallel, verifyJournalStore } from './bundle';
+import { peekCheckpoint, signCheckpoint, type SignedCheckpoint } from './checkpoints';
 import { toHex } from './hex';
 import { Journal } from './journal';
 import { JournalError } from './journal-error';
@@ -23,7 +23,7 @@ import { JournalWorkers } from './journal-worker-pool';
 import { verifyJournalStoreInWorker, verifyStoreInParallel } from './journal-workers';
 import { leafHash, MerkleAccumulator, rootFromLeafHashes, sha256Hex } from './merkle';
 import { journalPath, type RecordRow } from './sqlite-store';
-import { alignedSubtrees, chunkCount } from './verify-chunks';
+import { alignedSubtrees, chunkCount, type ChunkPlan } from './verify-chunks';
 import { BROKEN_LINK } from './verify';
 
 const RECORDS = 4000;
@@ -40,13 +40,13 @@ afterEach(async () => {
 });
 
 /** A journal of RECORDS records (whole runs), signed every `checkpointEvery` and at its head. */
-async function filled(checkpointEvery = 500): Promise<Journal> {
+async function filled(checkpointEvery = 500, runPrefix = 'run-'): Promise<Journal> {
   const journal = await Journal.open({ dataDir: tempDataDir('ap-chunks-'), checkpointEvery });
   journals.push(journal);
   let pending: AnyRecordDraft[] = [];
   let run = 0;
   for (let written = 0; written < RECORDS; written += 1000) {
-    while (pending.length < 1000) pending = pending.concat(runDrafts(`run-${++run}`, 5));
+    while (pending.length < 1000) pending = pending.concat(runDrafts(`${runPrefix}${++run}`, 5));
     await journal.appendBatch(pending.splice(0, 1000));
   }
   await journal.checkpoint();
@@ -306,7 +306,77 @@ describe('a bundle verified in chunks', () => {
     const small = join(journal.dataDir, 'run.jsonl');
     await exportBundle(journal, { kind: 'range', fromSeq: 1, toSeq: 10 }, small);
     expect(await verifyBundleInParallel(small, {}, pool)).toBeNull();
+    // Both are refused from the header, read here: no worker started.
     expect(pool.stats().started).toBe(0);
+  }, 60_000);
+
+  it('a chunk that meets bytes the single-thread reader reads differently declines, wherever they are: a lone CR, bytes that are not UTF-8, a checkpoint line among the records', async () => {
+    const journal = await filled();
+    const file = await bundleOf(journal);
+    const pool = bundlePool(2);
+    const [, third] = bundleBorders(file, chunkCount(RECORDS, 2)) as [number, number];
+    const variants: Array<[string, (line: string) => string]> = [
+      // A lone CR inside a string of the third chunk's body: readline ends a line there.
+      ['cr', (line) => line.replace('"echo"', '"ec\rho"')],
+      // A byte that is not UTF-8: a decoder replaces it, so the text hashed is not the bytes.
+      ['latin1', (line) => line.replace('"echo"', '"ech\u00ff"')],
+      // A checkpoint line among the records (the single-thread reader takes it as a checkpoint).
+      ['stray', (line) => `${JSON.stringify({ checkpoint: readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith('{"checkpoint":'))!.slice(15, -2) })}\n${line}`],
+    ];
+    for (const [name, edit] of variants) {
+      const broken = join(journal.dataDir, `${name}.jsonl`);
+      const lines = readFileSync(file, 'utf8').split('\n');
+      let at = third + 1;
+      while (!lines[at]!.includes('"echo"')) at += 1;
+      lines[at] = edit(lines[at]!);
+      // 'latin1' writes U+00FF as the single byte 0xFF, which is not UTF-8.
+      writeFileSync(broken, name === 'latin1' ? Buffer.from(lines.join('\n'), 'latin1') : lines.join('\n'));
+      expect(await verifyBundleInParallel(broken, {}, pool), name).toBeNull();
+      // The path the CLI takes then answers the single-thread report.
+      expect(await verifyBundleFile(broken), name).toEqual(await verifyBundleFileInThread(broken));
+    }
+  }, 60_000);
+
+  it('records whose run ids and bodies are not ASCII: hashed as the file holds them, the single-thread report', async () => {
+    const journal = await filled(500, 'прогон-☃-');
+    const file = await bundleOf(journal);
+    const expected = await verifyBundleFileInThread(file);
+    expect(expected).toMatchObject({ ok: true, count: RECORDS });
+    expect(await verifyBundleInParallel(file, {}, bundlePool(2))).toEqual(expected);
+    const altered = join(journal.dataDir, 'altered.jsonl');
+    writeFileSync(altered, readFileSync(file, 'utf8').replace('прогон-☃-201"', 'прогон-☂-201"'));
+    const alteredReport = await verifyBundleFileInThread(altered);
+    expect(alteredReport).toMatchObject({ ok: false, reason: 'its content does not match its hash (the record was altered)' });
+    expect(await verifyBundleInParallel(altered, {}, bundlePool(2))).toEqual(alteredReport);
+  }, 60_000);
+
+  it('one chunk read through a window smaller than a line, and ranges cut anywhere in a line, check the same records', async () => {
+    const journal = await filled();
+    const file = await bundleOf(journal);
+    const text = readFileSync(file, 'utf8');
+    const recordsStart = text.indexOf('\n') + 1;
+    const recordsEnd = Buffer.byteLength(text.slice(0, text.indexOf('\n{"checkpoint":') + 1));
+    const checkpoints = text.split('\n').filter((l) => l.startsWith('{"checkpoint":')).map((l) => peekCheckpoint((JSON.parse(l) as { checkpoint: string }).checkpoint)!);
+    const plan: ChunkPlan = { signed: { keyId: journal.key.keyId, checkpoints: checkpoints.sort((a, b) => a.treeSize - b.treeSize) }, uncovered: 'fail', startSeq: null };
+    const whole = verifyBundleChunk(file, recordsStart, recordsEnd, recordsEnd, plan);
+    expect(whole.summary).toMatchObject({ startSeq: 1, records: RECORDS, passed: RECORDS, failure: null });
+    expect(whole.summary.declined).toBeUndefined();
+    // A 64-byte window is shorter than every record line: each line is read by growing it.
+    expect(verifyBundleChunk(file, recordsStart, recordsEnd, recordsEnd, plan, 64)).toEqual(whole);
+    // Cut at random bytes, the ranges together hold every record once, in order.
+    const random = seededRandom(1603);
+    for (let trial = 0; trial < 5; trial++) {
+      const cuts = [recordsStart, ...Array.from({ length: 6 }, () => recordsStart + Math.floor(random() * (recordsEnd - recordsStart))).sort((a, b) => a - b), recordsEnd];
+      let next = 1;
+      for (let i = 0; i + 1 < cuts.length; i++) {
+        const part = verifyBundleChunk(file, cuts[i]!, cuts[i + 1]!, recordsEnd, plan, 256);
+        if (part.summary.records === 0) continue;
+        expect(part.summary.startSeq, `trial ${trial}, range ${i}`).toBe(next);
+        expect(part.summary.failure).toBeNull();
+        next += part.summary.records;
+      }
+      expect(next).toBe(RECORDS + 1);
+    }
   }, 60_000);
 });
 

@@ -51,8 +51,11 @@ export interface VerifiableRecord {
   hash: string;
   kind: string;
   runId: string | null;
-  /** The canonical preimage whose SHA-256 must equal `hash`. */
-  preimage: string;
+  /**
+   * The canonical preimage whose SHA-256 must equal `hash`: as text, or as its UTF-8 bytes (a
+   * bundle worker hashes the bytes of the file as they are; bundle.ts recordOfLineBytes).
+   */
+  preimage: string | Uint8Array;
   proof?: string[];
   /** Set by a source that could not read the record at all (a line that is not JSON). */
   unreadable?: string;
@@ -108,7 +111,7 @@ const KNOWN_KINDS = new Set<string>(recordKinds);
 /** The words every "this record is vouched for by nobody" failure starts with. */
 export const NOT_COVERED = 'not covered by a signed checkpoint';
 
-export function sha256HexOf(text: string): string {
+export function sha256HexOf(text: string | Uint8Array): string {
   return sha256Hex(text);
 }
 
@@ -171,7 +174,7 @@ export const BROKEN_LINK = "its prevHash is not the previous record's hash (a re
  * Checks 2 to 6 over records one at a time, in order, and what they have established so far
  * (the next seq expected, the previous hash, the count, the Merkle tree). `verifyJournal` runs
  * one over every record; verify-chunks.ts runs one per chunk of a full journal in a worker,
- * with `onLeaf` taking each record's leaf hash instead of the tree, and a state that starts
+ * with `onLeaf` taking each passing record's hash instead of the tree, and a state that starts
  * where the chunk does, and folds what the chunks return into one on the calling thread. So
  * both paths check with this one code and report in the same words.
  */
@@ -195,8 +198,11 @@ export class RecordChecks {
     private readonly scope: VerifyScope,
     signed: SignedCheckpoints,
     private readonly uncovered: 'fail' | 'report' | undefined,
-    /** Takes each passing record's leaf hash in place of the Merkle tree and its checkpoints (a chunk in a worker). */
-    private readonly onLeaf?: (leafHash: Uint8Array) => void,
+    /**
+     * Takes each passing record's hash (64 lowercase hex digits) in place of the Merkle tree and
+     * its checkpoints: a chunk in a worker, which computes the leaf hashes where it keeps them.
+     */
+    private readonly onLeaf?: (hash: string) => void,
   ) {
     for (const c of signed.checkpoints) {
       const same = this.bySize.get(c.treeSize);
@@ -290,11 +296,10 @@ export class RecordChecks {
     }
     if (full) {
       // The hash is 64 lowercase hex digits (checked above): no fromHex round trip.
-      const leaf = leafHashOfHex(record.hash);
       if (this.onLeaf) {
-        this.onLeaf(leaf);
+        this.onLeaf(record.hash);
       } else {
-        this.accumulator.append(leaf);
+        this.accumulator.append(leafHashOfHex(record.hash));
         const failed = this.checkDueCheckpoints(count);
         if (failed) return failed;
       }
@@ -308,7 +313,8 @@ export class RecordChecks {
       }
     }
     if (scope.kind === 'run' && record.kind === 'RunSealed') {
-      const sealed = JSON.parse(record.preimage) as { body?: { records?: unknown } };
+      const text = typeof record.preimage === 'string' ? record.preimage : Buffer.from(record.preimage.buffer, record.preimage.byteOffset, record.preimage.byteLength).toString('utf8');
+      const sealed = JSON.parse(text) as { body?: { records?: unknown } };
       if (typeof sealed.body?.records === 'number' && sealed.body.records !== count) {
         return { ok: false, seq: record.seq, reason: `the run sealed after ${sealed.body.records} records but the bundle holds ${count} before the seal (a record of this run is missing or added)`, count };
       }
