@@ -4,8 +4,11 @@
  * runs under `sandbox: true`; the renderer is a Vite React app rooted at src-renderer, minified,
  * with one lazily loaded chunk per view.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import { defineConfig } from 'electron-vite';
 import type { Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
@@ -76,8 +79,34 @@ function rendererZodJitless(): Plugin {
   };
 }
 
+/**
+ * The bundled agents' YAML manifests (resources/agents), parsed at build time into
+ * out/main/bundled-agents.json: by file name, the SHA-256 of the text and what it parsed to
+ * (PreParsedManifests, src-main/runtime/manifest.ts). The YAML files stay the source, comments
+ * and all, since they are the examples people copy; at start the plane hashes each one and takes
+ * the parsed form only for the exact text it came from, so the yaml package is not loaded at
+ * all (bench serve-startup). A manifest that parses to anything JSON cannot hold stops the build.
+ */
+function bundledAgentsParsed(): Plugin {
+  return {
+    name: 'agentplane:bundled-agents',
+    generateBundle() {
+      const dir = resolve('resources/agents');
+      const parsed: Record<string, { sha256: string; value: unknown }> = {};
+      for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+        const text = readFileSync(join(dir, file), 'utf8');
+        const value: unknown = parseYaml(text);
+        if (!isDeepStrictEqual(JSON.parse(JSON.stringify(value)) as unknown, value)) this.error(`resources/agents/${file} parses to something JSON cannot hold`);
+        parsed[file] = { sha256: createHash('sha256').update(text).digest('hex'), value };
+      }
+      this.emitFile({ type: 'asset', fileName: 'bundled-agents.json', source: JSON.stringify(parsed) });
+    },
+  };
+}
+
 export default defineConfig({
   main: {
+    plugins: [bundledAgentsParsed()],
     build: {
       // Dependencies stay in node_modules, loaded by Node at run time, except these two: both
       // are ES module packages of many small files (zod about 97 loaded at start, jose 46), and

@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { join } from 'node:path';
-import { loadAgentsFrom, ManifestError, type LoadedAgent } from '../runtime/manifest';
+import { loadAgentsFrom, ManifestError, type LoadedAgent, type PreParsedManifests } from '../runtime/manifest';
 import { PolicyEngine } from '../runtime/policy';
 import type { ModelProvider } from '../runtime/model-provider';
 export { PROVIDER_SETUP, unconfiguredProviderMessage } from '../runtime/model-provider';
@@ -28,8 +28,21 @@ export function resourcesDir(): string {
   return join(appRoot(), 'resources');
 }
 
+/** Where the build writes the bundled agents' manifests, parsed (PreParsedManifests; electron.vite.config.ts). */
+export const BUNDLED_AGENTS_FILE = 'bundled-agents.json';
+
+/** The bundled manifests as the build parsed them; undefined from source, or if the file does not read (each is then parsed here). */
+function preParsedBundledAgents(): PreParsedManifests | undefined {
+  try {
+    return JSON.parse(readFileSync(join(appRoot(), 'out', 'main', BUNDLED_AGENTS_FILE), 'utf8')) as PreParsedManifests;
+  } catch {
+    return undefined;
+  }
+}
+
 export function loadAgents(dataDir: string): LoadedAgent[] {
-  const bundled = loadAgentsFrom(join(resourcesDir(), 'agents'), { bundled: true });
+  const preParsed = preParsedBundledAgents();
+  const bundled = loadAgentsFrom(join(resourcesDir(), 'agents'), { bundled: true, ...(preParsed ? { preParsed } : {}) });
   const ownDir = join(dataDir, 'agents');
   const own = existsSync(ownDir) ? loadAgentsFrom(ownDir) : [];
   const names = new Map(bundled.map((a) => [a.manifest.name, a.source]));

@@ -1,10 +1,13 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { compileAgent, loadAgentsFrom, ManifestError } from './manifest';
-import { loadAgents, resourcesDir } from '../plane/plane-config';
+import { parse as parseYaml } from 'yaml';
+import { appRoot } from '../base/app-paths';
+import { BUNDLED_AGENTS_FILE, loadAgents, resourcesDir } from '../plane/plane-config';
 
 const base = {
   name: 'ok',
@@ -13,6 +16,40 @@ const base = {
   steps: [{ model: { provider: 'local', prompt: '{{input.text}}' } }],
   grants: [{ kind: 'model', name: 'local' }],
 };
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+describe('manifests parsed at build time', () => {
+  it('are taken only for the exact text they were parsed from; any other file is parsed as it is', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ap-preparsed-'));
+    const text = `name: ok\ndescription: from the file\ninput: { type: object }\nsteps: [{ model: { provider: local, prompt: hi } }]\ngrants: [{ kind: model, name: local }]\n`;
+    writeFileSync(join(dir, 'a.yaml'), text);
+    writeFileSync(join(dir, 'b.yaml'), text.replace('name: ok', 'name: other'));
+    // The pre-parsed value differs from the text's own parse, so which one was taken shows.
+    const stand = { ...base, description: 'from the build' };
+    const byHash = (forA: string) => loadAgentsFrom(dir, { preParsed: { 'a.yaml': { sha256: forA, value: stand } } });
+    const taken = byHash(sha256(text));
+    expect(taken.map((a) => a.manifest.description)).toEqual(['from the build', 'from the file']);
+    // Edited after the build: the hash no longer matches, and the file is parsed.
+    expect(byHash(sha256(`${text}\n`)).map((a) => a.manifest.description)).toEqual(['from the file', 'from the file']);
+    // A pre-parsed value is checked like any manifest.
+    expect(() => loadAgentsFrom(dir, { preParsed: { 'a.yaml': { sha256: sha256(text), value: { ...base, steps: 'no' } } } })).toThrow(ManifestError);
+  });
+
+  it("the build's out/main/bundled-agents.json holds every bundled YAML manifest at its current text, as yaml parses it", () => {
+    const built = join(appRoot(), 'out', 'main', BUNDLED_AGENTS_FILE);
+    // npm test builds before the unit tests run (scripts/check.mjs); run `npm run build` first when running this alone.
+    expect(existsSync(built), `${built} (npm run build)`).toBe(true);
+    const parsed = JSON.parse(readFileSync(built, 'utf8')) as Record<string, { sha256: string; value: unknown }>;
+    const files = readdirSync(join(resourcesDir(), 'agents')).filter((f) => /\.ya?ml$/.test(f)).sort();
+    expect(Object.keys(parsed).sort()).toEqual(files);
+    for (const file of files) {
+      const text = readFileSync(join(resourcesDir(), 'agents', file), 'utf8');
+      expect(parsed[file]!.sha256, file).toBe(sha256(text));
+      expect(parsed[file]!.value, file).toEqual(parseYaml(text));
+    }
+  });
+});
 
 describe('agent manifests', () => {
   it('ships a default set that loads, with an approval agent and a small-budget agent', () => {

@@ -9,10 +9,12 @@
  * the effect until a person allows exactly it. The grant list comes from the operator's file,
  * never from anything the agent or a peer says about itself.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
-import { parse as parseYaml } from 'yaml';
+import type { parse as ParseYaml } from 'yaml';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
 import { modelToolName, parseToolRef } from './model-tools';
@@ -255,6 +257,27 @@ export function grantNeeded(step: Step): string | null {
   return null;
 }
 
+let yamlParse: typeof ParseYaml | null = null;
+
+/**
+ * YAML's parser, loaded the first time a YAML manifest is parsed rather than with this module:
+ * loading and first running the yaml package was about 47 ms of a fresh `serve`'s start (bench
+ * serve-startup's profile), and a plane whose only YAML manifests are the bundled ones, parsed
+ * when AgentPlane was built (PreParsedManifests), never needs it.
+ */
+function parseYaml(text: string): unknown {
+  yamlParse ??= (createRequire(import.meta.url)('yaml') as { parse: typeof ParseYaml }).parse;
+  return yamlParse(text);
+}
+
+/**
+ * Manifests parsed when AgentPlane was built (electron.vite.config.ts writes the bundled agents'
+ * as out/main/bundled-agents.json): by file name, the SHA-256 of the text that was parsed and
+ * what it parsed to. A file whose text no longer hashes to that (edited after the build) is
+ * parsed again, so an entry stands only for the exact text it came from.
+ */
+export type PreParsedManifests = Record<string, { sha256: string; value: unknown }>;
+
 export function parseManifestText(text: string, source: string): unknown {
   try {
     return extname(source) === '.json' ? JSON.parse(text) : parseYaml(text);
@@ -263,8 +286,11 @@ export function parseManifestText(text: string, source: string): unknown {
   }
 }
 
-/** Every manifest in a folder (.json, .yaml, .yml), refusing duplicates by name. */
-export function loadAgentsFrom(dir: string, options: CompileOptions = {}): LoadedAgent[] {
+/**
+ * Every manifest in a folder (.json, .yaml, .yml), refusing duplicates by name; `preParsed`
+ * answers for files whose text it holds (PreParsedManifests).
+ */
+export function loadAgentsFrom(dir: string, options: CompileOptions & { preParsed?: PreParsedManifests } = {}): LoadedAgent[] {
   const files = readdirSync(dir)
     .filter((f) => ['.json', '.yaml', '.yml'].includes(extname(f)))
     .sort();
@@ -272,7 +298,10 @@ export function loadAgentsFrom(dir: string, options: CompileOptions = {}): Loade
   const seen = new Map<string, string>();
   for (const file of files) {
     const source = join(dir, file);
-    const agent = compileAgent(parseManifestText(readFileSync(source, 'utf8'), source), source, options);
+    const text = readFileSync(source, 'utf8');
+    const known = options.preParsed !== undefined && Object.hasOwn(options.preParsed, file) ? options.preParsed[file] : undefined;
+    const raw = known && known.sha256 === createHash('sha256').update(text).digest('hex') ? known.value : parseManifestText(text, source);
+    const agent = compileAgent(raw, source, { ...(options.bundled !== undefined ? { bundled: options.bundled } : {}) });
     const previous = seen.get(agent.manifest.name);
     if (previous) throw new ManifestError(`${source}: an agent named ${agent.manifest.name} is already declared in ${previous}`);
     seen.set(agent.manifest.name, source);
