@@ -3,7 +3,8 @@
  * bundle.ts): whole-journal verification, exports and the runtime's start-up
  * scan run in `worker_threads`, so the thread that answers the UI, the bridge and the peers
  * keeps answering while they run. Verifying 100,000 records in-thread held every other request
- * for over a second.
+ * for over a second (it now gives the loop a turn between pages, and still takes the thread's
+ * CPU for its whole length).
  *
  * - Each worker reads through a read-only SQLite connection of its own, opened by better-sqlite3
  *   alone (SqliteJournalReader.open). SQLite's locks are POSIX advisory locks that belong to the

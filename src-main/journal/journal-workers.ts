@@ -2,7 +2,8 @@
  * What the journal runs on its worker pool (journal-worker-pool.ts, re-exported here):
  * whole-journal verification, exports and the runtime's start-up scan, in `worker_threads`, so
  * the thread that answers the UI, the bridge and the peers keeps answering while they run.
- * Verifying 100,000 records in-thread held every other request for over a second.
+ * Verifying 100,000 records in-thread held every other request for over a second (it now gives
+ * the loop a turn between pages, and still takes the thread's CPU for its whole length).
  *
  * A data dir's verification of PARALLEL_VERIFY_FROM_RECORDS records or more is split across
  * every worker of the pool in contiguous seq ranges (a few per worker, taken by whichever is

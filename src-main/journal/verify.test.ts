@@ -254,3 +254,22 @@ describe('export and verify a bundle', () => {
     await expect(exportBundle(journal, { kind: 'run', runId: 'ghost' }, file)).rejects.toThrow(/no run ghost/);
   });
 });
+
+describe('verifying on the calling thread', () => {
+  it('lets the event loop turn between pages: a plane checking its journal in the background keeps starting and answering', async () => {
+    const journal = await Journal.open({ dataDir: tempDataDir('ap-turns-') });
+    journals.push(journal);
+    for (let run = 0; run < 100; run++) await journal.appendBatch(runDrafts(`turns-${run}`, 5));
+    await journal.checkpoint();
+    // The store's reads answer at once; without a turn between pages the whole pass ran in
+    // microtasks, and a timer or an incoming request waited for its end.
+    const order: string[] = [];
+    const verified = verifyJournalStore(journal).then((report) => {
+      order.push('verified');
+      return report;
+    });
+    setImmediate(() => order.push('turn'));
+    expect(await verified).toMatchObject({ ok: true, count: 1200 });
+    expect(order).toEqual(['turn', 'verified']);
+  });
+});
