@@ -33,7 +33,8 @@ import { BROKEN_LINK, RecordChecks, type SignedCheckpoints, type VerifiableRecor
 /**
  * What the records will be checked against, from the checkpoints' own claims, before their
  * signatures are verified: so the workers start at once, while the calling thread verifies the
- * signatures (about 0.1-0.6 ms each, 21 of them for 20,000 records in bench journal-verify).
+ * signatures (one per thousand records, about 85 µs each: 2 ms of a 20,000-record verification,
+ * 85 ms of a million-record one).
  * The chunks' answers are taken only if the verified set is exactly this one
  * (sameCheckpoints: every signature good, so the claims are what was signed); null when a claim
  * does not even read.
