@@ -59,7 +59,7 @@ export type CheckpointCheck = { ok: true; checkpoint: Checkpoint } | { ok: false
 
 const NOT_VERIFIED = "its signature does not verify with the plane's public key (signed by another key, or altered)";
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
-/** An Ed25519 signature's length, and its base64url form's (no padding). */
+/** An Ed25519 signature's length in bytes. */
 const SIGNATURE_BYTES = 64;
 
 /**
