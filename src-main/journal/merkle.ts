@@ -90,10 +90,9 @@ const leafInputBytes = Buffer.from(leafInput.buffer, leafInput.byteOffset, leafI
  * exactly 64 hex digits.
  */
 export function leafHashOfHex(hex: string): Uint8Array {
-  if (hex.length !== 2 * HASH_SIZE || leafInputBytes.write(hex, 1, 'hex') !== HASH_SIZE) {
-    throw new TypeError(`a leaf's data is ${HASH_SIZE} bytes as ${2 * HASH_SIZE} hex digits`);
-  }
-  return sha256(leafInput);
+  const out = new Uint8Array(HASH_SIZE);
+  writeLeafHashOfHex(hex, out, 0);
+  return out;
 }
 
 /**
