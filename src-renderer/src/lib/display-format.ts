@@ -4,30 +4,31 @@
  */
 import { tokensOf, type Budget, type Spend } from '../../../src-shared/vocabulary/spend';
 
-const timeFormat = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false, timeZone: 'UTC' });
-const dateTimeFormat = new Intl.DateTimeFormat('en-GB', {
-  year: 'numeric',
-  month: 'short',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-  hour12: false,
-  timeZone: 'UTC',
-});
+/**
+ * Times are shown in UTC in one fixed English form, so they are written out here from the
+ * instant's UTC fields rather than through Intl.DateTimeFormat: building a formatter loads the
+ * locale's data from ICU, measured at about 20 ms on the page's main thread as the first view
+ * loads (bench renderer-load), and its output differs between ICU versions ("Sep" or "Sept"),
+ * which a fixed form must not.
+ */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+const two = (n: number) => String(n).padStart(2, '0');
+const hms = (d: Date) => `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
 
 /** `13:39:34.512` (UTC): dense enough for a timeline row, exact to the millisecond. */
 export function clockTime(iso: string): string {
   const ms = Date.parse(iso);
   if (Number.isNaN(ms)) return iso;
-  return `${timeFormat.format(ms)}.${String(ms % 1000).padStart(3, '0')}`;
+  const d = new Date(ms);
+  return `${hms(d)}.${String(d.getUTCMilliseconds()).padStart(3, '0')}`;
 }
 
 /** `30 Nov 2026, 13:39:34 UTC`. */
 export function dateTime(iso: string | number): string {
   const ms = typeof iso === 'number' ? iso : Date.parse(iso);
-  if (Number.isNaN(ms)) return String(iso);
-  return `${dateTimeFormat.format(ms)} UTC`;
+  const d = new Date(ms);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return `${two(d.getUTCDate())} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${hms(d)} UTC`;
 }
 
 /** `3 s`, `4 min`, `2 h 5 min`, `3 d`. */
