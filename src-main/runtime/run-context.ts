@@ -20,7 +20,6 @@
  * an effect marked `resumable` (a child run, whose id the effect determines): performing it
  * again attaches to the same far side, so the open attempt is simply continued.
  */
-import { randomBytes } from 'node:crypto';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import type { AnyRecordDraft, CredentialUseSchema, JournalRecord } from '../../src-shared/journal/records';
 import type { EffectKind } from '../../src-shared/vocabulary/effects';
@@ -29,6 +28,7 @@ import { addSpend, ceilingCrossed, NO_SPEND, type Budget, type Spend } from '../
 import type { WaitSubject } from '../../src-shared/vocabulary/waits';
 import type { z } from 'zod';
 import type { Journal } from '../journal/journal';
+import { randomUnit } from '../base/random-ids';
 import { sha256Hex } from '../journal/sqlite-store';
 import type { ModelTextSink } from './model-stream';
 import { decisionOn, type RunHistory } from './run-history';
@@ -211,7 +211,7 @@ export class RunContext {
       request: {},
       grant: null,
       estimate: NO_SPEND,
-      perform: async () => ({ result: randomBytes(6).readUIntBE(0, 6) / 2 ** 48, spend: NO_SPEND, provenance: 'plane' }),
+      perform: async () => ({ result: randomUnit(), spend: NO_SPEND, provenance: 'plane' }),
     })) as number;
   }
 

@@ -11,7 +11,6 @@
  * resumed from a history that may have been edited. A plane whose journal does not verify
  * refuses to start, resume or decide runs, and says where the journal broke.
  */
-import { randomBytes } from 'node:crypto';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { CURRENT_VERSION, type AnyRecordDraft, type RecordBody, type RecordDraft } from '../../src-shared/journal/records';
 import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
@@ -23,6 +22,7 @@ import { prepare, type Journal } from '../journal/journal';
 import { confirmsCall, linkOf, type RunLink, type RunLinks } from './run-links';
 import { scanWholeJournal } from '../journal/journal-workers';
 import { PlaneError } from '../base/plane-error';
+import { newRunId } from '../base/random-ids';
 import type { Logger } from '../base/logger';
 import { errorFields } from '../base/logger';
 import { startupMark } from '../base/startup-trace';
@@ -170,11 +170,6 @@ function sameJson(a: unknown, b: unknown): boolean {
   } catch {
     return false;
   }
-}
-
-/** A new run's id: random, so nobody can name it before it is admitted. */
-function newRunId(): string {
-  return `run-${randomBytes(10).toString('hex')}`;
 }
 
 export class PlaneBuildError extends Error {

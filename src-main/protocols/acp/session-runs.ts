@@ -12,8 +12,9 @@
  * run; a connection that ends without any session still gets one run (sessionId '') so
  * nothing observed is lost. Every bound here drops the oldest and says how many as a gap.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { TapEndReason, WireDirection } from '../../../src-shared/protocol/acp/session-view';
+import { newRunId } from '../../base/random-ids';
 import { journaledMessage, type MessageRole } from './message-caps';
 
 export interface ObservationDraft {
@@ -62,10 +63,6 @@ interface Pending {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-export function newRunId(): string {
-  return `run-${randomBytes(10).toString('hex')}`;
-}
 
 function opposite(dir: WireDirection): WireDirection {
   return dir === 'toAgent' ? 'toEditor' : 'toAgent';
