@@ -170,7 +170,7 @@ async function countRecords(dataDir: string): Promise<number | undefined> {
 }
 
 /** Self time by package (or by file of ours): where module load and start-up go. */
-function byPackage(profile: CpuProfile, limit: number): string[] {
+export function byPackage(profile: CpuProfile, limit: number): string[] {
   const summary = summariseProfile(profile, limit, REPO_ROOT, (frame) => {
     const file = displayFile(frame.url, REPO_ROOT);
     if (file === '') return frame.functionName;

@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { appRoot, appVersion, resolveDataDir } from '../base/app-paths';
-import { demoAgentCommand } from '../protocols/acp/demo/demo-agent-command';
-import { runDemoClient, type DemoPermissionAnswer } from '../protocols/acp/demo/demo-client';
-import { startTap, type TapPolicy } from '../protocols/acp/acp-tap';
-import { FallbackSink, JournalSink, PlaneSink, type ObservationSink } from '../protocols/acp/observation-sink';
-import { PlaneInbox } from '../protocols/acp/plane-inbox';
+import type { DemoPermissionAnswer } from '../protocols/acp/demo/demo-client';
+import type { TapPolicy } from '../protocols/acp/acp-tap';
+import type { ObservationSink } from '../protocols/acp/observation-sink';
+import type { PlaneInbox } from '../protocols/acp/plane-inbox';
 import { runningPlaneClient } from './running-plane';
-import { CommandFailed, runAndPrint, type OutputOptions } from './plane-connection';
+import { CommandFailed } from './cli-error';
+import { runAndPrint, type OutputOptions } from './plane-connection';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { isRunId } from '../../src-shared/vocabulary/ids';
 import { TapPolicySchema, type SessionSummary, type SessionView } from '../../src-shared/protocol/acp/session-view';
@@ -131,6 +131,8 @@ interface DemoFlags {
 }
 
 async function demo(flags: DemoFlags): Promise<number> {
+  // The example editor and agent (the ACP SDK), loaded only when the demo runs (program.ts).
+  const [{ demoAgentCommand }, { runDemoClient }] = await Promise.all([import('../protocols/acp/demo/demo-agent-command'), import('../protocols/acp/demo/demo-client')]);
   const dataDir = resolveDataDir(flags.dataDir);
   const permission = flags.permission ?? (flags.policy === 'inbox' ? 'wait' : 'allow');
   const workspace = flags.workspace ?? mkdtempSync(join(tmpdir(), 'agentplane-acp-demo-'));
@@ -148,6 +150,12 @@ async function demo(flags: DemoFlags): Promise<number> {
 }
 
 async function tap(command: string[], flags: TapFlags): Promise<number> {
+  // The tap, its sinks and the inbox, loaded only when a tap runs, not for `acp sessions` (program.ts).
+  const [{ startTap }, { FallbackSink, JournalSink, PlaneSink }, { PlaneInbox }] = await Promise.all([
+    import('../protocols/acp/acp-tap'),
+    import('../protocols/acp/observation-sink'),
+    import('../protocols/acp/plane-inbox'),
+  ]);
   const say = (message: string) => process.stderr.write(`agentplane acp tap: ${message}\n`);
   const dataDir = resolveDataDir(flags.dataDir);
   // No plane: the tap's worker thread journals into the data dir (acp-tap.ts says why not here).

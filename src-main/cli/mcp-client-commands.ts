@@ -7,8 +7,8 @@
  */
 import type { Command } from 'commander';
 import type { McpServerConfig, McpServerView } from '../../src-shared/protocol/mcp';
-import { jsonFailure, runAndPrint, type OutputOptions } from './plane-connection';
-import { CliError } from './cli-error';
+import { runAndPrint, type OutputOptions } from './plane-connection';
+import { CliError, jsonFailure } from './cli-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -11,10 +11,7 @@
  * is the protocol: logs go to stderr, always.
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import { createLogger, type Logger } from '../base/logger';
-import { startMcpHttpServer } from '../protocols/mcp/mcp-http';
-import { serveMcpStdio } from '../protocols/mcp/mcp-stdio';
-import { FIXTURES_MAX_SESSIONS, createFixturesSurface } from '../protocols/mcp/fixtures/fixtures-factory';
+import type { Logger } from '../base/logger';
 
 function port(value: string): number {
   const n = Number(value);
@@ -35,6 +32,13 @@ export function addMcpFixturesCommand(mcp: Command): void {
 }
 
 async function fixtures(flags: { port: number; stdio?: boolean; verbose?: boolean }): Promise<number> {
+  // The MCP server SDK and the fixtures, loaded only when this command runs (program.ts).
+  const [{ createLogger }, { startMcpHttpServer }, { serveMcpStdio }, { FIXTURES_MAX_SESSIONS, createFixturesSurface }] = await Promise.all([
+    import('../base/logger'),
+    import('../protocols/mcp/mcp-http'),
+    import('../protocols/mcp/mcp-stdio'),
+    import('../protocols/mcp/fixtures/fixtures-factory'),
+  ]);
   // createLogger without a file echoes warnings and errors to stderr; --verbose echoes every line.
   const logger: Logger = flags.verbose ? { log: (level, message, fields) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, message, ...fields })}\n`) } : createLogger(null);
   const surface = createFixturesSurface();

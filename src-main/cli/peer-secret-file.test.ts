@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addPeerCommands, readSecretFile } from './peer-commands';
+import { addPeerCommands } from './peer-commands';
+import { readSecretFile } from './peer-run';
 
 const dir = mkdtempSync(join(tmpdir(), 'ap-secret-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planeFilePath, writePlaneFile } from '../plane/plane-file';
 import { CliError } from './cli-error';
-import { CommandFailed, connect } from './plane-connection';
+import { CommandFailed } from './cli-error';
+import { connect } from './plane-connection';
 
 const made: string[] = [];
 const servers: Server[] = [];

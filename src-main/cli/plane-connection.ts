@@ -26,7 +26,7 @@ import { appVersion, resolveDataDir } from '../base/app-paths';
 import { UnsafeDataDirError } from '../base/data-dir-guard';
 import type { Plane } from '../plane/plane';
 import { readTrustedPlaneFile, UntrustedPlaneFileError, type PlaneFile } from '../plane/plane-file';
-import { CliError } from './cli-error';
+import { CliError, CommandFailed, jsonFailure } from './cli-error';
 import { createHttpTransport } from './http-transport';
 
 export interface PlaneConnection {
@@ -36,16 +36,6 @@ export interface PlaneConnection {
   /** Runs one command; a refusal (or an answer outside the contract) throws CommandFailed. */
   call<K extends CommandName>(command: K, req: CommandRequest<K>): Promise<CommandResponse<K>>;
   close(): Promise<void>;
-}
-
-/** A failure the plane answered: shown as `agentplane: <message>` (or as JSON with --json). */
-export class CommandFailed extends CliError {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** A refusal about where the CLI would act (the data dir, plane.json), with its stable code. */
@@ -138,11 +128,6 @@ export interface OutputOptions {
 /** How a result the plane returned can still be a failure for the person (a run that ended failed). */
 export interface PrintOptions<T> extends ConnectOptions {
   failureOf?: (value: T) => { code: string; message: string } | null;
-}
-
-/** The one JSON document of a failure, for `--json` (commander's usage errors use it too). */
-export function jsonFailure(code: string, message: string): string {
-  return JSON.stringify({ ok: false, error: { code, message } });
 }
 
 /**

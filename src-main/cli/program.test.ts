@@ -28,6 +28,8 @@ describe('the CLI loads the module of the subcommand asked for', () => {
       expect(names).toContain(subcommand);
       expect(names.length).toBeLessThan(whole.length);
     }
+    // --version alone: the program without any command module.
+    expect((await buildProgram({ versionOnly: true })).commands.map((c) => c.name())).toEqual(['serve', 'start']);
     // A name no module registers (a typo): the whole program, so commander can suggest the right one.
     expect((await buildProgram({ subcommand: 'peers' })).commands.map((c) => c.name())).toEqual(whole);
   });

@@ -7,9 +7,8 @@ import { spawn } from 'node:child_process';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { appRoot, appVersion } from '../base/app-paths';
 import { UnsafeDataDirError } from '../base/data-dir-guard';
-import { ErrorCode } from '../../src-shared/ipc/errors';
-import { CliError } from './cli-error';
-import { CommandFailed, jsonFailure } from './plane-connection';
+import { ErrorCode } from '../../src-shared/ipc/error-codes';
+import { CliError, CommandFailed, jsonFailure } from './cli-error';
 import { electronBinaryPath } from './electron-binary';
 
 function parsePort(value: string): number {
@@ -72,10 +71,11 @@ function subcommandOf(argv: readonly string[]): string | undefined {
  * The other commands' modules are imported only when the command line asks for something
  * other than `serve` or `start`: they bring the ACP SDK, the MCP client's stdio transport, the
  * REPL and more, none of which a plane needs before its URL line, and loading them was a
- * quarter of `serve`'s start-up (bench/serve-startup.bench.ts). `agentplane --help`, a typo
- * and every other subcommand get the whole program, so help and suggestions are unchanged.
+ * quarter of `serve`'s start-up (bench/serve-startup.bench.ts). `--version` alone (no
+ * subcommand, no help asked for) needs none of them. `agentplane --help`, a typo and every other
+ * subcommand get the whole program, so help and suggestions are unchanged.
  */
-export async function buildProgram(options: { json?: boolean; subcommand?: string } = {}): Promise<Command> {
+export async function buildProgram(options: { json?: boolean; subcommand?: string; versionOnly?: boolean } = {}): Promise<Command> {
   const program = new Command('agentplane')
     .description('AgentPlane: run AI-agent peers on your own machine and see exactly what they did.')
     .version(appVersion(), '-V, --version', 'print the version');
@@ -119,7 +119,8 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
       await (await import('./serve')).serve(options);
     });
 
-  if (options.subcommand !== undefined && SERVE_ONLY.has(options.subcommand)) return program;
+  // `agentplane --version` answers from the program alone.
+  if (options.versionOnly || (options.subcommand !== undefined && SERVE_ONLY.has(options.subcommand))) return program;
   // The module that defines the subcommand asked for, alone; the whole program for anything else
   // (no subcommand: `--help`, `--version`; a name not listed here: a typo, for commander's suggestion).
   const only = options.subcommand === undefined ? undefined : COMMAND_MODULE_OF[options.subcommand];
@@ -129,9 +130,12 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
 }
 
 export async function runCli(argv: string[]): Promise<void> {
-  const json = argv.slice(2).includes('--json');
+  const args = argv.slice(2);
+  const json = args.includes('--json');
+  const subcommand = subcommandOf(argv);
+  const versionOnly = subcommand === undefined && args.some((arg) => arg === '-V' || arg === '--version') && !args.some((arg) => arg === '-h' || arg === '--help');
   try {
-    await (await buildProgram({ json, subcommand: subcommandOf(argv) })).parseAsync(argv);
+    await (await buildProgram({ json, subcommand, versionOnly })).parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and the version are answers, not failures; the rest are usage errors.

@@ -12,8 +12,8 @@
 import type { Command } from 'commander';
 import type { ProviderView, ProvidersList, SettableProvider } from '../../src-shared/protocol/providers';
 import { SETTABLE_PROVIDERS } from '../../src-shared/protocol/providers';
-import { jsonFailure, runAndPrint, type OutputOptions } from './plane-connection';
-import { CliError } from './cli-error';
+import { runAndPrint, type OutputOptions } from './plane-connection';
+import { CliError, jsonFailure } from './cli-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -11,8 +11,8 @@ import { RunStatusSchema, type RunStatus } from '../../src-shared/vocabulary/run
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { isRunId } from '../../src-shared/vocabulary/ids';
 import { tokensOf } from '../../src-shared/vocabulary/spend';
-import { CliError } from './cli-error';
-import { CommandFailed, runAndPrint, type PlaneConnection } from './plane-connection';
+import { CliError, CommandFailed } from './cli-error';
+import { runAndPrint, type PlaneConnection } from './plane-connection';
 
 type Out = (line: string) => void;
 
