@@ -10,6 +10,7 @@
  * ISO-8601 strings, durations milliseconds.
  */
 import { z } from 'zod';
+import { lazyEntries } from '../lazy-entries';
 import { HashHexSchema, JournalRecordSchema } from '../journal/records';
 import { DecisionSchema, DecisionValueSchema, PermissionOutcomeSchema, RecoveryResolutionSchema } from '../vocabulary/decisions';
 import { PeerIdSchema, RunIdSchema, WaitIdSchema } from '../vocabulary/ids';
@@ -242,31 +243,9 @@ export type AcpObservationDraft = z.infer<typeof AcpObservationDraftSchema>;
 export const AcpSessionSummarySchema = SessionSummarySchema;
 export const AcpSessionViewSchema = SessionViewSchema;
 
-/**
- * An object whose every property is built the first time it is read, from the thunk of the
- * same name, and then kept (a plain data property from then on). The contract's commands are
- * about two hundred zod schemas; zod builds each one eagerly and not cheaply, and every process
- * that loads the contract (each CLI call, `serve`, the page in every window) needs only the few
- * it sends or answers. Built lazily, a command's schemas cost nothing until its first call
- * (bench renderer-load and serve-startup). Keys are enumerable from the start, so
- * `Object.keys(commands)` is the whole contract without building any of it.
- */
-function lazyEntries<T extends Record<string, () => unknown>>(thunks: T): { readonly [K in keyof T]: ReturnType<T[K]> } {
-  const entries = {} as Record<string, unknown>;
-  for (const [name, build] of Object.entries(thunks)) {
-    Object.defineProperty(entries, name, {
-      enumerable: true,
-      configurable: true,
-      get() {
-        const value = build();
-        Object.defineProperty(entries, name, { value, enumerable: true, configurable: false, writable: false });
-        return value;
-      },
-    });
-  }
-  return entries as { readonly [K in keyof T]: ReturnType<T[K]> };
-}
-
+// The contract's commands are about two hundred zod schemas, and every process that loads the
+// contract (each CLI call, `serve`, the page in every window) needs only the few it sends or
+// answers: each command's are built on its first use (lazy-entries.ts).
 export const commands = lazyEntries({
   'plane.status': () => ({ request: Empty, response: PlaneStatusSchema }),
   'peers.list': () => ({ request: Empty, response: z.object({ peers: z.array(PeerSummarySchema) }) }),

@@ -15,6 +15,7 @@
  * Costs are integers in micro-units of the currency (no floats in hashed records).
  */
 import { z } from 'zod';
+import { lazyEntries } from '../lazy-entries';
 import { DecisionSchema, DecisionValueSchema } from '../vocabulary/decisions';
 import { DispositionSchema, EffectKindSchema } from '../vocabulary/effects';
 import { WaitIdSchema } from '../vocabulary/ids';
@@ -41,10 +42,14 @@ export const CredentialUseSchema = z.object({
 
 const ErrorInfo = z.object({ code: z.string(), message: z.string() });
 
-/** Body schemas by kind, then by version. */
+/**
+ * Body schemas by kind, then by version. Each is built the first time it is read
+ * (lazyEntries): a process checks the bodies of the kinds it writes, and most (each CLI call, the
+ * page in every window) check none, so building all of them on load was wasted start-up.
+ */
 export const recordBodies = {
-  RunAdmitted: {
-    1: z.object({
+  RunAdmitted: lazyEntries({
+    1: () => z.object({
       agent: z.string(),
       /** The principal at the root of the delegation chain: whose run this is. */
       owner: z.string(),
@@ -72,18 +77,18 @@ export const recordBodies = {
        */
       context: z.string().optional(),
     }),
-  },
-  AdmissionRefused: {
-    1: z.object({
+  }),
+  AdmissionRefused: lazyEntries({
+    1: () => z.object({
       agent: z.string(),
       principal: z.string(),
       action: z.string(),
       resource: z.string(),
       reason: z.string(),
     }),
-  },
-  EffectStarted: {
-    1: z.object({
+  }),
+  EffectStarted: lazyEntries({
+    1: () => z.object({
       step: Step,
       effect: EffectKindSchema,
       name: z.string(),
@@ -93,9 +98,9 @@ export const recordBodies = {
       destination: z.string().optional(),
       credential: CredentialUseSchema.optional(),
     }),
-  },
-  EffectDone: {
-    1: z.object({
+  }),
+  EffectDone: lazyEntries({
+    1: () => z.object({
       step: Step,
       key: HashHexSchema,
       result: Json,
@@ -103,9 +108,9 @@ export const recordBodies = {
       /** Label of what came back: `peer:<id>`, `model:<provider>`, `plane`. */
       provenance: z.string(),
     }),
-  },
-  EffectFailed: {
-    1: z.object({
+  }),
+  EffectFailed: lazyEntries({
+    1: () => z.object({
       step: Step,
       key: HashHexSchema,
       disposition: DispositionSchema,
@@ -113,24 +118,24 @@ export const recordBodies = {
       /** What the failure consumed: a failed call is billed for what it burned. */
       spend: SpendSchema,
     }),
-  },
-  BudgetVerdict: {
-    1: z.object({
+  }),
+  BudgetVerdict: lazyEntries({
+    1: () => z.object({
       step: Step,
       verdict: z.enum(['within', 'ceilingReached', 'raised']),
       ceiling: CeilingSchema.optional(),
       spent: SpendSchema,
       budget: BudgetSchema,
     }),
-  },
-  Suspended: {
+  }),
+  Suspended: lazyEntries({
     /**
      * The subject is one of WaitSubject's shapes, its kind the record's reason: a writer cannot
      * journal anything else. Every runtime so far has written exactly these shapes, so records
      * already in journals still check; one that does not (another version's) is still read and
      * verified, its subject shown raw (readWaitSubject), never rejected.
      */
-    1: z
+    1: () => z
       .object({
         step: Step,
         reason: WaitReasonSchema,
@@ -141,15 +146,15 @@ export const recordBodies = {
         subjectHash: HashHexSchema,
       })
       .refine((body) => body.subject.kind === body.reason, { message: "the subject's kind must be the wait's reason", path: ['subject', 'kind'] }),
-  },
-  Decision: {
+  }),
+  Decision: lazyEntries({
     /**
      * v1, written until values were tagged: `value` is whatever the person supplied, untagged
      * (`{budget}`, the bare input, `{resolution, result}`). Kept as a tolerant reader for the
      * records already in users' journals; decisionValueFromV1 reads their value by the reason
      * of the wait they answer.
      */
-    1: z.object({
+    1: () => z.object({
       waitId: z.string(),
       decision: DecisionSchema,
       by: z.string(),
@@ -159,7 +164,7 @@ export const recordBodies = {
       until: IsoTime.optional(),
       value: Json.optional(),
     }),
-    2: z.object({
+    2: () => z.object({
       waitId: WaitIdSchema,
       decision: DecisionSchema,
       by: z.string(),
@@ -176,15 +181,15 @@ export const recordBodies = {
        */
       messageId: z.string().min(1).max(200).optional(),
     }),
-  },
-  Cancelled: {
-    1: z.object({ by: z.string(), reason: z.string().optional(), atStep: Step.optional() }),
-  },
-  HaltApplied: {
-    1: z.object({ scope: z.string(), lifted: z.boolean(), by: z.string(), reason: z.string().optional() }),
-  },
-  RunSealed: {
-    1: z.object({
+  }),
+  Cancelled: lazyEntries({
+    1: () => z.object({ by: z.string(), reason: z.string().optional(), atStep: Step.optional() }),
+  }),
+  HaltApplied: lazyEntries({
+    1: () => z.object({ scope: z.string(), lifted: z.boolean(), by: z.string(), reason: z.string().optional() }),
+  }),
+  RunSealed: lazyEntries({
+    1: () => z.object({
       outcome: RunOutcomeSchema,
       result: Json.optional(),
       error: ErrorInfo.optional(),
@@ -192,24 +197,24 @@ export const recordBodies = {
       /** How many records the run wrote before this one: a record deleted from a sealed run is detectable. */
       records: Count,
     }),
-  },
-  Observation: {
-    1: z.object({
+  }),
+  Observation: lazyEntries({
+    1: () => z.object({
       source: z.enum(['acp']),
       sessionId: z.string(),
       /** The observed party's own account: never an effect, never authority. */
       update: z.string(),
       detail: Json,
     }),
-  },
-  PeerLifecycle: {
-    1: z.object({
+  }),
+  PeerLifecycle: lazyEntries({
+    1: () => z.object({
       peerId: z.string(),
       event: z.enum(['created', 'starting', 'started', 'stopped', 'failed', 'revoked', 'removed']),
       address: z.string().optional(),
       detail: z.string().optional(),
     }),
-  },
+  }),
 } as const;
 
 export type RecordKind = keyof typeof recordBodies;
