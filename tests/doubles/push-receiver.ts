@@ -7,7 +7,8 @@
  *   `X-A2A-Notification-Token` and `Authorization` headers, and the JSON body (a StreamResponse).
  * - `hits()` counts every request that arrived, refused or redirected ones included.
  * - `failFirst` answers 503 to that many requests first; `redirectTo` answers every request with a
- *   302 to that address (and records nothing).
+ *   302 to that address (and records nothing); `answerAfterMs` records an event at once and
+ *   answers its 200 that much later (a receiver slow to answer what it already has).
  * - `close()` also drops open connections: a sender's pooled keep-alive socket must not hold it open.
  *
  * `pushReceivers(cleanups)` makes receivers closed with the test file's other cleanups (in their
@@ -30,6 +31,8 @@ export interface PushReceiverOptions {
   failFirst?: number;
   /** Answers every request with a 302 to this address. */
   redirectTo?: string;
+  /** Records each accepted event at once and answers it 200 this many ms later. */
+  answerAfterMs?: number;
 }
 
 export interface PushReceiver {
@@ -65,7 +68,8 @@ export async function startPushReceiver(options: PushReceiverOptions = {}): Prom
         authorization: req.headers.authorization,
         body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as PushReceived['body'],
       });
-      res.writeHead(200).end();
+      if (options.answerAfterMs) setTimeout(() => res.writeHead(200).end(), options.answerAfterMs);
+      else res.writeHead(200).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -111,6 +111,28 @@ describe('A2A push notifications', () => {
     expect(target.got).toHaveLength(count);
   });
 
+  it('a plane closed while a delivery is in flight lets it finish, so the next start does not send it again', async () => {
+    // The receiver has the event at once and answers 400 ms later: a close in between used to
+    // abort the POST, leave the cursor behind and send the same event again at the next start.
+    const dataDir = tempDir();
+    const target = await receiver({ answerAfterMs: 400 });
+    const first = await open(dataDir);
+    await call(first.plane, 'net.allow.add', { origin: target.origin });
+    const client = await clientFor(first.endpoint, 'write-note');
+    const task = (await client.sendMessage(send({ data: note }, { returnImmediately: true }))) as { id: string };
+    await client.createTaskPushNotificationConfig(TaskPushNotificationConfig.fromJSON({ taskId: task.id, id: 'hook-slow', url: target.url }));
+    // The wait for approval is the last state; its POST is unanswered for 400 ms from here.
+    await expect.poll(() => target.got.map(stateOf).at(-1), { timeout: 10_000 }).toBe('TASK_STATE_INPUT_REQUIRED');
+    const sent = target.got.length;
+    await first.close();
+    expect(new PushStore(dataDir).get(task.id, 'hook-slow')?.cursor.sentKey).toMatch(/^TASK_STATE_INPUT_REQUIRED\|/);
+    await open(dataDir);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(target.hits()).toBe(sent);
+    const ids = target.got.map((r) => r.eventId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('a config given with SendMessage is stored with the task and delivers its events', async () => {
     const target = await receiver();
     const { plane, endpoint } = await open(tempDir());

@@ -17,6 +17,11 @@
  * has seen and can drop. A restart loses nothing: the new plane's worker starts from each
  * config's cursor and sends what the journal holds past it.
  *
+ * Closing lets a POST already on its way finish, for at most CLOSE_GRACE_MS, and records its
+ * cursor: the receiver may already hold the event, and a close that aborted it left the cursor
+ * behind, so every ordinary restart sent that event again (a2a-push.test.ts). Nothing new starts
+ * once closing: no retry, no queued delivery, no second POST of the same delivery.
+ *
  * Transport: guardedRequest through the plane's netguard (connect-time address judgement, no
  * redirects followed, answer capped, a whole-request deadline), the config's token in
  * `X-A2A-Notification-Token` (the header the SDK's receiver reads) and its authentication as
@@ -34,6 +39,8 @@ export const PUSH_EVENT_ID_HEADER = 'X-AgentPlane-Event-Id';
 const DEADLINE_MS = 10_000;
 const MAX_ATTEMPTS = 6;
 const FIRST_BACKOFF_MS = 250;
+/** How long a close waits for POSTs in flight before it aborts them. */
+const CLOSE_GRACE_MS = 2_000;
 
 export interface PushWorkerOptions {
   store: PushStore;
@@ -87,6 +94,8 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
       await post(config, `${run.runId}:${run.lastSeq}:artifact`, { artifactUpdate: { taskId: run.runId, contextId: contextOf(run), artifact, lastChunk: true } });
       cursor.artifactSent = true;
       store.advance(config.taskId, config.id, cursor);
+      // Closing: the status goes out at the next start, from this cursor.
+      if (closed) return;
     }
     if (key !== cursor.sentKey) {
       const status = (taskOf(run, door.approveWith) as { status: Json }).status;
@@ -140,9 +149,11 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
     async close() {
       closed = true;
       unsubscribe();
-      aborter.abort();
       for (const timer of timers) clearTimeout(timer);
+      const grace = setTimeout(() => aborter.abort(), CLOSE_GRACE_MS);
       await Promise.allSettled([...chains.values()]);
+      clearTimeout(grace);
+      aborter.abort();
     },
   };
 }
