@@ -79,6 +79,11 @@ export interface JournalStore {
   /** Records with from <= seq <= to (to null: the head), at most `limit`. */
   readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]>;
   readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]>;
+  /**
+   * Records of the given kinds with from <= seq <= to, at most `limit`: a reader that acts on a
+   * few kinds (the runtime's follower) reads and parses those alone, not every record between.
+   */
+  readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]>;
   /** Record hashes for from <= seq <= to, in seq order (for the Merkle log). */
   readHashes(fromSeq: number, toSeq: number): Promise<string[]>;
   /** Streams records in seq order without holding the writer. */

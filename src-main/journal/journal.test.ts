@@ -50,6 +50,20 @@ describe('journal store', () => {
     expect(all[0]!.time).toBe('2026-01-01T00:00:00.001Z');
   });
 
+  it('reads the records of given kinds in a range, and nothing else', async () => {
+    const journal = await openJournal();
+    await journal.appendBatch([...runDrafts('run-a', 2), ...runDrafts('run-b', 1)]);
+    const all = await journal.readRange(1, null, 100);
+    const kinds = ['EffectDone', 'RunSealed'];
+    const want = (from: number, to: number) => all.filter((r) => r.seq >= from && r.seq <= to && kinds.includes(r.kind));
+    expect(await journal.readKinds(1, all.length, kinds, 100)).toEqual(want(1, all.length));
+    expect(await journal.readKinds(3, 7, kinds, 100)).toEqual(want(3, 7));
+    // A page: the first `limit` in seq order.
+    expect(await journal.readKinds(1, all.length, kinds, 2)).toEqual(want(1, all.length).slice(0, 2));
+    expect(await journal.readKinds(1, all.length, ['HaltApplied'], 100)).toEqual([]);
+    expect(await journal.readKinds(1, all.length, [], 100)).toEqual([]);
+  });
+
   it('refuses invalid drafts with a message naming the field, and writes nothing', async () => {
     const journal = await openJournal();
     await expect(

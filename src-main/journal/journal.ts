@@ -345,6 +345,10 @@ export class Journal {
     return this.store.readRun(runId, fromSeq, limit);
   }
 
+  readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]> {
+    return this.store.readKinds(fromSeq, toSeq, kinds, limit);
+  }
+
   runs(limit: number): Promise<RunSummaryRow[]> {
     return this.store.runs(limit);
   }

@@ -149,6 +149,8 @@ export class SqliteJournalReader implements JournalReads {
       readHead: connection.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1'),
       range: connection.prepare('SELECT * FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?'),
       run: connection.prepare('SELECT * FROM records WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?'),
+      // The kinds as a JSON array: one statement for any set of them.
+      kinds: connection.prepare('SELECT * FROM records WHERE seq >= ? AND seq <= ? AND kind IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?'),
       hashes: connection.prepare('SELECT hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq').pluck(),
       runSeqs: connection.prepare('SELECT seq FROM records WHERE run_id = ? ORDER BY seq').pluck(),
       runLastSeq: connection.prepare('SELECT MAX(seq) FROM records WHERE run_id = ?').pluck(),
@@ -206,6 +208,11 @@ export class SqliteJournalReader implements JournalReads {
   async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
     return (this.stmts.run.all(runId, fromSeq, limit) as RecordRow[]).map(toStored);
+  }
+
+  async readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return (this.stmts.kinds.all(fromSeq, toSeq, JSON.stringify(kinds), limit) as RecordRow[]).map(toStored);
   }
 
   async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {
@@ -431,6 +438,11 @@ export class SqliteJournalStore implements JournalStore {
   async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
     return this.reads.readRun(runId, fromSeq, limit);
+  }
+
+  async readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return this.reads.readKinds(fromSeq, toSeq, kinds, limit);
   }
 
   async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {

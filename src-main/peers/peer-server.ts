@@ -46,7 +46,7 @@ import { argumentSizeProblem, jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTE
 import type { PeerRegistry } from './peer-registry';
 import type { PeerAuthMode } from '../../src-shared/vocabulary/peers';
 import type { RateDecision, RateLimiter } from './rate-limiter';
-import { canonicalIp, mintSession, redactSession, verifySession, type SessionBook } from './session-token';
+import { canonicalIp, mintSession, labelOf, verifySession, type SessionBook } from './session-token';
 import type { UploadStaging } from './upload-staging';
 
 export const PEER_BODY_LIMIT = 24 * 1024 * 1024;
@@ -218,6 +218,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     };
     if (!token) return refuse('no session (GET /mcpv2/session, then pass sessionId or a Bearer token)');
     let caller: Caller;
+    let sessionDigest: string | null = null;
     if (looksLikePeerCredential(token)) {
       if (ctx.auth === 'shared-secret') return refuse('this peer accepts shared-secret sessions only');
       const check = await verifyPeerCredential(ctx.registry, ctx.peerId, token);
@@ -227,7 +228,8 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
       if (ctx.auth === 'identity') return refuse('this peer accepts peer credentials only');
       const verdict = verifySession({ secret: ctx.secret, token, observedIp: clientIpOf(request), clockSkewSeconds: ctx.clockSkewSeconds, book: ctx.sessions });
       if (!verdict.ok) return refuse(verdict.reason);
-      const label = redactSession(token);
+      const label = labelOf(verdict.digest);
+      sessionDigest = verdict.digest;
       caller = { principal: `session:${label}`, conversation: `session:${label}`, ip: clientIpOf(request) };
     }
     const limited = spendBudget(ctx, caller);
@@ -238,7 +240,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     }
     // Authenticated and admitted: one call on this session or credential (what Sessions lists).
     if (caller.identity !== undefined) ctx.sessions.identityUsed(caller.identity, caller.ip);
-    else ctx.sessions.used(token);
+    else if (sessionDigest !== null) ctx.sessions.usedDigest(sessionDigest);
     return caller;
   }
 

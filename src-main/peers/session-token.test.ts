@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   canonicalIp,
+  labelOf,
   MAX_SESSION_TTL_SECONDS,
   mintSession,
   redactSession,
@@ -57,6 +58,7 @@ describe('mintSession / verifySession', () => {
       ttl: 3600,
       expiresAt: T0 + 3600_000,
       nonce: 'a1b2c3d4e5f60718',
+      digest: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
   });
 
@@ -308,6 +310,26 @@ describe('canonicalIp', () => {
 });
 
 describe('SessionBook', () => {
+  it('gives a verdict the digest its label and the book key on, the same for either spelling', () => {
+    // The peer takes the label and the use count from the verdict's digest rather than parsing
+    // and hashing the token again; they must be what redactSession and used(token) would say.
+    const minted = mint();
+    const book = new SessionBook();
+    book.record(minted, 'peer-a');
+    const plain = verify(minted.sessionId, { book });
+    const pad = verify(padded(minted.sessionId), { book });
+    if (!plain.ok || !pad.ok) throw new Error('a valid token was refused');
+    expect(pad.digest).toBe(plain.digest);
+    expect(labelOf(plain.digest)).toBe(redactSession(minted.sessionId));
+    expect(labelOf(pad.digest)).toBe(redactSession(padded(minted.sessionId)));
+    book.usedDigest(plain.digest, T0 + 1000);
+    book.used(padded(minted.sessionId), T0 + 2000);
+    expect(book.live(T0).find((e) => e.label === labelOf(plain.digest))).toMatchObject({ calls: 2, lastUsedAt: T0 + 2000 });
+    expect(book.revoke(minted.sessionId, T0)).toBe(true);
+    expect(book.isRevokedDigest(plain.digest)).toBe(true);
+    expect(verify(padded(minted.sessionId), { book })).toEqual({ ok: false, reason: 'revoked' });
+  });
+
   it('revokes a session before expiry, and the padded spelling is revoked too', () => {
     const book = new SessionBook();
     const minted = mint({ nonce: 'ab' }); // 31-byte payload: has a padded spelling

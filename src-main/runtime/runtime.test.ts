@@ -204,6 +204,25 @@ describe('cancellation and halts', () => {
     expect(await kinds(p, runId)).toEqual(['RunAdmitted', 'EffectStarted', 'Cancelled', 'EffectDone', 'RunSealed']);
   });
 
+  it('follows what another writer of the data dir journals: its approval resumes a run hosted here, its halt holds here', async () => {
+    // Two planes on one data dir, as the desktop plane and a CLI on the same journal are: each
+    // runtime reads the other's Decision, Cancelled and HaltApplied records from the journal
+    // (Runtime.follow), with many records of its own in between that it must skip.
+    const host = await plane();
+    const other = await plane({ dataDir: host.dataDir });
+    const run = await call(host, 'runs.start', { agent: 'write-note', input: { title: 'greeting', topic: 'hello' }, wait: true });
+    expect(run.status).toBe('suspended');
+    for (let i = 0; i < 5; i++) await call(host, 'runs.start', { agent: 'summarize', input: { text: `filler ${i}` }, wait: true });
+    await call(other, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
+    await vi.waitFor(async () => expect((await call(host, 'runs.get', { runId: run.runId })).outcome).toBe('succeeded'), { timeout: 5000 });
+    expect(readFileSync(join(host.dataDir, 'workspace', 'notes', 'greeting.md'), 'utf8')).toContain('# greeting');
+
+    await call(other, 'halts.apply', { scope: 'subject:user:local', reason: 'incident' });
+    await vi.waitFor(async () => expect(await failure(host, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).toEqual({ code: 'AP_FORBIDDEN', message: 'the plane refused to start this run' }), { timeout: 5000 });
+    await call(other, 'halts.lift', { scope: 'subject:user:local' });
+    await vi.waitFor(async () => expect((await call(host, 'runs.start', { agent: 'summarize', input: { text: 'y' }, wait: true })).outcome).toBe('succeeded'), { timeout: 5000 });
+  });
+
   it('a halt withholds new runs and a suspended run at its next step, until lifted', async () => {
     const p = await plane();
     const run = await call(p, 'runs.start', { agent: 'write-note', input: { title: 'h', topic: 'h' }, wait: true });
