@@ -13,6 +13,10 @@
  * the same headers and body), in the same process and run, interleaved as in
  * bridge-roundtrip.bench.ts.
  *
+ * After the comparison, a sequential ping is split in the notes (issue 16, item 6): pings
+ * interleaved with calls of an unknown method (every check a ping passes, no run), and the
+ * journal's own counters for each ping's transaction and WAL sync (SqliteJournalStore.writeStats).
+ *
  * Goal (issue 16): p50 ≤ the bare route's p50 + 1.5 × one durable commit measured in the same
  * run (a raw one-row better-sqlite3 transaction, WAL, synchronous=FULL, in the same directory),
  * and throughput at c=16 ≥ 0.5× the bare route's; both are printed as ratios that must be ≤ 1.
@@ -88,6 +92,49 @@ function durableCommitUs(dir: string): number {
   }
 }
 
+const SPLIT_CALLS = 1000;
+const UNKNOWN_METHOD = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'bench/unknown', params: {} }]);
+
+/**
+ * A ping split into what it costs beyond the peer's door: sequential pings, timed with the
+ * journal's own counters (SqliteJournalStore.writeStats), interleaved with calls of an unknown
+ * method, which pass every check a ping passes (Host, Origin, session, rate limit, the
+ * JSON-RPC parse) and are answered -32601 without admitting a run.
+ */
+async function sequentialSplit(pool: Pool, session: string, store: SqliteJournalStore) {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${session}` };
+  const timedCall = async (body: string, check: (answer: Array<{ result?: { pong?: boolean }; error?: { code?: number } }>) => boolean) => {
+    const started = performance.now();
+    const response = await pool.request({ path: PATH, method: 'POST', headers, body });
+    const answer = (await response.body.json()) as Array<{ result?: { pong?: boolean }; error?: { code?: number } }>;
+    const us = (performance.now() - started) * 1000;
+    if (response.statusCode !== 200 || !check(answer)) throw new Error(`the peer answered ${response.statusCode} ${JSON.stringify(answer).slice(0, 200)}`);
+    return us;
+  };
+  const pings: number[] = [];
+  const door: number[] = [];
+  let pingStats = { transactionMs: 0, syncMs: 0, records: 0 };
+  for (let i = 0; i < SPLIT_CALLS; i++) {
+    door.push(await timedCall(UNKNOWN_METHOD, (a) => a[0]?.error?.code === -32601));
+    const before = store.writeStats();
+    pings.push(await timedCall(BODY, (a) => a[0]?.result?.pong === true));
+    const after = store.writeStats();
+    pingStats = {
+      transactionMs: pingStats.transactionMs + after.transactionMs - before.transactionMs,
+      syncMs: pingStats.syncMs + after.syncMs - before.syncMs,
+      records: pingStats.records + after.records - before.records,
+    };
+  }
+  const p50 = (values: number[]) => values.sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+  return {
+    pingP50: p50(pings),
+    doorP50: p50(door),
+    transactionUs: (pingStats.transactionMs * 1000) / SPLIT_CALLS,
+    syncUs: (pingStats.syncMs * 1000) / SPLIT_CALLS,
+    recordsPerCall: pingStats.records / SPLIT_CALLS,
+  };
+}
+
 function fileSystemOf(dir: string): string {
   try {
     return execFileSync('df', ['-T', dir], { encoding: 'utf8' }).trim().split('\n').at(-1)?.split(/\s+/)[1] ?? 'unknown';
@@ -141,6 +188,8 @@ async function run(): Promise<BenchResult> {
     const syncsBefore = store.settings().walSyncs;
     const comparison = await compareRoundTrips(subject.call, baseline.call, { warmUp: WARM_UP, sequential: SEQUENTIAL, concurrency: CONCURRENCY, requestsPerRound: REQUESTS_PER_ROUND, rounds: ROUNDS });
     const walSyncs = store.settings().walSyncs - syncsBefore;
+    const comparisonCommits = journalCommits;
+    const split = await sequentialSplit(subject.pool, session, store);
     const commitAfter = durableCommitUs(dataDir);
     const commitUs = (commitBefore + commitAfter) / 2;
     const p50 = comparison.measurements.find((m) => m.metric === 'p50 latency')!;
@@ -159,7 +208,10 @@ async function run(): Promise<BenchResult> {
       notes: [
         ...comparison.notes,
         `one durable commit here (raw better-sqlite3, one-row transaction, WAL, synchronous=FULL, same dir): p50 ${commitBefore.toFixed(0)} µs before, ${commitAfter.toFixed(0)} µs after the round trips`,
-        `journal: ${dataDir} on ${fileSystemOf(dataDir)} (WAL, synchronous=NORMAL, every commit's WAL fdatasynced before it is acknowledged, ${store.settings().walSyncMode} at the end; ${walSyncs} syncs for ${journalCommits} commits)`,
+        `journal: ${dataDir} on ${fileSystemOf(dataDir)} (WAL, synchronous=NORMAL, every commit's WAL fdatasynced before it is acknowledged, ${store.settings().walSyncMode} at the end; ${walSyncs} syncs for ${comparisonCommits} commits during the round trips)`,
+        `where a sequential ping's time goes (${SPLIT_CALLS} more calls, p50s and means per call; the parts are measured apart, so they add up only roughly):`,
+        `  the bare route ${p50.baseline.toFixed(0)} µs p50 · the peer's door (Host/Origin, session HMAC, rate limit, JSON-RPC, log line; an unknown method's answer) ${split.doorP50.toFixed(0)} µs p50 · a ping ${split.pingP50.toFixed(0)} µs p50`,
+        `  the run beyond the door ${(split.pingP50 - split.doorP50).toFixed(0)} µs: its one commit's transaction (chain hashes, ${split.recordsPerCall.toFixed(1)} inserts, WAL writes) ${split.transactionUs.toFixed(0)} µs, the WAL's sync ${split.syncUs.toFixed(0)} µs, and the rest (admission, policy, the clock effect, records' checks and canonical text, the answer) about ${(split.pingP50 - split.doorP50 - split.transactionUs - split.syncUs).toFixed(0)} µs`,
         `node ${process.version}, ${process.platform}/${process.arch}`,
       ],
     };

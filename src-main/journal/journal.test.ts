@@ -64,6 +64,23 @@ describe('journal store', () => {
     expect(await journal.readKinds(1, all.length, [], 100)).toEqual([]);
   });
 
+  it('counts what its appends cost: commits, records, time in the transactions and in the syncs', async () => {
+    const journal = await openJournal();
+    const store = journal.store as SqliteJournalStore;
+    const before = store.writeStats();
+    await journal.appendBatch(runDrafts('run-a', 2));
+    await journal.append({ runId: null, kind: 'PeerLifecycle', body: { peerId: 'p1', event: 'started', address: 'mcpv2://127.0.0.1:9/mcpv2' } });
+    const after = store.writeStats();
+    expect(after.commits - before.commits).toBe(2);
+    expect(after.records - before.records).toBe(7);
+    expect(after.syncs - before.syncs).toBe(2);
+    expect(after.transactionMs).toBeGreaterThan(before.transactionMs);
+    expect(after.syncMs).toBeGreaterThan(before.syncMs);
+    // A refused draft is no commit.
+    await expect(journal.append({ runId: 'r', kind: 'Nope' as never, body: {} as never })).rejects.toThrow();
+    expect(store.writeStats().commits).toBe(after.commits);
+  });
+
   it('refuses invalid drafts with a message naming the field, and writes nothing', async () => {
     const journal = await openJournal();
     await expect(

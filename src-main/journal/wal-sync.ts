@@ -92,6 +92,7 @@ export class WalSync {
   private queued: Promise<void> | null = null;
   private failure: JournalError | null = null;
   private syncs = 0;
+  private syncMs = 0;
 
   constructor(
     private readonly walPath: string,
@@ -116,6 +117,11 @@ export class WalSync {
   /** How many syncs have been started (for tests and the bench's notes). */
   get count(): number {
     return this.syncs;
+  }
+
+  /** Milliseconds spent in syncs so far, hop to the thread pool included (the bench's notes). */
+  get totalMs(): number {
+    return this.syncMs;
   }
 
   /**
@@ -188,6 +194,7 @@ export class WalSync {
 
   /** Folds a sync's time into the running average and picks where the next one runs. */
   private timed(ms: number): void {
+    this.syncMs += ms;
     this.averageMs += AVERAGE_WEIGHT * (ms - this.averageMs);
     if (this.slowMs <= 0) return;
     if (!this.offThread && this.averageMs > this.slowMs) this.offThread = true;
