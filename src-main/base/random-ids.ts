@@ -51,16 +51,18 @@ const TIME_BITS = 32;
  *
  * Why the clock leads: the journal indexes every record by (run_id, seq) (records_by_run), and
  * a B-tree keyed by a random string puts each new run on a random leaf. A peer's commit of
- * sixteen pings then dirtied sixteen index pages scattered across the whole index, three
- * quarters of what the commit wrote to the WAL, and more the longer the journal (the cost
- * migration 005 removed from the record hashes' UNIQUE indexes, here per run). Ids that rise
+ * sixteen pings then dirtied sixteen index pages scattered across the whole index, more than
+ * half of what the commit wrote to the WAL (at 128k records: 43 WAL frames a commit of sixteen
+ * four-record runs with random ids, 18 with rising ones), and more the longer the journal (the
+ * cost migration 005 removed from the record hashes' UNIQUE indexes, here per run). Ids that rise
  * with time land at the index's right edge, where one page takes a commit's runs (measured:
  * 12-13 µs a record inserted with random ids against 6.6 µs with rising ones, same rows). A wrap
  * starts a new region of the index that rises the same way.
  *
- * Why 48 random bits are still enough: an id is public once issued and grants nothing (every
- * request that names a run is authorised by its caller, not by knowing the id), and the random
- * part is what keeps anyone from naming a run before it is admitted: guessing the id of a run
+ * Why 48 random bits are still enough: an id is no secret once issued (the UI, the journal, its
+ * exports and A2A's task ids show it) and what a request may do to a run is decided by who
+ * asks (another caller's task is TaskNotFound, a2a-continue.test.ts), so the random part is
+ * there to keep anyone from naming a run before it is admitted: guessing the id of a run
  * admitted in a known millisecond takes 2^47 tries on average. Within this process no id is
  * issued twice (the ids of the current millisecond are remembered, and a repeat is drawn
  * again); two processes writing one data dir in the same millisecond share an id with odds of
