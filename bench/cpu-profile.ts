@@ -48,6 +48,16 @@ export function displayFile(url: string, root: string = REPO_ROOT): string {
 
 type CallFrame = CpuProfile['nodes'][number]['callFrame'];
 
+/**
+ * A script's file name from its URL (a page's chunk, say). Not every frame's URL is one: a
+ * script injected by the browser's driver is named by its sourceURL alone
+ * (`__playwright_evaluation_script__`), and such a name is returned as it is.
+ */
+export function scriptName(url: string): string {
+  const path = URL.canParse(url) ? new URL(url).pathname : url;
+  return path.split('/').pop() || url;
+}
+
 function frameName(frame: CallFrame, root: string): string {
   const name = frame.functionName || '(anonymous)';
   const file = displayFile(frame.url, root);

@@ -1,6 +1,6 @@
 /** The profile summary every bench prints (bench/cpu-profile.ts) and serve-startup's trace parser. */
 import { describe, expect, it } from 'vitest';
-import { summariseProfile, withCpuProfile, type CpuProfile } from '../bench/cpu-profile';
+import { scriptName, summariseProfile, withCpuProfile, type CpuProfile } from '../bench/cpu-profile';
 import { medianPhases, parseStartupTrace } from '../bench/serve-startup.bench';
 
 const frame = (functionName: string, url = '', lineNumber = 0) => ({ functionName, url, lineNumber });
@@ -52,6 +52,19 @@ describe('summariseProfile', () => {
   it('stops the profiler when the work fails, so the next profile can start', async () => {
     await expect(withCpuProfile(() => Promise.reject(new Error('broken bench')))).rejects.toThrow('broken bench');
     await expect(withCpuProfile(() => Promise.resolve(1))).resolves.toMatchObject({ value: 1 });
+  });
+});
+
+describe('scriptName', () => {
+  it("names a page's script by its file, query left out", () => {
+    expect(scriptName('http://127.0.0.1:4000/assets/peers-view-3f2a.js?v=1')).toBe('peers-view-3f2a.js');
+    expect(scriptName('file:///repo/out/renderer/index.html')).toBe('index.html');
+  });
+
+  it('keeps a name that is no URL (a driver-injected script) instead of throwing', () => {
+    expect(scriptName('__playwright_evaluation_script__')).toBe('__playwright_evaluation_script__');
+    expect(scriptName('VM12')).toBe('VM12');
+    expect(scriptName('http://127.0.0.1:4000/')).toBe('http://127.0.0.1:4000/');
   });
 });
 
