@@ -6,7 +6,7 @@
 import { chmodSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from './logger';
+import { createLogger, logLevelFrom } from './logger';
 import { PrivateAppender } from './private-files';
 import { useTempFolders, useUmask } from '../../tests/helpers/temp-folders';
 
@@ -84,11 +84,62 @@ describe.runIf(process.platform !== 'win32')('a log held open between lines (Pri
 
   it.runIf(process.platform === 'linux')('opens far fewer descriptors than lines (the point of holding it)', () => {
     const file = join(folder(), 'plane.log');
-    const logger = createLogger(file, () => undefined);
+    const logger = createLogger(file, () => undefined, 'debug');
     const before = readdirSync('/proc/self/fd').length;
     for (let i = 0; i < 200; i++) logger.log('debug', `line ${i}`);
     // One descriptor is held for the log, not one per line (and none leaked).
     expect(readdirSync('/proc/self/fd').length - before).toBeLessThanOrEqual(1);
     expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(200);
+  });
+});
+
+describe('log level', () => {
+  const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; message: string });
+
+  it('drops debug lines by default, before formatting them, and writes info and above', () => {
+    const file = join(folder(), 'plane.log');
+    const echoed: string[] = [];
+    const logger = createLogger(file, (l) => echoed.push(l), logLevelFrom({}).level);
+    logger.log('debug', 'POST /mcpv2 200');
+    logger.log('info', 'started');
+    logger.log('warn', 'slow disk');
+    expect(lines(file).map((l) => l.message)).toEqual(['started', 'slow disk']);
+    expect(echoed).toHaveLength(1);
+    expect(logger.enabled?.('debug')).toBe(false);
+    expect(logger.enabled?.('info')).toBe(true);
+  });
+
+  it('keeps debug lines at AGENTPLANE_LOG_LEVEL=debug and only errors at error, in any case', () => {
+    expect(logLevelFrom({ AGENTPLANE_LOG_LEVEL: 'DEBUG' })).toEqual({ level: 'debug' });
+    expect(logLevelFrom({ AGENTPLANE_LOG_LEVEL: ' error ' })).toEqual({ level: 'error' });
+    const file = join(folder(), 'plane.log');
+    const logger = createLogger(file, () => undefined, 'error');
+    logger.log('warn', 'dropped');
+    logger.log('error', 'kept');
+    expect(lines(file).map((l) => l.message)).toEqual(['kept']);
+    const debugFile = join(folder(), 'debug.log');
+    createLogger(debugFile, () => undefined, 'debug').log('debug', 'POST /mcpv2 200');
+    expect(lines(debugFile)).toEqual([expect.objectContaining({ level: 'debug', message: 'POST /mcpv2 200' })]);
+  });
+
+  it('says once on stderr that a value is no level, and logs at info', () => {
+    const asked = logLevelFrom({ AGENTPLANE_LOG_LEVEL: 'verbose' });
+    expect(asked.level).toBe('info');
+    expect(asked.problem).toContain('AGENTPLANE_LOG_LEVEL="verbose" is not a log level (use debug, info, warn, error)');
+    const previous = process.env.AGENTPLANE_LOG_LEVEL;
+    process.env.AGENTPLANE_LOG_LEVEL = 'verbose';
+    try {
+      const file = join(folder(), 'plane.log');
+      const echoed: string[] = [];
+      const logger = createLogger(file, (l) => echoed.push(l));
+      logger.log('debug', 'dropped');
+      logger.log('info', 'kept');
+      expect(echoed).toHaveLength(1);
+      expect(echoed[0]).toContain('is not a log level');
+      expect(lines(file).map((l) => l.message)).toEqual(['kept']);
+    } finally {
+      if (previous === undefined) delete process.env.AGENTPLANE_LOG_LEVEL;
+      else process.env.AGENTPLANE_LOG_LEVEL = previous;
+    }
   });
 });

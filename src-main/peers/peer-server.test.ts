@@ -5,11 +5,15 @@
  * object answered as a single response; the batch cap; and the HTTP refusals (Host, Origin,
  * body cap, authentication).
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BATCH_SIZE, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
 import type { StartedPeer } from '../plane/peer-host';
 import { startTestPeer, type TestPeer } from '../../tests/support/peer-support';
+import { createLogger } from '../base/logger';
 import { PEER_BODY_LIMIT } from './peer-server';
 import { mintSession } from './session-token';
 
@@ -258,5 +262,34 @@ describe('HTTP refusals', () => {
   it('the Bearer scheme is case-insensitive (RFC 9110 section 11.1)', async () => {
     const response = await inject({ method: 'POST', url: '/mcpv2', auth: null, headers: { authorization: `bearer ${token}` }, payload: JSON.stringify([call(1, 'ping')]) });
     expect(response.statusCode).toBe(200);
+  });
+});
+
+describe('the access log (a debug line per request)', () => {
+  const pingThrough = async (level: 'info' | 'debug'): Promise<Array<{ level: string; message: string }>> => {
+    const dir = mkdtempSync(join(tmpdir(), 'ap-peer-log-'));
+    const file = join(dir, 'peer.jsonl');
+    const logged = await startTestPeer(`log-${level}`, { secret: SECRET, ratePerSecond: 100_000, logger: createLogger(file, () => undefined, level) });
+    try {
+      const response = await logged.peer.app.inject({
+        method: 'POST',
+        url: '/mcpv2',
+        headers: { host: `127.0.0.1:${logged.peer.port}`, authorization: `Bearer ${logged.session()}`, 'content-type': 'application/json' },
+        payload: JSON.stringify([call(1, 'ping')]),
+      });
+      expect(response.statusCode).toBe(200);
+      return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; message: string }) : [];
+    } finally {
+      await logged.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('is not written at the default level, info', async () => {
+    expect((await pingThrough('info')).filter((l) => l.message.startsWith('POST '))).toEqual([]);
+  });
+
+  it('is written at debug, one line naming the method, path and status', async () => {
+    expect((await pingThrough('debug')).filter((l) => l.message.startsWith('POST '))).toEqual([expect.objectContaining({ level: 'debug', message: 'POST /mcpv2 200' })]);
   });
 });

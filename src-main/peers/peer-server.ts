@@ -146,9 +146,13 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     }
     if (request.headers.origin !== undefined) return reply.code(403).send(rpcError(null, Mcpv2Error.InvalidRequest, 'cross-origin requests are refused'));
   });
-  app.addHook('onResponse', async (request, reply) => {
-    ctx.logger.log('debug', `${request.method} ${request.url.split('?')[0]} ${reply.statusCode}`);
-  });
+  // The access log: a debug line per request, so the hook is only there when debug lines are
+  // kept (base/logger.ts says what they cost a loaded peer).
+  if (ctx.logger.enabled?.('debug') ?? true) {
+    app.addHook('onResponse', async (request, reply) => {
+      ctx.logger.log('debug', `${request.method} ${request.url.split('?')[0]} ${reply.statusCode}`);
+    });
+  }
   app.setErrorHandler((error: { code?: string; statusCode?: number }, _request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send(rpcError(null, Mcpv2Error.InvalidRequest, `request body exceeds ${PEER_BODY_LIMIT} bytes`));
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(415).send(rpcError(null, Mcpv2Error.InvalidRequest, 'send application/json'));

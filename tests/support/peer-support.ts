@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../src-main/base/logger';
+import { silentLogger, type Logger } from '../../src-main/base/logger';
 import { createLocalProvider } from '../../src-main/providers/local-provider';
 import { settingsFromEnv, startPeer, type StartedPeer } from '../../src-main/plane/peer-host';
 import { PeerRegistry } from '../../src-main/peers/peer-registry';
@@ -21,7 +21,7 @@ export interface TestPeer {
   close(): Promise<void>;
 }
 
-export async function startTestPeer(id: string, options: { secret: string; ratePerSecond: number; llmMode?: boolean }): Promise<TestPeer> {
+export async function startTestPeer(id: string, options: { secret: string; ratePerSecond: number; llmMode?: boolean; logger?: Logger }): Promise<TestPeer> {
   const dataDir = mkdtempSync(join(tmpdir(), `agentplane-${id}-`));
   const registry = new PeerRegistry(dataDir);
   const record = registry.create({ id, port: 0, publicIp: '127.0.0.1', secret: options.secret, llmMode: options.llmMode ?? false });
@@ -29,7 +29,7 @@ export async function startTestPeer(id: string, options: { secret: string; rateP
     dataDir,
     record,
     settings: { ...settingsFromEnv({}), ratePerSecond: options.ratePerSecond },
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     providers: new Map([['local', createLocalProvider()]]),
   });
   return {
