@@ -5,11 +5,10 @@
  * CLI as a real child process with its demo peers, Debian's Chromium opening the printed URL in
  * a new profile each time, and a MutationObserver installed before any script of the page runs.
  */
-import { rmSync } from 'node:fs';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, requireChromium } from './support/chromium';
-import { makeTempDir, requireBuild, startServe, type ServeProcess } from './support/serve-process';
+import { closeServeAndBrowser, makeTempDir, requireBuild, startServe, type ServeProcess } from './support/serve-process';
 
 const ROWS = '#content table tbody th[scope="row"]';
 const PLACEHOLDER = '.section-loading';
@@ -47,9 +46,9 @@ describe('the first frame of a cold load, served by `agentplane serve`', () => {
   });
 
   afterAll(async () => {
-    for (const context of contexts) await context.close();
-    plane?.dispose();
-    for (const dir of [dataDir, ...dirs]) if (dir) rmSync(dir, { recursive: true, force: true });
+    // The plane is stopped as the other browser suites stop theirs (SIGTERM, awaited), so the
+    // demo peers it may have started end with it.
+    await closeServeAndBrowser(undefined, plane, { also: contexts.map((context) => () => context.close()), dirs: [dataDir, ...dirs] });
   });
 
   async function freshContext(): Promise<BrowserContext> {
