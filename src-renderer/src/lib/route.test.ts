@@ -15,4 +15,9 @@ describe('hash routes', () => {
     expect(parseRoute(`#/runs/${RUN}/7`)).toEqual({ section: 'runs', runId: RUN, seq: 7, peerId: null });
     expect(formatRoute(parseRoute(`#/runs/${RUN}/7`))).toBe(`#/runs/${RUN}/7`);
   });
+
+  it('a malformed escape in the address opens the default view instead of stopping the page', () => {
+    expect(parseRoute('#/runs/%E0%A4%A')).toEqual({ section: 'peers', runId: null, seq: null, peerId: null });
+    expect(parseRoute('#/%')).toEqual({ section: 'peers', runId: null, seq: null, peerId: null });
+  });
 });

@@ -25,7 +25,13 @@ export function isRouteHash(hash: string): boolean {
 }
 
 export function parseRoute(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  let parts: string[];
+  try {
+    parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    // A malformed escape (`#/runs/%E0`, typed or pasted) is no route; it must not stop the page.
+    return DEFAULT_ROUTE;
+  }
   const [section, a, b] = parts;
   if (!isSection(section)) return DEFAULT_ROUTE;
   if (section === 'runs' && a && isRunId(a)) {
