@@ -46,7 +46,7 @@ import { argumentSizeProblem, jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTE
 import type { PeerRegistry } from './peer-registry';
 import type { PeerAuthMode } from '../../src-shared/vocabulary/peers';
 import type { RateDecision, RateLimiter } from './rate-limiter';
-import { canonicalIp, mintSession, labelOf, verifySession, type SessionBook } from './session-token';
+import { canonicalIp, mintSession, labelOf, ProvenTokens, verifySession, type SessionBook } from './session-token';
 import type { UploadStaging } from './upload-staging';
 
 export const PEER_BODY_LIMIT = 24 * 1024 * 1024;
@@ -208,6 +208,9 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     return { sessionId: session.sessionId, expiresAt: Math.floor(session.expiresAt / 1000), ttl: session.ttl };
   });
 
+  // Session tokens this peer's secret has already proved (session-token.ts, ProvenTokens).
+  const provenTokens = new ProvenTokens();
+
   /** The caller, or a reply already sent (401 / 429). */
   async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<Caller | null> {
     const query = request.query as Record<string, unknown>;
@@ -230,7 +233,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
       caller = { principal: `peer:${check.caller}`, conversation: `peer:${check.caller}`, ip: clientIpOf(request), identity: check.caller };
     } else {
       if (ctx.auth === 'identity') return refuse('this peer accepts peer credentials only');
-      const verdict = verifySession({ secret: ctx.secret, token, observedIp: clientIpOf(request), clockSkewSeconds: ctx.clockSkewSeconds, book: ctx.sessions });
+      const verdict = verifySession({ secret: ctx.secret, token, observedIp: clientIpOf(request), clockSkewSeconds: ctx.clockSkewSeconds, book: ctx.sessions, proven: provenTokens });
       if (!verdict.ok) return refuse(verdict.reason);
       const label = labelOf(verdict.digest);
       sessionDigest = verdict.digest;

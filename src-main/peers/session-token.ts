@@ -116,6 +116,8 @@ export interface VerifySessionOptions {
   clockSkewSeconds?: number;
   /** Consulted only for revocation, never for expiry. */
   book?: SessionBook;
+  /** Tokens whose signature this secret already proved: a hit skips the parse and the HMAC. */
+  proven?: ProvenTokens;
 }
 
 /**
@@ -297,23 +299,97 @@ function parseToken(token: unknown): ParsedToken | null {
  * The seed's one rule. Order of refusals: malformed, bad-signature, revoked, future, expired,
  * wrong-ip. Nothing past 'bad-signature' is reported for a token the secret did not sign, so a
  * prober learns nothing about forged payloads beyond "not signed".
+ *
+ * With `proven`, a token whose signature this secret proved before skips straight to the checks
+ * that depend on the request and the moment (revoked, future, expired, wrong-ip), which every
+ * request still runs: see ProvenTokens.
  */
 export function verifySession(options: VerifySessionOptions): SessionVerdict {
-  const { secret, token, observedIp, now = Date.now(), clockSkewSeconds = DEFAULT_CLOCK_SKEW_SECONDS, book } = options;
+  const { secret, token, observedIp, now = Date.now(), clockSkewSeconds = DEFAULT_CLOCK_SKEW_SECONDS, book, proven: cache } = options;
   assertSecret(secret);
-  const parsed = parseToken(token);
-  if (!parsed) return { ok: false, reason: 'malformed' };
-  const expected = hmac(secret, parsed.payload);
-  // Both are 32 bytes (the hex was checked to be 64 digits): timingSafeEqual compares every byte.
-  if (!timingSafeEqual(expected, parsed.signature)) return { ok: false, reason: 'bad-signature' };
-  const digest = sha256Hex(parsed.canonical);
-  if (book?.isRevokedDigest(digest)) return { ok: false, reason: 'revoked' };
-  const issuedAt = parsed.issuedAtSeconds * 1000;
-  const expiresAt = (parsed.issuedAtSeconds + parsed.ttlSeconds) * 1000;
-  if (issuedAt - now > clockSkewSeconds * 1000) return { ok: false, reason: 'future' };
-  if (now > expiresAt) return { ok: false, reason: 'expired' };
-  if (canonicalIp(observedIp) !== parsed.clientIp) return { ok: false, reason: 'wrong-ip' };
-  return { ok: true, clientIp: parsed.clientIp, issuedAt, ttl: parsed.ttlSeconds, expiresAt, nonce: parsed.nonce, digest };
+  let proven = cache?.get(secret, token, now);
+  if (!proven) {
+    const parsed = parseToken(token);
+    if (!parsed) return { ok: false, reason: 'malformed' };
+    const expected = hmac(secret, parsed.payload);
+    // Both are 32 bytes (the hex was checked to be 64 digits): timingSafeEqual compares every byte.
+    if (!timingSafeEqual(expected, parsed.signature)) return { ok: false, reason: 'bad-signature' };
+    const issuedAt = parsed.issuedAtSeconds * 1000;
+    proven = {
+      clientIp: parsed.clientIp,
+      issuedAt,
+      ttl: parsed.ttlSeconds,
+      expiresAt: issuedAt + parsed.ttlSeconds * 1000,
+      nonce: parsed.nonce,
+      digest: sha256Hex(parsed.canonical),
+    };
+    cache?.remember(secret, token, proven, now);
+  }
+  if (book?.isRevokedDigest(proven.digest)) return { ok: false, reason: 'revoked' };
+  if (proven.issuedAt - now > clockSkewSeconds * 1000) return { ok: false, reason: 'future' };
+  if (now > proven.expiresAt) return { ok: false, reason: 'expired' };
+  if (canonicalIp(observedIp) !== proven.clientIp) return { ok: false, reason: 'wrong-ip' };
+  return { ok: true, ...proven };
+}
+
+/** What a token's signature proved: everything in the verdict, fixed for the token's life. */
+type ProvenToken = Omit<Extract<SessionVerdict, { ok: true }>, 'ok'>;
+
+/** How many proven tokens a peer keeps: a caller beyond them is verified in full, as before. */
+export const DEFAULT_PROVEN_TOKENS = 1024;
+
+/**
+ * Tokens whose HMAC one secret has proved, so a session's second request does not parse its
+ * token and compute the HMAC and the digest again: 24 of the 284 µs a loaded peer spent on a
+ * ping (CPU profile at 16 concurrent callers). Measured with bench peer-ping, three alternated
+ * runs each: the door's p50 (an unknown method's answer: every check a ping passes, no run)
+ * went from 228-254 µs to 178-185 µs, a sequential ping's judged p50 ratio from 1.45-1.51 to
+ * 1.31-1.42; throughput at 16 callers moved within the noise.
+ *
+ * What is kept decides nothing on its own. A token's signature, payload and digest are fixed by
+ * its text and the secret, so they are kept, keyed by the exact text (a padded spelling of the
+ * same token is an entry of its own, with the same digest); what changes with the request or the
+ * moment (revocation, the clock, the caller's IP) is checked on every request by verifySession
+ * as for a token seen for the first time. Only signed tokens get in, so a prober cannot fill it
+ * with forgeries; a token past its expiry is dropped when next looked up, and past
+ * `maxEntries` the oldest is dropped (the next request with it is verified in full). Proven
+ * under one secret only: asked with another (a rotated secret), it forgets everything first,
+ * so no token is accepted on the strength of a secret that is no longer the peer's. Only a
+ * string secret (a peer's, from its record) is served: a byte array can change in place under
+ * the same reference, and a token must never outlive the bytes that proved it.
+ */
+export class ProvenTokens {
+  readonly #entries = new Map<string, ProvenToken>();
+  #secret: string | null = null;
+
+  constructor(readonly maxEntries: number = DEFAULT_PROVEN_TOKENS) {}
+
+  /** The token's proof under `secret`, unless it has none or has expired by `now` (then forgotten). */
+  get(secret: SessionSecret, token: string, now: number): ProvenToken | undefined {
+    if (secret !== this.#secret) {
+      this.#entries.clear();
+      this.#secret = typeof secret === 'string' ? secret : null;
+      return undefined;
+    }
+    if (typeof token !== 'string') return undefined;
+    const proven = this.#entries.get(token);
+    if (proven && now > proven.expiresAt) {
+      this.#entries.delete(token);
+      return undefined;
+    }
+    return proven;
+  }
+
+  remember(secret: SessionSecret, token: string, proven: ProvenToken, now: number): void {
+    if (typeof secret !== 'string' || secret !== this.#secret) return;
+    if (now > proven.expiresAt) return;
+    if (this.#entries.size >= this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(token, proven);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
 }
 
 /** SHA-256 of the token's one spelling (padding removed), hex. What the book keys on. */
