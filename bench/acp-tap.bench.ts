@@ -29,12 +29,13 @@
  * exactly when the tap reaches half the pipe). The plain ratios are shown beside them.
  */
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { journalPath } from '../src-main/journal/sqlite-store';
 import type { Benchmark, BenchResult } from './bench-types';
+import { summariseProfile, type CpuProfile } from './cpu-profile';
 import { interleavedLatencies, summarise } from './measure';
 
 const WARM_UP = 200;
@@ -197,24 +198,46 @@ function start(label: string, file: string, args: string[], env: NodeJS.ProcessE
   return new Wire(label, spawn(file, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] }));
 }
 
-/** Observation records committed so far, and how many are gaps (read-only: a reader never blocks the writer). */
-function observationsIn(dataDir: string): { count: number; gaps: number; dropped: number } {
-  const file = journalPath(dataDir);
-  if (!existsSync(file)) return { count: 0, gaps: 0, dropped: 0 };
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db
-      .prepare(
-        `SELECT count(*) AS count,
-                coalesce(sum(json_extract(body, '$.update') = 'gap'), 0) AS gaps,
-                coalesce(sum(CASE WHEN json_extract(body, '$.update') = 'gap' THEN json_extract(body, '$.detail.dropped') END), 0) AS dropped
-           FROM records WHERE kind = 'Observation'`,
-      )
-      .get() as { count: number; gaps: number; dropped: number };
-  } finally {
-    db.close();
+/**
+ * Observation records committed so far, and how many are gaps, counted incrementally: records
+ * are only ever appended, so each poll reads just the rows past the last seq it saw (by the
+ * primary key). Counting the whole table every 5 ms took half of this process's CPU by the end
+ * of the bursts (44,000 records), on a machine whose other core the tap's journaling worker
+ * needs to catch up. Read-only: a reader never blocks the writer.
+ */
+class ObservationCounter {
+  private lastSeq = 0;
+  private counts = { count: 0, gaps: 0, dropped: 0 };
+
+  constructor(private readonly dataDir: string) {}
+
+  poll(): { count: number; gaps: number; dropped: number } {
+    const file = journalPath(this.dataDir);
+    if (!existsSync(file)) return { ...this.counts };
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      const rows = db
+        .prepare(
+          `SELECT max(seq) AS lastSeq,
+                  coalesce(sum(kind = 'Observation'), 0) AS count,
+                  coalesce(sum(kind = 'Observation' AND json_extract(body, '$.update') = 'gap'), 0) AS gaps,
+                  coalesce(sum(CASE WHEN kind = 'Observation' AND json_extract(body, '$.update') = 'gap' THEN json_extract(body, '$.detail.dropped') END), 0) AS dropped
+             FROM records WHERE seq > ?`,
+        )
+        .get(this.lastSeq) as { lastSeq: number | null; count: number; gaps: number; dropped: number };
+      if (rows.lastSeq !== null) {
+        this.lastSeq = rows.lastSeq;
+        this.counts = { count: this.counts.count + rows.count, gaps: this.counts.gaps + rows.gaps, dropped: this.counts.dropped + rows.dropped };
+      }
+      return { ...this.counts };
+    } finally {
+      db.close();
+    }
   }
 }
+
+/** One counter per data dir, kept across waits. */
+const counters = new Map<string, ObservationCounter>();
 
 /**
  * Waits until the journal holds `count` observations (tap/started and every message so far);
@@ -225,10 +248,12 @@ function observationsIn(dataDir: string): { count: number; gaps: number; dropped
  */
 async function journaled(dataDir: string, count: number, tap: Wire): Promise<{ ms: number; missing: number }> {
   const started = performance.now();
+  let counter = counters.get(dataDir);
+  if (!counter) counters.set(dataDir, (counter = new ObservationCounter(dataDir)));
   let last = -1;
   let lastMoved = started;
   for (;;) {
-    const now = observationsIn(dataDir);
+    const now = counter.poll();
     const messages = now.count - now.gaps;
     if (messages >= count) return { ms: performance.now() - started, missing: 0 };
     if (tap.child.exitCode !== null || tap.child.signalCode !== null) throw new Error(`the tap exited before journaling: ${tap.stderr}`);
@@ -316,6 +341,47 @@ function fileSystemOf(dir: string): string {
   }
 }
 
+/**
+ * Where the tap's own time goes (issue 16, item 6): the bench process's profile sees only the
+ * driver, so one more tap, never one of the measured ones, is run under `node --cpu-prof` on a
+ * data dir of its own for one burst, until its journal has caught up and it has exited. Node
+ * writes a profile per thread: the main thread (forwarding) and the journaling worker
+ * (acp-tap-worker.js). Each is summarised as its busy and idle time and its top functions.
+ */
+async function profiledTapNotes(): Promise<string[]> {
+  const root = mkdtempSync(join(process.env.AGENTPLANE_BENCH_DIR ?? tmpdir(), 'agentplane-bench-acp-tap-profile-'));
+  const dataDir = join(root, 'data');
+  const profiles = join(root, 'profiles');
+  const tap = start('the profiled tap', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, CLI, 'acp', 'tap', '--data-dir', dataDir, '--name', 'bench', '--', process.execPath, ECHO_AGENT], {
+    ...process.env,
+    AGENTPLANE_DATA_DIR: dataDir,
+  });
+  try {
+    await tap.open();
+    const ms = await tap.pipelined(PIPELINED);
+    const caughtUp = await journaled(dataDir, tap.sent + tap.answered + 1, tap);
+    await tap.close();
+    // CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread.
+    const files = readdirSync(profiles).filter((f) => f.endsWith('.cpuprofile'));
+    const threadOf = (file: string) => Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(file)?.[1] ?? -1);
+    const lines = [
+      `the tap's own threads in one extra, profiled burst of ${PIPELINED.toLocaleString('en-US')} (node --cpu-prof, not a measured run): forwarded in ${ms.toFixed(0)} ms, journal caught up ${caughtUp.ms.toFixed(0)} ms later`,
+    ];
+    for (const file of files.sort((a, b) => threadOf(a) - threadOf(b))) {
+      const summary = summariseProfile(JSON.parse(readFileSync(join(profiles, file), 'utf8')) as CpuProfile, 6);
+      const name = threadOf(file) === 0 ? 'main thread (forwarding)' : 'journaling worker';
+      lines.push(`  ${name}: ${summary.busyMs.toFixed(0)} ms busy, ${summary.idleMs.toFixed(0)} ms idle (the whole life of the process); top functions by self time:`);
+      lines.push(...summary.top.map((f) => `    ${f.percent.toFixed(1).padStart(5)}%  ${f.selfMs.toFixed(0).padStart(5)} ms  ${f.where}`));
+    }
+    if (files.length === 0) lines.push('  (node wrote no profile: the tap did not exit cleanly)');
+    return lines;
+  } finally {
+    if (tap.child.exitCode === null && tap.child.signalCode === null) tap.child.kill('SIGKILL');
+    await tap.exited;
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 async function run(): Promise<BenchResult> {
   if (!existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: build first (npm run bench builds; or npx electron-vite build)`);
   const dataDir = mkdtempSync(join(process.env.AGENTPLANE_BENCH_DIR ?? tmpdir(), 'agentplane-bench-acp-tap-'));
@@ -375,6 +441,7 @@ async function run(): Promise<BenchResult> {
       // What the tap itself said (a journal it could not write, a worker that stopped) is the first clue.
       throw new Error(`${(error as Error).message}\n   ${measured}\n   the tap's stderr: ${tap.stderr.trim() || '(none)'}`, { cause: error });
     }
+    const profileNotes = await profiledTapNotes();
 
     return {
       subject: 'node bin/agentplane.js acp tap (observe, direct journal sink, no plane) in front of the echo agent',
@@ -396,6 +463,7 @@ async function run(): Promise<BenchResult> {
         `editor close → tap exit (ends the agent, journals tap/ended, seals, checkpoints): ${exitMs.toFixed(0)} ms, exit ${tapExit.code ?? tapExit.signal}`,
         `durability: ${tap.sent.toLocaleString('en-US')} requests + ${tap.answered.toLocaleString('en-US')} answers + tap/started + tap/ended journaled in one sealed run; ${verified}`,
         `journal: ${dataDir} on ${fileSystemOf(dataDir)} (WAL, synchronous=FULL)`,
+        ...profileNotes,
         `node ${process.version}, ${process.platform}/${process.arch}`,
       ],
     };
