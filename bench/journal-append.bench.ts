@@ -26,7 +26,7 @@ import { recordPreimageFromBodyText } from '../src-shared/journal/record-hash';
 import { CURRENT_VERSION, GENESIS_PREV_HASH, type AnyRecordDraft } from '../src-shared/journal/records';
 import { DEFAULT_CHECKPOINT_EVERY, Journal } from '../src-main/journal/journal';
 import { migrate } from '../src-main/journal/migrations';
-import { sha256Hex } from '../src-main/journal/sqlite-store';
+import { sha256Hex, type SqliteJournalStore } from '../src-main/journal/sqlite-store';
 import { runDrafts } from '../tests/support/journal-support';
 import type { Benchmark, BenchResult } from './bench-types';
 
@@ -99,6 +99,29 @@ function bareTable(db: Database.Database): void {
     CREATE INDEX records_by_run ON records (run_id, seq) WHERE run_id IS NOT NULL;`);
 }
 
+/**
+ * Where an append's time went (issue 16, item 3), per record, from the subject's own counters:
+ * its transactions (the chain's hashes, the INSERTs, the COMMIT's WAL writes) and its WAL syncs
+ * (wal-sync.ts), and the rest of the subject's time (the body's schema check, canonical text,
+ * the Merkle accumulator, checkpoint signing, the promises and the yield). Beside it, the
+ * baseline's whole time per record, which is its INSERT and a COMMIT that syncs the WAL.
+ */
+function whereTheTimeWent(
+  ms: { subjectSingle: number; baselineSingle: number; subjectGroup: number; baselineGroup: number },
+  inside: Record<'subjectSingle' | 'subjectGroup', { transactionMs: number; syncMs: number }>,
+  singles: number,
+  grouped: number,
+): string[] {
+  const us = (total: number, count: number) => ((total * 1000) / count).toFixed(1);
+  const line = (label: string, subjectMs: number, baselineMs: number, parts: { transactionMs: number; syncMs: number }, count: number) =>
+    `  ${label}: the subject ${us(subjectMs, count)} µs per record = its transaction ${us(parts.transactionMs, count)} + the WAL's sync ${us(parts.syncMs, count)} + the rest ${us(subjectMs - parts.transactionMs - parts.syncMs, count)}; the baseline ${us(baselineMs, count)} µs (INSERT and a syncing COMMIT)`;
+  return [
+    'where the time went (the subject\'s own counters over its timed rounds; the rest is the schema check, canonical text, Merkle, checkpoints, promises and the yield):',
+    line('single-record commits', ms.subjectSingle, ms.baselineSingle, inside.subjectSingle, singles),
+    line(`group commits of ${GROUP_SIZE}`, ms.subjectGroup, ms.baselineGroup, inside.subjectGroup, grouped),
+  ];
+}
+
 async function run(): Promise<BenchResult> {
   const root = mkdtempSync(join(tmpdir(), 'agentplane-bench-append-'));
   mkdirSync(join(root, 'subject'));
@@ -165,6 +188,10 @@ async function run(): Promise<BenchResult> {
       return performance.now() - started;
     };
     const ms = { subjectSingle: 0, baselineSingle: 0, subjectGroup: 0, baselineGroup: 0, bareGroup: 0 };
+    // The subject's own counters across its timed rounds (SqliteJournalStore.writeStats): what
+    // its transactions and its WAL syncs took, so the notes can say where the rest went.
+    const store = journal.store as SqliteJournalStore;
+    const inside = { subjectSingle: { transactionMs: 0, syncMs: 0 }, subjectGroup: { transactionMs: 0, syncMs: 0 } };
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate which side goes first, so drift lands on both.
       const singles: Array<[keyof typeof ms, () => Promise<void>]> = [
@@ -180,7 +207,15 @@ async function run(): Promise<BenchResult> {
         singles.reverse();
         groups.reverse();
       }
-      for (const [key, work] of [...singles, ...groups]) ms[key] += await timed(work);
+      for (const [key, work] of [...singles, ...groups]) {
+        const before = store.writeStats();
+        ms[key] += await timed(work);
+        if (key === 'subjectSingle' || key === 'subjectGroup') {
+          const after = store.writeStats();
+          inside[key].transactionMs += after.transactionMs - before.transactionMs;
+          inside[key].syncMs += after.syncMs - before.syncMs;
+        }
+      }
     }
 
     const head = await journal.head();
@@ -227,6 +262,7 @@ async function run(): Promise<BenchResult> {
         `drafts: whole runs from runDrafts (RunAdmitted, 5 × EffectStarted + EffectDone, RunSealed), ${head.seq} records in the subject journal`,
         `subject checkpoints every ${DEFAULT_CHECKPOINT_EVERY} records (the default): ${checkpoints} signed during the run`,
         `both sides yield to the event loop once per commit; node ${process.version}, ${process.platform}/${process.arch}`,
+        ...whereTheTimeWent(ms, inside, singleCount, groupCount),
       ],
     };
   } finally {
