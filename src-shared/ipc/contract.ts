@@ -10,6 +10,7 @@
  * ISO-8601 strings, durations milliseconds.
  */
 import { z } from 'zod';
+import { deferred } from '../deferred-schema';
 import { lazyEntries } from '../lazy-entries';
 import { HashHexSchema, JournalRecordSchema } from '../journal/records';
 import { DecisionSchema, DecisionValueSchema, PermissionOutcomeSchema, RecoveryResolutionSchema } from '../vocabulary/decisions';
@@ -25,11 +26,11 @@ import { NetAllowEntrySchema, NetAllowListSchema, NetOriginInputSchema } from '.
 import { ProviderModelSchema, ProviderSetRequestSchema, ProvidersListSchema, ProviderTestResultSchema, ProviderViewSchema, SettableProviderSchema } from '../protocol/providers';
 
 /** One origin's pinned A2A card key: its id and when, never more (protocols/a2a/client/a2a-pins.ts). */
-const A2aPinViewSchema = z.object({ origin: z.string(), keyId: z.string(), pinnedAt: z.string(), pending: z.object({ keyId: z.string(), seenAt: z.string() }).optional() });
+const A2aPinViewSchema = deferred(() => z.object({ origin: z.string(), keyId: z.string(), pinnedAt: z.string(), pending: z.object({ keyId: z.string(), seenAt: z.string() }).optional() }));
 
-const Empty = z.object({}).strict();
+const Empty = deferred(() => z.object({}).strict());
 
-export const PlaneStatusSchema = z.object({
+export const PlaneStatusSchema = deferred(() => z.object({
   version: z.string(),
   dataDir: z.string(),
   /** ISO-8601 instant the plane finished starting. */
@@ -38,10 +39,10 @@ export const PlaneStatusSchema = z.object({
   /** Which face is hosting this plane. */
   host: z.enum(['electron', 'headless']),
   state: z.enum(['running', 'stopping']),
-});
+}));
 export type PlaneStatus = z.infer<typeof PlaneStatusSchema>;
 
-export const PeerSummarySchema = z.object({
+export const PeerSummarySchema = deferred(() => z.object({
   id: PeerIdSchema,
   name: z.string(),
   status: PeerStatusSchema,
@@ -58,11 +59,11 @@ export const PeerSummarySchema = z.object({
   error: z.string().nullable(),
   /** Which peers may call which of its skills. */
   allow: z.record(z.string(), z.array(z.string())),
-});
+}));
 export type PeerSummary = z.infer<typeof PeerSummarySchema>;
 
 /** A run as the journal lists it (derived from its records, never stored beside them). */
-export const RunSummarySchema = z.object({
+export const RunSummarySchema = deferred(() => z.object({
   runId: z.string(),
   agent: z.string().nullable(),
   firstSeq: z.number().int(),
@@ -71,18 +72,18 @@ export const RunSummarySchema = z.object({
   startedAt: z.string(),
   lastAt: z.string(),
   lastKind: z.string(),
-});
+}));
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
 /** A record as the UI shows it: the envelope, and whether this build knows its kind. */
-export const RecordViewSchema = JournalRecordSchema.extend({
+export const RecordViewSchema = deferred(() => JournalRecordSchema.extend({
   known: z.boolean(),
   /** Why the body is shown raw: a kind or version from a newer AgentPlane. */
   note: z.string().optional(),
-});
+}));
 export type RecordView = z.infer<typeof RecordViewSchema>;
 
-export const VerifyReportSchema = z.discriminatedUnion('ok', [
+export const VerifyReportSchema = deferred(() => z.discriminatedUnion('ok', [
   z.object({
     ok: z.literal(true),
     /** Records verified and covered by a signed checkpoint (seqs 1..count), and that signed root. */
@@ -96,20 +97,20 @@ export const VerifyReportSchema = z.discriminatedUnion('ok', [
     unknownKinds: z.number().int(),
   }),
   z.object({ ok: z.literal(false), seq: z.number().int().nullable(), reason: z.string(), count: z.number().int() }),
-]);
+]));
 export type VerifyReportView = z.infer<typeof VerifyReportSchema>;
 
-export const AgentSummarySchema = z.object({
+export const AgentSummarySchema = deferred(() => z.object({
   name: z.string(),
   description: z.string(),
   inputSchema: z.record(z.string(), z.unknown()),
   grants: z.array(z.object({ kind: z.string(), name: z.string(), approve: z.boolean() })),
   budget: BudgetSchema,
   source: z.string(),
-});
+}));
 export type AgentSummary = z.infer<typeof AgentSummarySchema>;
 
-export const WaitSchema = z.object({
+export const WaitSchema = deferred(() => z.object({
   waitId: WaitIdSchema,
   reason: WaitReasonSchema,
   step: z.number().int(),
@@ -123,10 +124,10 @@ export const WaitSchema = z.object({
   since: z.string(),
   seq: z.number().int(),
   snoozedUntil: z.string().optional(),
-});
+}));
 export type Wait = z.infer<typeof WaitSchema>;
 
-export const RunViewSchema = z.object({
+export const RunViewSchema = deferred(() => z.object({
   runId: RunIdSchema,
   agent: z.string(),
   owner: z.string(),
@@ -149,7 +150,7 @@ export const RunViewSchema = z.object({
   pending: WaitSchema.nullable(),
   result: z.unknown().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
-});
+}));
 export type RunView = z.infer<typeof RunViewSchema>;
 
 /**
@@ -157,7 +158,7 @@ export type RunView = z.infer<typeof RunViewSchema>;
  * for it. `confirmed`: the caller's own record at `step` is a call to that peer and skill made
  * before the callee was admitted (the callee's parent is otherwise only the caller's claim).
  */
-export const RunLinkSchema = z.object({
+export const RunLinkSchema = deferred(() => z.object({
   runId: z.string(),
   agent: z.string(),
   host: z.string(),
@@ -165,9 +166,9 @@ export const RunLinkSchema = z.object({
   confirmed: z.boolean(),
   status: RunStatusSchema,
   outcome: RunOutcomeSchema.nullable(),
-});
+}));
 export type RunLink = z.infer<typeof RunLinkSchema>;
-export const RunLinksSchema = z.object({ calledBy: RunLinkSchema.nullable(), calls: z.array(RunLinkSchema) });
+export const RunLinksSchema = deferred(() => z.object({ calledBy: RunLinkSchema.nullable(), calls: z.array(RunLinkSchema) }));
 export type RunLinks = z.infer<typeof RunLinksSchema>;
 
 /**
@@ -176,50 +177,50 @@ export type RunLinks = z.infer<typeof RunLinksSchema>;
  * (RunSealed: sealed with its outcome; Suspended or a snooze: suspended; anything else:
  * running). A client re-reads the run (`runs.get`) for everything else.
  */
-export const RunChangeSchema = z.object({
+export const RunChangeSchema = deferred(() => z.object({
   runId: z.string(),
   kind: z.string(),
   status: RunStatusSchema,
   outcome: RunOutcomeSchema.nullable(),
-});
+}));
 export type RunChange = z.infer<typeof RunChangeSchema>;
 
 /** What the journal gained after a seq (`journal.changes`): the resume answer of every client. */
-export const JournalChangesSchema = z.object({
+export const JournalChangesSchema = deferred(() => z.object({
   /** Which journal this is: a client that followed another one re-reads everything. */
   journalId: z.string(),
   head: z.number().int().nonnegative(),
   runs: z.array(RunChangeSchema),
   /** Too much changed to list (or the client's seq is not this journal's): re-read every view. */
   truncated: z.boolean(),
-});
+}));
 export type JournalChanges = z.infer<typeof JournalChangesSchema>;
 
-export const SpendRowSchema = z.object({
+export const SpendRowSchema = deferred(() => z.object({
   /** The agent's name, `peer:<id>`, or the run id, by the table it is in. */
   key: z.string(),
   runs: z.number().int(),
   spend: SpendSchema,
   /** The ceiling it is held against, where one applies (a run's budget). */
   budget: BudgetSchema.optional(),
-});
+}));
 
 /**
  * Payment intents in one currency, folded from the journal: requests still waiting for a person
  * (`pending`), approved intents (`approved`, an EffectDone of a payment effect) and what actually
  * moved (`moved`: results that say so; AgentPlane moves no money, so 0 today). Never model cost.
  */
-export const PaymentIntentsRowSchema = z.object({
+export const PaymentIntentsRowSchema = deferred(() => z.object({
   currency: z.string(),
   pending: z.number(),
   pendingCount: z.number().int(),
   approved: z.number(),
   approvedCount: z.number().int(),
   moved: z.number(),
-});
+}));
 export type PaymentIntentsRow = z.infer<typeof PaymentIntentsRowSchema>;
 
-export const SpendSummarySchema = z.object({
+export const SpendSummarySchema = deferred(() => z.object({
   /** Payment intents by currency, kept apart from model and effect spend. */
   paymentIntents: z.array(PaymentIntentsRowSchema),
   byAgent: z.array(SpendRowSchema),
@@ -228,7 +229,7 @@ export const SpendSummarySchema = z.object({
   /** Cumulative spend over time, one point per run end (or per run start while running). */
   timeline: z.array(z.object({ at: z.string(), tokens: z.number().int(), costMicros: z.number().int(), effects: z.number().int() })),
   total: SpendSchema,
-});
+}));
 export type SpendSummary = z.infer<typeof SpendSummarySchema>;
 
 /**
@@ -236,7 +237,7 @@ export type SpendSummary = z.infer<typeof SpendSummarySchema>;
  * `detail`; the plane adds `source` and `sessionId`. The detail is the observed party's
  * account, kept as sent (already redacted and capped by the tap).
  */
-export const AcpObservationDraftSchema = z.object({ update: z.string().min(1).max(64), detail: z.unknown() }).strict();
+export const AcpObservationDraftSchema = deferred(() => z.object({ update: z.string().min(1).max(64), detail: z.unknown() }).strict());
 export type AcpObservationDraft = z.infer<typeof AcpObservationDraftSchema>;
 
 /** A folded session (src-shared/protocol/acp/session-fold.ts), checked on arrival like every other answer. */
@@ -512,18 +513,18 @@ export const events = {
   /** The plane's status changed (started, stopping). */
   'plane.statusChanged': PlaneStatusSchema,
   /** The set of peers or one peer's state changed; the payload is the whole list. */
-  'peers.changed': z.object({ peers: z.array(PeerSummarySchema) }),
+  'peers.changed': deferred(() => z.object({ peers: z.array(PeerSummarySchema) })),
   /**
    * The journal grew (one notification per commit, or per batch of other processes' appends):
    * it now holds every seq up to `seq`, and `fromSeq` is the first it did not announce before
    * (the previous notification's `seq` + 1). A client that has seen up to N applies one with
    * `fromSeq` <= N + 1, drops one with `seq` <= N, and on a gap asks `journal.changes`.
    */
-  'journal.appended': z.object({
+  'journal.appended': deferred(() => z.object({
     fromSeq: z.number().int().positive(),
     seq: z.number().int().positive(),
     runs: z.array(RunChangeSchema),
-  }),
+  })),
   /**
    * A model call's answer while it streams: a labelled projection, not the record (seed 002).
    * Never journaled and carrying no seq: the journal's EffectDone or EffectFailed for this
@@ -532,13 +533,13 @@ export const events = {
    * bare delta, so a lost or coalesced event loses nothing. Untrusted model output, like the
    * answer it previews; reasoning is never in it. `done`: the provider has finished.
    */
-  'runs.streaming': z.object({
+  'runs.streaming': deferred(() => z.object({
     runId: RunIdSchema,
     step: z.number().int().nonnegative(),
     text: z.string().max(LIVE_TEXT_MAX_CHARS),
     omittedChars: z.number().int().nonnegative(),
     done: z.boolean(),
-  }),
+  })),
 } as const;
 
 export type Commands = typeof commands;
@@ -558,7 +559,7 @@ const eventOf = <K extends EventName>(name: K) => z.object({ name: z.literal(nam
  * sequence of their own: the journal's seq orders what happened (`journal.appended`), and the
  * other events are whole snapshots, re-read on every reconnect, so the latest one is the truth.
  */
-export const PlaneEventSchema = z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('journal.appended'), eventOf('runs.streaming')]);
+export const PlaneEventSchema = deferred(() => z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('journal.appended'), eventOf('runs.streaming')]));
 export type PlaneEvent = z.infer<typeof PlaneEventSchema>;
 /** Every event of `events` is in PlaneEventSchema (a missing one does not compile). */
 const _everyEventTravels: Exclude<EventName, PlaneEvent['name']> extends never ? true : never = true;

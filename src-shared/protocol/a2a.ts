@@ -4,6 +4,7 @@
  * journal), each with its card's verification state from the pins file and its tasks.
  */
 import { z } from 'zod';
+import { deferred } from '../deferred-schema';
 import { DispositionSchema } from '../vocabulary/effects';
 
 /** How many of the newest runs `a2a.remotes` reads by default, and at most. */
@@ -19,7 +20,7 @@ export const A2A_REMOTES_MAX_RUNS = 1000;
 export const A2aVerificationSchema = z.enum(['verified', 'key-changed', 'unsigned', 'unknown']);
 export type A2aVerification = z.infer<typeof A2aVerificationSchema>;
 
-export const A2aRemoteTaskSchema = z.object({
+export const A2aRemoteTaskSchema = deferred(() => z.object({
   /** The remote task's id; absent when the call failed before a task existed, or the peer answered with a message. */
   taskId: z.string().optional(),
   /**
@@ -36,10 +37,10 @@ export const A2aRemoteTaskSchema = z.object({
   agent: z.string(),
   /** When the effect started (the EffectStarted record's time). */
   at: z.string(),
-});
+}));
 export type A2aRemoteTask = z.infer<typeof A2aRemoteTaskSchema>;
 
-export const A2aRemoteSchema = z.object({
+export const A2aRemoteSchema = deferred(() => z.object({
   /** The card URL, exactly as granted. */
   card: z.string(),
   origin: z.string(),
@@ -52,9 +53,9 @@ export const A2aRemoteSchema = z.object({
   pendingKeyId: z.string().optional(),
   /** Newest first. */
   tasks: z.array(A2aRemoteTaskSchema),
-});
+}));
 export type A2aRemote = z.infer<typeof A2aRemoteSchema>;
 
-export const A2aRemotesRequestSchema = z.object({ limit: z.number().int().min(1).max(A2A_REMOTES_MAX_RUNS).optional() }).strict();
-export const A2aRemotesSchema = z.object({ remotes: z.array(A2aRemoteSchema) });
+export const A2aRemotesRequestSchema = deferred(() => z.object({ limit: z.number().int().min(1).max(A2A_REMOTES_MAX_RUNS).optional() }).strict());
+export const A2aRemotesSchema = deferred(() => z.object({ remotes: z.array(A2aRemoteSchema) }));
 export type A2aRemotes = z.infer<typeof A2aRemotesSchema>;

@@ -8,20 +8,21 @@
  * never carries them (only their names), so they cannot reach the UI, a log or the journal.
  */
 import { z } from 'zod';
+import { deferred } from '../deferred-schema';
 
 /** The protocol revisions this plane speaks, newest first (the one it prefers first). */
 export const MCP_PROTOCOL_VERSIONS = ['2026-07-28', '2025-11-25'] as const;
 export const McpProtocolVersionSchema = z.enum(MCP_PROTOCOL_VERSIONS);
 
 /** A server's name: how steps, grants (`mcp:<server>/<tool>`) and the CLI name it. */
-export const McpServerNameSchema = z
+export const McpServerNameSchema = deferred(() => z
   .string()
-  .regex(/^[a-z][a-z0-9-]{0,62}$/, 'a lowercase name: letters, digits and dashes, starting with a letter');
+  .regex(/^[a-z][a-z0-9-]{0,62}$/, 'a lowercase name: letters, digits and dashes, starting with a letter'));
 
-const Env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string());
-const Headers = z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'an HTTP header name'), z.string());
+const Env = deferred(() => z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()));
+const Headers = deferred(() => z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'an HTTP header name'), z.string()));
 
-export const McpStdioConfigSchema = z
+export const McpStdioConfigSchema = deferred(() => z
   .object({
     transport: z.literal('stdio'),
     command: z.string().min(1),
@@ -30,9 +31,9 @@ export const McpStdioConfigSchema = z
     /** Working directory of the server process; the data dir's workspace when absent. */
     cwd: z.string().min(1).optional(),
   })
-  .strict();
+  .strict());
 
-export const McpHttpConfigSchema = z
+export const McpHttpConfigSchema = deferred(() => z
   .object({
     transport: z.literal('http'),
     url: z
@@ -41,43 +42,43 @@ export const McpHttpConfigSchema = z
       .refine((u) => /^https?:\/\//.test(u), 'an http:// or https:// URL'),
     headers: Headers.default({}),
   })
-  .strict();
+  .strict());
 
-export const McpServerConfigSchema = z.discriminatedUnion('transport', [McpStdioConfigSchema, McpHttpConfigSchema]);
+export const McpServerConfigSchema = deferred(() => z.discriminatedUnion('transport', [McpStdioConfigSchema, McpHttpConfigSchema]));
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
 
 /** `<data dir>/mcp-servers.json`: `{servers: {<name>: config}}`. */
-export const McpServersFileSchema = z
+export const McpServersFileSchema = deferred(() => z
   .object({
     servers: z.record(McpServerNameSchema, McpServerConfigSchema).default({}),
   })
-  .strict();
+  .strict());
 export type McpServersFile = z.infer<typeof McpServersFileSchema>;
 
-export const McpToolInfoSchema = z.object({
+export const McpToolInfoSchema = deferred(() => z.object({
   name: z.string(),
   title: z.string().optional(),
   description: z.string().optional(),
   inputSchema: z.record(z.string(), z.unknown()),
-});
-export const McpPromptInfoSchema = z.object({
+}));
+export const McpPromptInfoSchema = deferred(() => z.object({
   name: z.string(),
   title: z.string().optional(),
   description: z.string().optional(),
   arguments: z.array(z.object({ name: z.string(), description: z.string().optional(), required: z.boolean().optional() })).default([]),
-});
-export const McpResourceInfoSchema = z.object({
+}));
+export const McpResourceInfoSchema = deferred(() => z.object({
   uri: z.string(),
   name: z.string(),
   title: z.string().optional(),
   description: z.string().optional(),
   mimeType: z.string().optional(),
-});
+}));
 
 export const McpConnectionStateSchema = z.enum(['disconnected', 'connecting', 'connected', 'failed']);
 
 /** What the plane shows of one declared server: its config without secret values, and its state. */
-export const McpServerViewSchema = z.object({
+export const McpServerViewSchema = deferred(() => z.object({
   name: McpServerNameSchema,
   transport: z.enum(['stdio', 'http']),
   /** stdio: the command and its arguments. */
@@ -101,11 +102,11 @@ export const McpServerViewSchema = z.object({
   tools: z.array(McpToolInfoSchema).optional(),
   prompts: z.array(McpPromptInfoSchema).optional(),
   resources: z.array(McpResourceInfoSchema).optional(),
-});
+}));
 export type McpServerView = z.infer<typeof McpServerViewSchema>;
 
 /** The plane's own MCP endpoint, for a host's config. */
-export const McpEndpointViewSchema = z.object({
+export const McpEndpointViewSchema = deferred(() => z.object({
   /** `http://127.0.0.1:<port>/mcp` while the plane serves MCP over HTTP; null when it does not. */
   url: z.string().nullable(),
   /** The bearer token hosts send (`Authorization: Bearer <token>`); null when not serving. */
@@ -116,5 +117,5 @@ export const McpEndpointViewSchema = z.object({
   versions: z.array(z.string()),
   /** The agents offered as tools. */
   tools: z.array(z.string()),
-});
+}));
 export type McpEndpointView = z.infer<typeof McpEndpointViewSchema>;

@@ -12,6 +12,7 @@
  * credentials, query or fragment (the drivers refuse the same; refused here first, by field).
  */
 import { z } from 'zod';
+import { deferred } from '../deferred-schema';
 
 /** The providers a person can configure (`local` needs nothing; `openai-compatible` is `chat` under its former id). */
 export const SETTABLE_PROVIDERS = ['anthropic', 'openai', 'gemini', 'chat'] as const;
@@ -30,11 +31,11 @@ export const MAX_API_KEY_LENGTH = 512;
  * newline would otherwise end the header early or be refused by the HTTP client mid-call).
  * The messages never repeat the value.
  */
-export const ApiKeySchema = z
+export const ApiKeySchema = deferred(() => z
   .string()
   .min(1, 'the key is empty')
   .max(MAX_API_KEY_LENGTH, `the key is longer than ${MAX_API_KEY_LENGTH} characters`)
-  .regex(/^[\x21-\x7e]+$/, 'the key must be printable ASCII without spaces or line breaks');
+  .regex(/^[\x21-\x7e]+$/, 'the key must be printable ASCII without spaces or line breaks'));
 
 function plainHttpUrl(raw: string): boolean {
   try {
@@ -45,19 +46,19 @@ function plainHttpUrl(raw: string): boolean {
   }
 }
 
-export const ProviderBaseUrlSchema = z
+export const ProviderBaseUrlSchema = deferred(() => z
   .string()
   .max(2048)
-  .refine(plainHttpUrl, 'an http:// or https:// URL without credentials, query or fragment');
+  .refine(plainHttpUrl, 'an http:// or https:// URL without credentials, query or fragment'));
 
-export const ProviderModelSchema = z
+export const ProviderModelSchema = deferred(() => z
   .string()
   .min(1)
   .max(200)
-  .regex(/^\S+$/, 'a model name without spaces');
+  .regex(/^\S+$/, 'a model name without spaces'));
 
 /** The stored settings of one provider; every field optional (env may supply the rest). */
-export const StoredProviderSettingsSchema = z
+export const StoredProviderSettingsSchema = deferred(() => z
   .object({
     apiKey: ApiKeySchema.optional(),
     /** The key sealed by the desktop app (Electron safeStorage, base64); never beside `apiKey`. */
@@ -65,21 +66,21 @@ export const StoredProviderSettingsSchema = z
     baseUrl: ProviderBaseUrlSchema.optional(),
     model: ProviderModelSchema.optional(),
   })
-  .strict();
+  .strict());
 export type StoredProviderSettings = z.infer<typeof StoredProviderSettingsSchema>;
 
 /** `<data dir>/providers.json`. */
-export const ProvidersFileSchema = z
+export const ProvidersFileSchema = deferred(() => z
   .object({
     version: z.literal(1),
     // Partial: a provider with nothing stored is simply absent.
     providers: z.partialRecord(SettableProviderSchema, StoredProviderSettingsSchema).default({}),
   })
-  .strict();
+  .strict());
 export type ProvidersFile = z.infer<typeof ProvidersFileSchema>;
 
 /** What the plane shows of one provider: never its key. */
-export const ProviderViewSchema = z.object({
+export const ProviderViewSchema = deferred(() => z.object({
   id: SettableProviderSchema,
   /** What it is, for people (PROVIDER_SETUP). */
   what: z.string(),
@@ -97,10 +98,10 @@ export const ProviderViewSchema = z.object({
   modelSource: SettingSourceSchema.nullable(),
   /** The variables that set each field at launch (shown beside an env-sourced value). */
   variables: z.object({ apiKey: z.string(), baseUrl: z.string(), model: z.string() }),
-});
+}));
 export type ProviderView = z.infer<typeof ProviderViewSchema>;
 
-export const ProvidersListSchema = z.object({
+export const ProvidersListSchema = deferred(() => z.object({
   providers: z.array(ProviderViewSchema),
   /** Where stored settings live. */
   file: z.string(),
@@ -108,10 +109,10 @@ export const ProvidersListSchema = z.object({
   sealed: z.boolean(),
   /** Why the stored settings could not be read (they are then ignored, and never overwritten); null when fine. */
   error: z.string().nullable(),
-});
+}));
 export type ProvidersList = z.infer<typeof ProvidersListSchema>;
 
-export const ProviderSetRequestSchema = z
+export const ProviderSetRequestSchema = deferred(() => z
   .object({
     provider: SettableProviderSchema,
     /** Absent: keep the stored key. */
@@ -120,12 +121,12 @@ export const ProviderSetRequestSchema = z
     baseUrl: ProviderBaseUrlSchema.nullable().optional(),
     model: ProviderModelSchema.nullable().optional(),
   })
-  .strict();
+  .strict());
 
 /** The answer of `providers.test`: one tiny real call through the driver, not journaled. */
-export const ProviderTestResultSchema = z.discriminatedUnion('ok', [
+export const ProviderTestResultSchema = deferred(() => z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(true), model: z.string(), latencyMs: z.number().nonnegative() }),
   /** `error` is the provider's own message as the driver reports it: trimmed, without the key. */
   z.object({ ok: z.literal(false), error: z.string(), latencyMs: z.number().nonnegative() }),
-]);
+]));
 export type ProviderTestResult = z.infer<typeof ProviderTestResultSchema>;

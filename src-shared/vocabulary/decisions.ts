@@ -4,6 +4,7 @@
  * the subject decided on.
  */
 import { z } from 'zod';
+import { deferred } from '../deferred-schema';
 import { BudgetSchema } from './spend';
 import { reasonLiteral, type WaitReason } from './waits';
 
@@ -30,7 +31,7 @@ export type RecoveryResolution = z.infer<typeof RecoveryResolutionSchema>;
  * The value an approval carries, keyed by the reason of the wait it answers. Approval, payment
  * and oversight waits take none; a halt is lifted, never decided.
  */
-export const DecisionValueSchema = z.discriminatedUnion('kind', [
+export const DecisionValueSchema = deferred(() => z.discriminatedUnion('kind', [
   /** The raised ceilings: the whole budget from now on. */
   z.strictObject({ kind: reasonLiteral('budget'), budget: BudgetSchema }),
   /** The answer to the run's question, any JSON. */
@@ -39,7 +40,7 @@ export const DecisionValueSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: reasonLiteral('recovery'), resolution: RecoveryResolutionSchema.exclude(['fail']), result: z.unknown().optional() }),
   /** Which of the agent's options an editor session's permission request is answered with (a denial cancels it instead). */
   z.strictObject({ kind: reasonLiteral('permission'), optionId: z.string().min(1) }),
-]);
+]));
 export type DecisionValue = z.infer<typeof DecisionValueSchema>;
 export type DecisionValueOf<R extends DecisionValue['kind']> = Extract<DecisionValue, { kind: R }>;
 

@@ -3,6 +3,7 @@
  * is in, what creating one takes, and the sessions it has issued.
  */
 import { z } from 'zod';
+import { deferred } from '../deferred-schema';
 import { PeerIdSchema } from './ids';
 
 /**
@@ -17,11 +18,11 @@ export const PeerStatusSchema = z.enum(['stopped', 'starting', 'running', 'stopp
 export type PeerStatus = z.infer<typeof PeerStatusSchema>;
 
 /** The statuses of a peer whose process is alive (the supervisor holds it). */
-export const LivePeerStatusSchema = PeerStatusSchema.extract(['starting', 'running', 'stopping']);
+export const LivePeerStatusSchema = deferred(() => PeerStatusSchema.extract(['starting', 'running', 'stopping']));
 export type LivePeerStatus = z.infer<typeof LivePeerStatusSchema>;
 
 /** What creating a peer takes; defaults are what `peers.create` fills in. */
-export const NewPeerSchema = z
+export const NewPeerSchema = deferred(() => z
   .object({
     id: PeerIdSchema,
     name: z.string().min(1).max(80).optional(),
@@ -37,11 +38,11 @@ export const NewPeerSchema = z
     /** A given shared secret (the seed's --secret); generated when absent. */
     secret: z.string().min(8).max(512).optional(),
   })
-  .strict();
+  .strict());
 export type NewPeer = z.input<typeof NewPeerSchema>;
 
 /** A session a peer issued, as its admin route lists it: never the token, only its label. */
-export const SessionRowSchema = z.object({
+export const SessionRowSchema = deferred(() => z.object({
   /** `sess_` and 12 hex digits of the token's SHA-256: what logs and the UI show. */
   label: z.string(),
   clientIp: z.string(),
@@ -54,14 +55,14 @@ export const SessionRowSchema = z.object({
   lastUsedAt: z.number().nullable(),
   /** Requests that authenticated with it and were admitted past the rate limits. */
   calls: z.number().int().nonnegative(),
-});
+}));
 export type SessionRow = z.infer<typeof SessionRowSchema>;
 
 /**
  * A peer identity credential in use: keyed by the calling peer, never by the credential (each
  * call may present a fresh one, and a credential is a secret the listing must not carry).
  */
-export const IdentityRowSchema = z.object({
+export const IdentityRowSchema = deferred(() => z.object({
   /** The calling peer's id (its principal is `peer:<caller>`). */
   caller: z.string(),
   /** The address its last call came from. */
@@ -70,5 +71,5 @@ export const IdentityRowSchema = z.object({
   firstSeenAt: z.number(),
   lastUsedAt: z.number(),
   calls: z.number().int().nonnegative(),
-});
+}));
 export type IdentityRow = z.infer<typeof IdentityRowSchema>;

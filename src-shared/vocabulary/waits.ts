@@ -7,6 +7,7 @@
  * The shapes are strict: they are what the runtime writes, field for field.
  */
 import { z } from 'zod';
+import { deferred } from '../deferred-schema';
 import { EffectKindSchema } from './effects';
 import { BudgetSchema, CeilingSchema, SpendSchema } from './spend';
 
@@ -37,10 +38,10 @@ const EffectHeld = {
   chain: z.array(z.string()),
 };
 
-export const ApprovalSubjectSchema = z.strictObject({ kind: reasonLiteral('approval'), ...EffectHeld });
-export const PaymentSubjectSchema = z.strictObject({ kind: reasonLiteral('payment'), ...EffectHeld });
-export const OversightSubjectSchema = z.strictObject({ kind: reasonLiteral('oversight'), ...EffectHeld });
-export const BudgetSubjectSchema = z.strictObject({
+export const ApprovalSubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('approval'), ...EffectHeld }));
+export const PaymentSubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('payment'), ...EffectHeld }));
+export const OversightSubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('oversight'), ...EffectHeld }));
+export const BudgetSubjectSchema = deferred(() => z.strictObject({
   kind: reasonLiteral('budget'),
   /** The ceiling the next effect would pass. */
   ceiling: CeilingSchema,
@@ -48,12 +49,12 @@ export const BudgetSubjectSchema = z.strictObject({
   budget: BudgetSchema,
   next: z.strictObject({ effect: EffectKindSchema, name: z.string(), estimate: SpendSchema }),
   ...Party,
-});
-export const InputSubjectSchema = z.strictObject({ kind: reasonLiteral('input'), prompt: z.string(), ...Party });
+}));
+export const InputSubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('input'), prompt: z.string(), ...Party }));
 /** The in-doubt effect; a person says retry, landed (with its result) or fail. */
-export const RecoverySubjectSchema = z.strictObject({ kind: reasonLiteral('recovery'), effect: EffectKindSchema, name: z.string(), request: z.unknown(), ...Party });
+export const RecoverySubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('recovery'), effect: EffectKindSchema, name: z.string(), request: z.unknown(), ...Party }));
 /** The halted scope (`subject:<principal>` or `agent:<name>`) that withholds the run. */
-export const HaltSubjectSchema = z.strictObject({ kind: reasonLiteral('halt'), scope: z.string(), ...Party });
+export const HaltSubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('halt'), scope: z.string(), ...Party }));
 
 /**
  * An editor session's permission request (ACP `session/request_permission`), observed through
@@ -63,7 +64,7 @@ export const HaltSubjectSchema = z.strictObject({ kind: reasonLiteral('halt'), s
  * the journal as a Suspended record: the session's own Observation records are the evidence,
  * and the plane derives this wait from them (plane/acp-handlers.ts).
  */
-export const PermissionSubjectSchema = z.strictObject({
+export const PermissionSubjectSchema = deferred(() => z.strictObject({
   kind: reasonLiteral('permission'),
   ...Party,
   sessionId: z.string(),
@@ -78,10 +79,10 @@ export const PermissionSubjectSchema = z.strictObject({
   options: z.array(z.strictObject({ optionId: z.string(), name: z.string(), kind: z.string() })),
   /** The edit proposed, when the tool call carries a diff (texts cut at a length a card can show). */
   diff: z.strictObject({ path: z.string(), oldText: z.string().nullable(), newText: z.string(), truncated: z.boolean() }).nullable(),
-});
+}));
 
 /** What the runtime writes: one shape per wait reason. */
-export const WaitSubjectSchema = z.discriminatedUnion('kind', [
+export const WaitSubjectSchema = deferred(() => z.discriminatedUnion('kind', [
   ApprovalSubjectSchema,
   PaymentSubjectSchema,
   OversightSubjectSchema,
@@ -90,7 +91,7 @@ export const WaitSubjectSchema = z.discriminatedUnion('kind', [
   RecoverySubjectSchema,
   HaltSubjectSchema,
   PermissionSubjectSchema,
-]);
+]));
 export type WaitSubject = z.infer<typeof WaitSubjectSchema>;
 export type WaitSubjectOf<R extends WaitReason> = Extract<WaitSubject, { kind: R }>;
 
@@ -100,10 +101,10 @@ export type WaitSubjectOf<R extends WaitReason> = Extract<WaitSubject, { kind: R
  * version of AgentPlane, or one whose kind disagrees with its record's reason, must still be
  * listed and shown, raw, rather than fail the whole list.
  */
-export const UnrecognizedSubjectSchema = z.strictObject({ kind: z.literal('unrecognized'), raw: z.unknown() });
+export const UnrecognizedSubjectSchema = deferred(() => z.strictObject({ kind: z.literal('unrecognized'), raw: z.unknown() }));
 
 /** A subject as read from the journal: one of the shapes above, or an unrecognised one kept raw. */
-export const RecordedWaitSubjectSchema = z.discriminatedUnion('kind', [...WaitSubjectSchema.options, UnrecognizedSubjectSchema]);
+export const RecordedWaitSubjectSchema = deferred(() => z.discriminatedUnion('kind', [...WaitSubjectSchema.options, UnrecognizedSubjectSchema]));
 export type RecordedWaitSubject = z.infer<typeof RecordedWaitSubjectSchema>;
 
 /** Reads a Suspended record's subject: typed when it is the shape its reason writes, else kept raw. */

@@ -11,6 +11,7 @@
  * does every other reply, so a client never takes in a session of another shape.
  */
 import { z } from 'zod';
+import { deferred } from '../../deferred-schema';
 import { PermissionOutcomeSchema } from '../../vocabulary/decisions';
 
 /** Which way a message went through the tap. */
@@ -29,18 +30,18 @@ export type TapEndReason = z.infer<typeof TapEndReasonSchema>;
 export const SessionStateSchema = z.enum(['active', 'waiting', 'idle', 'ended']);
 export type SessionState = z.infer<typeof SessionStateSchema>;
 
-export const PartyInfoSchema = z.object({ name: z.string().nullable(), title: z.string().nullable(), version: z.string().nullable() });
+export const PartyInfoSchema = deferred(() => z.object({ name: z.string().nullable(), title: z.string().nullable(), version: z.string().nullable() }));
 export type PartyInfo = z.infer<typeof PartyInfoSchema>;
 
 /** A content block as shown: text, or what stood in for content the journal keeps as digest and size. */
-export const ContentViewSchema = z.union([
+export const ContentViewSchema = deferred(() => z.union([
   z.object({ type: z.literal('text'), text: z.string() }),
   z.object({ type: z.enum(['image', 'audio', 'resource', 'resource_link', 'other']), label: z.string(), digest: z.string().optional(), size: z.number().optional() }),
-]);
+]));
 export type ContentView = z.infer<typeof ContentViewSchema>;
 
 const At = { wire: z.number(), at: z.string() };
-export const ConversationItemSchema = z.discriminatedUnion('kind', [
+export const ConversationItemSchema = deferred(() => z.discriminatedUnion('kind', [
   /** One user prompt (session/prompt), its blocks in order. */
   z.object({ kind: z.literal('prompt'), ...At, blocks: z.array(ContentViewSchema) }),
   /** Consecutive agent_message_chunk updates merged into one message. */
@@ -55,15 +56,15 @@ export const ConversationItemSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('turnEnd'), ...At, stopReason: z.string() }),
   /** A session/update kind this build does not know: recorded raw, shown as such. */
   z.object({ kind: z.literal('unknownUpdate'), ...At, update: z.string(), raw: z.unknown() }),
-]);
+]));
 export type ConversationItem = z.infer<typeof ConversationItemSchema>;
 
-export const PlanEntryViewSchema = z.object({ content: z.string(), priority: z.string(), status: z.string() });
+export const PlanEntryViewSchema = deferred(() => z.object({ content: z.string(), priority: z.string(), status: z.string() }));
 export type PlanEntryView = z.infer<typeof PlanEntryViewSchema>;
 
-const LocationSchema = z.object({ path: z.string(), line: z.number().optional() });
+const LocationSchema = deferred(() => z.object({ path: z.string(), line: z.number().optional() }));
 
-export const ToolCallViewSchema = z.object({
+export const ToolCallViewSchema = deferred(() => z.object({
   toolCallId: z.string(),
   title: z.string(),
   /** read, edit, delete, move, search, execute, think, fetch, switch_mode, other (or a word we do not know). */
@@ -81,10 +82,10 @@ export const ToolCallViewSchema = z.object({
   ),
   rawInput: z.unknown().optional(),
   rawOutput: z.unknown().optional(),
-});
+}));
 export type ToolCallView = z.infer<typeof ToolCallViewSchema>;
 
-export const PermissionViewSchema = z.object({
+export const PermissionViewSchema = deferred(() => z.object({
   /** `<direction>:<json-rpc id>` of the request: unique within the session. */
   requestKey: z.string(),
   ...At,
@@ -94,30 +95,30 @@ export const PermissionViewSchema = z.object({
   outcome: z.object({ by: z.string(), outcome: PermissionOutcomeSchema, optionId: z.string().optional(), at: z.string() }).nullable(),
   /** Set under `--policy inbox`: the approvals-inbox wait this request became. */
   waitId: z.string().optional(),
-});
+}));
 export type PermissionView = z.infer<typeof PermissionViewSchema>;
 
 /** An effect the agent asked the editor to perform (fs/write_text_file, terminal/create, …). */
-export const ClientEffectViewSchema = z.object({
+export const ClientEffectViewSchema = deferred(() => z.object({
   ...At,
   method: z.string(),
   /** Path or command, for the row. */
   summary: z.string(),
   /** `pending`, `done` or `error: <message>`. */
   result: z.string(),
-});
+}));
 export type ClientEffectView = z.infer<typeof ClientEffectViewSchema>;
 
-export const TerminalViewSchema = z.object({
+export const TerminalViewSchema = deferred(() => z.object({
   terminalId: z.string(),
   command: z.string(),
   output: z.string(),
   truncated: z.boolean(),
   exitStatus: z.object({ exitCode: z.number().nullable(), signal: z.string().nullable() }).nullable(),
-});
+}));
 export type TerminalView = z.infer<typeof TerminalViewSchema>;
 
-export const SessionSummarySchema = z.object({
+export const SessionSummarySchema = deferred(() => z.object({
   runId: z.string(),
   /** The ACP sessionId ('' while the connection has not opened a session). */
   sessionId: z.string(),
@@ -140,10 +141,10 @@ export const SessionSummarySchema = z.object({
    * malformed: lines that were not JSON-RPC; gaps: gap records (messages the tap dropped).
    */
   counts: z.object({ prompts: z.number(), toolCalls: z.number(), permissions: z.number(), messages: z.number(), malformed: z.number(), gaps: z.number() }),
-});
+}));
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
-export const SessionViewSchema = SessionSummarySchema.extend({
+export const SessionViewSchema = deferred(() => SessionSummarySchema.extend({
   conversation: z.array(ConversationItemSchema),
   plan: z.array(PlanEntryViewSchema),
   toolCalls: z.array(ToolCallViewSchema),
@@ -156,5 +157,5 @@ export const SessionViewSchema = SessionSummarySchema.extend({
   availableCommands: z.array(z.object({ name: z.string(), description: z.string() })).optional(),
   /** The agent's last usage_update: context tokens used of the window's size, and cost if given. */
   usage: z.object({ used: z.number(), size: z.number(), cost: z.object({ amount: z.number(), currency: z.string() }).nullable() }).optional(),
-});
+}));
 export type SessionView = z.infer<typeof SessionViewSchema>;
