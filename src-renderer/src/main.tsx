@@ -1,5 +1,5 @@
 /** Renderer entry: pick the transport for this host, build the store, render the shell. */
-import { StrictMode } from 'react';
+import { StrictMode, useEffect } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createPlaneClient } from '../../src-shared/ipc/client';
 import { App } from './app';
@@ -24,6 +24,12 @@ import './styles.css';
  */
 const FIRST_VIEW_WAIT_MS = 500;
 
+/** Runs `onCommit` once React has committed the first frame (an effect runs after its commit). */
+function FirstCommit({ onCommit }: { onCommit: () => void }): null {
+  useEffect(onCommit, [onCommit]);
+  return null;
+}
+
 const root = createRoot(document.getElementById('root') as HTMLElement);
 const choice = selectTransport();
 if ('error' in choice) {
@@ -40,16 +46,21 @@ if ('error' in choice) {
   // renders the shell at once; the view then shows the failure (section-view.tsx) and retries.
   const viewChunk = loadSection(route.section);
   const store = createAppStore(createPlaneClient(choice.transport), browserEnv(), route);
-  // The event stream opens now, before React's first render, rather than from an effect after
-  // it: its first sync is what asks for the view's rows, so the socket's connect and the plane's
-  // answers run beside the render instead of after it (bench/renderer-load.bench.ts). The page
-  // lives as long as the store, so the stream's stop is never needed.
-  store.getState().start();
+  // The first look (the view's own rows) leaves now, before React's first render, beside the
+  // chunk's fetch. The event stream opens now too where its first sync is what asks for the
+  // view's rows, so the socket's connect and the plane's answers run beside the render instead
+  // of after it; on the Peers view, which the first look fills, it opens after the first commit
+  // (app-store.ts `start`). The page lives as long as the store, so the stream's stop is never
+  // needed.
+  let committed!: () => void;
+  const firstCommit = new Promise<void>((resolve) => (committed = resolve));
+  store.getState().start({ connectAfter: firstCommit });
   const render = () =>
     root.render(
       <StrictMode>
         <StoreContext.Provider value={store}>
           <App />
+          <FirstCommit onCommit={committed} />
         </StoreContext.Provider>
       </StrictMode>,
     );

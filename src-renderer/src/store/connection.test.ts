@@ -70,6 +70,59 @@ describe('the store across reconnects', () => {
     }
   });
 
+  it('on the Peers view, given its first commit, opens the event stream only after it; other views at once', async () => {
+    const plane = await testPlane({ agents: [] });
+    const wire = testTransport(plane);
+    let streams = 0;
+    const transport: ContractTransport = {
+      invoke: (command, request) => wire.transport.invoke(command, request),
+      connectEvents: (handlers) => {
+        streams += 1;
+        return wire.transport.connectEvents(handlers);
+      },
+    };
+    const stops: Array<() => void> = [];
+    try {
+      let committed!: () => void;
+      const firstCommit = new Promise<void>((resolve) => (committed = resolve));
+      const peers = createAppStore(createPlaneClient(transport), manualEnv());
+      stops.push(peers.getState().start({ connectAfter: firstCommit }));
+      const until = async (condition: () => boolean, what: string) => {
+        const deadline = Date.now() + 10_000;
+        while (!condition()) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      // The first look fills the view while the stream waits: no sync, no other list read.
+      await until(() => peers.getState().peersLoaded, 'the first look');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(streams).toBe(0);
+      expect(wire.requests).toEqual(['peers.list']);
+      committed();
+      await until(() => peers.getState().status !== null && peers.getState().runsLoaded, 'the sync after the first commit');
+      expect(streams).toBe(1);
+      expect(wire.requests).toContain('journal.changes');
+
+      // The Runs view's rows come from the sync: the stream opens at once, commit or not.
+      const runs = createAppStore(createPlaneClient(transport), manualEnv(), { section: 'runs', runId: null, seq: null, peerId: null });
+      stops.push(runs.getState().start({ connectAfter: new Promise(() => undefined) }));
+      expect(streams).toBe(2);
+
+      // Stopped before the commit, it never opens.
+      let never!: () => void;
+      const late = createAppStore(createPlaneClient(transport), manualEnv());
+      late.getState().start({ connectAfter: new Promise<void>((resolve) => (never = resolve)) })();
+      never();
+      await new Promise((r) => setTimeout(r, 20));
+      expect(streams).toBe(2);
+    } finally {
+      for (const stop of stops) stop();
+      wire.drop();
+      await plane.close();
+    }
+  });
+
   it('after a drop, asks what changed since its seq, re-reads only those runs and the snapshots', async () => {
     const h = await harness();
     const a = runDrafts(runId(1), 2);
