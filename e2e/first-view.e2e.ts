@@ -69,6 +69,23 @@ describe('the first frame of a cold load, served by `agentplane serve`', () => {
     expect(seen.placeholderAt).toBeNull();
   });
 
+  it('opens the view the address names when it changed before the first frame: a change then is not lost', async () => {
+    const context = await freshContext();
+    // The Peers view's chunk is held, so the first frame (and with it the app's hashchange
+    // listener) comes only after the address has moved to the Runs view.
+    await context.route('**/assets/peers-section-*.js', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.continue();
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(plane.url);
+    await page.evaluate('location.hash = "#/runs"');
+    await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor({ timeout: 15_000 });
+    await page.getByText(/^No runs yet\./).waitFor({ timeout: 15_000 });
+    expect(await page.locator(ROWS).count()).toBe(0);
+    expect(new URL(page.url()).hash).toBe('#/runs');
+  });
+
   it('does not hold the shell for a view chunk that is slow to come: the sidebar and the Loading… line show, then the view', async () => {
     const context = await freshContext();
     const HELD_MS = 3000;

@@ -23,6 +23,12 @@ function useRouteSync() {
       if (isRouteHash(window.location.hash)) store.getState().navigate(parseRoute(window.location.hash));
     };
     window.addEventListener('hashchange', onHash);
+    // The address may have changed before this listener existed: the page's first frame waits
+    // for its view's chunk (main.tsx), and a link followed or an address edited meanwhile fired
+    // its hashchange at nobody. The store took its route from the address at start, so any
+    // difference now is such a change, applied here.
+    const address = window.location.hash;
+    if (isRouteHash(address) && formatRoute(parseRoute(address)) !== formatRoute(store.getState().route)) onHash();
     const unsubscribe = store.subscribe((state, previous) => {
       // The selected record is part of the address, replaced rather than pushed (arrowing
       // through a timeline must not fill the history).
@@ -49,7 +55,7 @@ export function App() {
   const paletteOpen = useApp((s) => s.paletteOpen);
   const setPaletteOpen = useApp((s) => s.setPaletteOpen);
 
-  // The store's event stream is started by main.tsx, before the first render.
+  // The store's first look and event stream are started by main.tsx (app-store.ts `start`).
   useRouteSync();
 
   useEffect(() => {
