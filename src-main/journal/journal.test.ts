@@ -7,7 +7,7 @@ import { recordPreimage } from '../../src-shared/journal/record-hash';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import { CURRENT_VERSION, GENESIS_PREV_HASH, checkRecordBody } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
-import { Journal } from './journal';
+import { Journal, prepare } from './journal';
 import { JournalError } from './journal-error';
 import { verifyJournalStore } from './bundle';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
@@ -96,6 +96,33 @@ describe('journal store', () => {
     expect((await journal.head()).seq).toBe(0);
   });
 
+
+  it('writes a draft prepare() made as it was prepared, and checks anything else that claims to be prepared', async () => {
+    const journal = await openJournal();
+    // Every read of `by` counted: the schema check and the canonical text each read it.
+    let reads = 0;
+    const body = { reason: 'x', atStep: 1 } as Record<string, unknown>;
+    Object.defineProperty(body, 'by', { enumerable: true, get: () => ((reads += 1), 'me') });
+    const prepared = prepare({ runId: 'run-p', kind: 'Cancelled', body: body as never });
+    const readsToPrepare = reads;
+    expect(readsToPrepare).toBeGreaterThan(0);
+    expect(Object.isFrozen(prepared)).toBe(true);
+    const [written] = await journal.appendBatch([prepared]);
+    // Not checked nor canonicalised a second time: no further read of the body.
+    expect(reads).toBe(readsToPrepare);
+    const [stored] = await journal.readRange(written!.seq, written!.seq, 1);
+    expect(stored!.bodyText).toBe(prepared.bodyText);
+    expect(stored!.bodyText).toBe('{"atStep":1,"by":"me","reason":"x"}');
+
+    // A look-alike not made by prepare(): its bodyText is ignored and its body checked.
+    const forged = { runId: 'run-f', kind: 'Cancelled' as const, v: 1, bodyText: '{"by":"someone else"}', body: { by: 'me', reason: 'y', atStep: 2 } };
+    const [fromForged] = await journal.appendBatch([forged]);
+    const [storedForged] = await journal.readRange(fromForged!.seq, fromForged!.seq, 1);
+    expect(storedForged!.bodyText).toBe('{"atStep":2,"by":"me","reason":"y"}');
+    const invalid = { runId: 'run-g', kind: 'Cancelled' as const, v: 1, bodyText: '{"by":"me"}', body: { by: 5 } as never };
+    await expect(journal.appendBatch([invalid])).rejects.toThrow(/Cancelled body is invalid/);
+    expect((await journal.head()).seq).toBe(2);
+  });
   it('the database itself refuses updates, deletes, gaps and forks', async () => {
     const dataDir = tempDataDir();
     const journal = await openJournal(dataDir);

@@ -151,12 +151,16 @@ export class Journal {
     return record!;
   }
 
-  /** Group commit: all drafts in one transaction; all acknowledged after that one commit. */
-  async appendBatch(drafts: readonly AnyRecordDraft[]): Promise<JournalRecord[]> {
+  /**
+   * Group commit: all drafts in one transaction; all acknowledged after that one commit. A draft
+   * may come already prepared (`prepare` below, by a caller that had to check it before it
+   * could go on): it is written as it was prepared, not checked and canonicalised again.
+   */
+  async appendBatch(drafts: readonly (AnyRecordDraft | PreparedDraft)[]): Promise<JournalRecord[]> {
     if (this.closed) throw new JournalError('Closed', 'the journal is closed');
     if (this.readOnly) throw new JournalError('Refused', 'this journal was opened read-only');
     // Validated and canonicalised here, so a bad draft fails alone, before any group forms.
-    const prepared = drafts.map(prepare);
+    const prepared = drafts.map(prepareOnce);
     if (prepared.length === 0) return [];
     return new Promise<JournalRecord[]>((resolve, reject) => {
       this.pending.push({ prepared, resolve, reject });
@@ -395,7 +399,26 @@ export class Journal {
   }
 }
 
-/** Validates a draft against its kind's schema and canonicalises its body, outside the write lock. */
+/**
+ * What `prepare` made, and nothing else: appendBatch trusts an object's `bodyText` only when it
+ * is in here, so a look-alike built elsewhere (a `bodyText` that is not its body's canonical
+ * text) is checked as the draft it also is, and its `bodyText` ignored.
+ */
+const preparedHere = new WeakSet<PreparedDraft>();
+
+/** A draft prepared now, or one `prepare` already made (see appendBatch). */
+function prepareOnce(draft: AnyRecordDraft | PreparedDraft): PreparedDraft {
+  return preparedHere.has(draft as PreparedDraft) ? (draft as PreparedDraft) : prepare(draft as AnyRecordDraft);
+}
+
+/**
+ * Validates a draft against its kind's schema and canonicalises its body, outside the write lock.
+ * The result is frozen and can be appended as it is (appendBatch), which a caller that must
+ * refuse a bad draft before it goes on (Runtime.run's admission) uses so the work is done once:
+ * it was a tenth of a loaded peer's canonical JSON, the admission being every call's largest
+ * record. The draft's body must not change after it is prepared: what is written is the text
+ * made here.
+ */
 export function prepare(draft: AnyRecordDraft): PreparedDraft {
   const v = (CURRENT_VERSION as Record<string, number | undefined>)[draft.kind];
   if (v === undefined) throw new JournalError('Refused', `unknown record kind ${String(draft.kind)}`);
@@ -412,5 +435,7 @@ export function prepare(draft: AnyRecordDraft): PreparedDraft {
     if (error instanceof CanonicalJsonError) throw new JournalError('Refused', `${draft.kind} body ${error.message}`);
     throw error;
   }
-  return { runId: draft.runId, kind: draft.kind, v, bodyText, body: draft.body as Record<string, unknown> };
+  const prepared: PreparedDraft = Object.freeze({ runId: draft.runId, kind: draft.kind, v, bodyText, body: draft.body as Record<string, unknown> });
+  preparedHere.add(prepared);
+  return prepared;
 }

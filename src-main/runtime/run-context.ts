@@ -28,6 +28,7 @@ import { addSpend, ceilingCrossed, NO_SPEND, type Budget, type Spend } from '../
 import type { WaitSubject } from '../../src-shared/vocabulary/waits';
 import type { z } from 'zod';
 import type { Journal } from '../journal/journal';
+import type { PreparedDraft } from '../journal/journal-store';
 import { randomUnit } from '../base/random-ids';
 import { sha256Hex } from '../journal/sqlite-store';
 import type { ModelTextSink } from './model-stream';
@@ -114,7 +115,7 @@ export class RunContext {
    * local effects alone is then one commit, admission to seal, and its caller is answered after
    * it. A plane that stops first loses them with the run, which nobody was told about.
    */
-  private held: AnyRecordDraft[];
+  private held: Array<AnyRecordDraft | PreparedDraft>;
   /** Commits made through commitWith, and the records of the first (see wholeRunIfOneCommit). */
   private commits = 0;
   private firstCommit: readonly JournalRecord[] | null = null;
@@ -129,7 +130,7 @@ export class RunContext {
      */
     readonly modelText?: ModelTextSink,
     /** Records to commit with this run's first durable record (the admission, for Runtime.run). */
-    held: readonly AnyRecordDraft[] = [],
+    held: readonly (AnyRecordDraft | PreparedDraft)[] = [],
   ) {
     this.spend = history.spend;
     this.budget = history.budget;

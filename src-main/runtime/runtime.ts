@@ -21,7 +21,7 @@ import type { WaitReason } from '../../src-shared/vocabulary/waits';
 import { prepare, type Journal } from '../journal/journal';
 import { confirmsCall, linkOf, type RunLink, type RunLinks } from './run-links';
 import { scanWholeJournal } from '../journal/journal-workers';
-import type { StoredRecord } from '../journal/journal-store';
+import type { PreparedDraft, StoredRecord } from '../journal/journal-store';
 import { PlaneError } from '../base/plane-error';
 import { newRunId } from '../base/random-ids';
 import type { Logger } from '../base/logger';
@@ -102,6 +102,12 @@ export interface StartRequest {
    * its own), admitted for the same owner on this host. Anything else is refused before the gate.
    */
   context?: string;
+}
+
+/** A run's admission from `run()`, held to be committed with its first durable record: the draft, and as prepare() made it. */
+interface HeldAdmission {
+  draft: RecordDraft<'RunAdmitted'>;
+  prepared: PreparedDraft;
 }
 
 /** Which of one owner's runs `listOwnedRuns` reads (generic filters; the journal's OwnedRunsQuery with a time for activity). */
@@ -411,10 +417,11 @@ export class Runtime {
   async run(request: StartRequest): Promise<RunHistory> {
     const runId = newRunId();
     const admission = await this.admission(request, runId, undefined);
-    // Refused here, with the words an append would use, rather than at the run's first commit.
-    prepare(admission);
+    // Refused here, with the words an append would use, rather than at the run's first commit,
+    // which then writes it as prepared here.
+    const prepared = prepare(admission);
     this.ownRuns.add(runId);
-    this.schedule(runId, admission);
+    this.schedule(runId, { draft: admission, prepared });
     const running = this.executing.get(runId);
     if (running) await running;
     // Sealed in the one commit that admitted it: its history was folded from that commit's
@@ -601,7 +608,7 @@ export class Runtime {
   // ---- execution ----
 
   /** `heldAdmission`: the admission of a run from `run()`, not yet committed (execute commits it). */
-  private schedule(runId: string, heldAdmission?: RecordDraft<'RunAdmitted'>): void {
+  private schedule(runId: string, heldAdmission?: HeldAdmission): void {
     // Another process hosts it: that process picks the change up from the journal.
     if (this.closing || !this.ownRuns.has(runId)) return;
     const previous = this.executing.get(runId);
@@ -623,12 +630,12 @@ export class Runtime {
     return this.history(runId);
   }
 
-  private async execute(runId: string, heldAdmission?: RecordDraft<'RunAdmitted'>): Promise<void> {
+  private async execute(runId: string, heldAdmission?: HeldAdmission): Promise<void> {
     if (this.brokenJournal) return;
     // A held admission is read as the run's only record would be (its seq and time are the
     // commit's, not known yet; nothing in an execution reads them for a run with no decisions).
     const history = heldAdmission
-      ? readRunHistory([{ seq: 0, runId, kind: 'RunAdmitted', v: CURRENT_VERSION.RunAdmitted, time: new Date().toISOString(), prevHash: '', hash: '', body: heldAdmission.body }])
+      ? readRunHistory([{ seq: 0, runId, kind: 'RunAdmitted', v: CURRENT_VERSION.RunAdmitted, time: new Date().toISOString(), prevHash: '', hash: '', body: heldAdmission.draft.body }])
       : await this.history(runId);
     if (history.status === 'sealed') return;
     // Cancelled, perhaps by a plane that stopped before it reached the run's children.
@@ -644,7 +651,7 @@ export class Runtime {
       haltedBy: (h) => this.haltedByChain(h.chain, h.agent),
       cancelRequested: (id) => this.cancelRequests.has(id),
     };
-    const cx = new RunContext(history, this.options.journal, governance, this.options.onModelText, heldAdmission ? [heldAdmission] : []);
+    const cx = new RunContext(history, this.options.journal, governance, this.options.onModelText, heldAdmission ? [heldAdmission.prepared] : []);
     try {
       const result = await program.run(history.input, cx);
       await this.seal(history, cx, 'succeeded', result);
