@@ -84,6 +84,13 @@ describe('the first frame of a cold load, served by `agentplane serve`', () => {
     await page.getByText(/^No runs yet\./).waitFor({ timeout: 15_000 });
     expect(await page.locator(ROWS).count()).toBe(0);
     expect(new URL(page.url()).hash).toBe('#/runs');
+    // Once the first frame is up the token leaves the address for the tab's sessionStorage, and
+    // the address it leaves is the one now shown: the route changed before then is kept.
+    await expect.poll(() => page.url(), { timeout: 5_000 }).not.toContain('token=');
+    expect(new URL(page.url()).hash).toBe('#/runs');
+    const token = new URL(plane.url).searchParams.get('token');
+    expect(token).toBeTruthy();
+    expect(await page.evaluate("sessionStorage.getItem('agentplane.token')")).toBe(token);
   });
 
   it('does not hold the shell for a view chunk that is slow to come: the sidebar and the Loading… line show, then the view', async () => {

@@ -55,6 +55,8 @@ if ('error' in choice) {
   let committed!: () => void;
   const firstCommit = new Promise<void>((resolve) => (committed = resolve));
   store.getState().start({ connectAfter: firstCommit });
+  // The token moves out of the address once the first frame is up (web-transport.ts says why).
+  void firstCommit.then(choice.afterFirstFrame);
   const render = () =>
     root.render(
       <StrictMode>

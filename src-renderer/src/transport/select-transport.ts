@@ -13,13 +13,14 @@ declare global {
   }
 }
 
-export type TransportChoice = { transport: ContractTransport; host: 'electron' | 'web' } | { error: string };
+/** `afterFirstFrame`: what the host has left to do once the first frame is on screen (the web host keeps its token). */
+export type TransportChoice = { transport: ContractTransport; host: 'electron' | 'web'; afterFirstFrame: () => void } | { error: string };
 
 export function selectTransport(): TransportChoice {
-  if (window.agentplane) return { transport: createElectronTransport(window.agentplane), host: 'electron' };
-  const token = takeTokenFromLocation();
-  if (!token) {
+  if (window.agentplane) return { transport: createElectronTransport(window.agentplane), host: 'electron', afterFirstFrame: () => undefined };
+  const found = takeTokenFromLocation();
+  if (!found) {
     return { error: 'This page needs the address AgentPlane printed when it started (the AGENTPLANE_UI_URL line, with its token).' };
   }
-  return { transport: createWebTransport(token), host: 'web' };
+  return { transport: createWebTransport(found.token), host: 'web', afterFirstFrame: found.keep };
 }
