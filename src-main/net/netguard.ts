@@ -32,7 +32,8 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Agent, buildConnector, request as undiciRequest, type Dispatcher } from 'undici';
+import type { buildConnector, Dispatcher } from 'undici';
+import { lazyDispatcher, undici } from './undici';
 import { judgeAddress, isIpLiteral, type AddressJudgement } from './address-judge';
 
 /** Stable code of a refusal (the A2A client and the MCP pool classify by it: never retried). */
@@ -131,7 +132,8 @@ export function createNetguard(options: NetguardOptions): Netguard {
   const lookup = options.lookup ?? systemLookup;
   const { allow } = options;
   const judge = options.judge ?? judgeAddress;
-  const base = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000, ...(options.ca ? { ca: options.ca } : {}) });
+  // Made with the dispatcher (lazyDispatcher: undici is loaded by the first request, not here).
+  let base!: buildConnector.connector;
 
   const connect: buildConnector.connector = (opts, done) => {
     // A refusal is answered on a later tick, never inside undici's connect call: a synchronous
@@ -185,7 +187,10 @@ export function createNetguard(options: NetguardOptions): Netguard {
   // No undici headers/body timeouts of its own (its default cuts at 300 s): one dispatcher serves
   // every caller, and each holds its own whole-request deadline (a provider's timeoutMs, the MCP
   // and A2A clients' deadlines, guardedRequest's), which is the one a person configured.
-  const dispatcher = new Agent({ connect, headersTimeout: 0, bodyTimeout: 0 });
+  const { dispatcher, close } = lazyDispatcher(({ Agent, buildConnector: build }) => {
+    base = build({ timeout: options.connectTimeoutMs ?? 10_000, ...(options.ca ? { ca: options.ca } : {}) });
+    return new Agent({ connect, headersTimeout: 0, bodyTimeout: 0 });
+  });
   return {
     dispatcher,
     allow,
@@ -217,7 +222,7 @@ export function createNetguard(options: NetguardOptions): Netguard {
       }
       return null;
     },
-    close: () => dispatcher.close(),
+    close,
   };
 }
 
@@ -268,7 +273,7 @@ export async function guardedRequest(netguard: Netguard, url: string, options: G
   const overDeadline = () => new GuardedRequestError('AP_NET_DEADLINE', `${clip(url)} did not answer within ${deadlineMs} ms`);
   let response: Dispatcher.ResponseData;
   try {
-    response = await undiciRequest(url, {
+    response = await undici().request(url, {
       dispatcher: netguard.dispatcher,
       method: options.method ?? 'GET',
       ...(options.headers ? { headers: options.headers } : {}),

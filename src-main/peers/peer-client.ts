@@ -6,7 +6,7 @@
  * Redirects are never followed (undici's request does not). A session token or credential goes in the Authorization header
  * (never the URL) and never into a message this module produces.
  */
-import { request } from 'undici';
+import { undici } from '../net/undici';
 import { formatPeerAddress, parsePeerAddress, SessionAnswerSchema, SlotResponseSchema, type Slot, type SlotResponse } from '../../src-shared/protocol/mcpv2';
 import type { PeerCredential } from './peer-credential';
 
@@ -118,7 +118,7 @@ export class Mcpv2Client {
     let response;
     try {
       // undici's request never follows redirects: a 3xx is answered as a 3xx.
-      response = await request(`${base(this.endpoint)}${path}`, { method: 'GET', headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+      response = await undici().request(`${base(this.endpoint)}${path}`, { method: 'GET', headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
     } catch (error) {
       throw new PeerClientError('unreachable', `cannot reach ${this.address}: ${(error as Error).message}`);
     }
@@ -152,7 +152,7 @@ export class Mcpv2Client {
     const timeout = options.timeoutMs ?? this.timeoutMs;
     let response;
     try {
-      response = await request(`${base(this.endpoint)}/mcpv2`, {
+      response = await undici().request(`${base(this.endpoint)}/mcpv2`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify(slots),

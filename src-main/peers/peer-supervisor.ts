@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { request } from 'undici';
+import { undici } from '../net/undici';
 import { z } from 'zod';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
@@ -258,7 +258,7 @@ export class PeerSupervisor {
   /** The peer's sessions and the identity credentials in use on it, with their use. */
   async sessions(id: string): Promise<PeerSessions> {
     const { entry, record } = this.live(id);
-    const response = await request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions`, {
+    const response = await undici().request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions`, {
       headers: { 'x-agentplane-admin': adminTokenOf(id, entry) },
     });
     if (response.statusCode !== 200) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} did not list its sessions (HTTP ${response.statusCode})`);
@@ -292,7 +292,7 @@ export class PeerSupervisor {
 
   async revokeSession(id: string, label: string): Promise<boolean> {
     const { entry, record } = this.live(id);
-    const response = await request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions/revoke`, {
+    const response = await undici().request(`http://${dialHost(record)}:${entry.port}/mcpv2/admin/sessions/revoke`, {
       method: 'POST',
       headers: { 'x-agentplane-admin': adminTokenOf(id, entry), 'content-type': 'application/json' },
       body: JSON.stringify({ label }),
@@ -380,7 +380,7 @@ export class PeerSupervisor {
 
   private async healthy(record: PeerRecord, port: number, expectId?: string): Promise<boolean> {
     try {
-      const response = await request(`http://${dialHost(record)}:${port}/mcpv2/health`, { headersTimeout: 2000, bodyTimeout: 2000 });
+      const response = await undici().request(`http://${dialHost(record)}:${port}/mcpv2/health`, { headersTimeout: 2000, bodyTimeout: 2000 });
       if (expectId === undefined) {
         await response.body.dump();
         return response.statusCode === 200;

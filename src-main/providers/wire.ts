@@ -21,7 +21,8 @@
  * from what their wire had said (usage seen, content generated, nothing yet).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Dispatcher, Agent, request as httpRequest } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../net/undici';
 import {
   type Completion,
   type ModelProvider,
@@ -126,7 +127,7 @@ export interface PostOptions {
  */
 export async function post(options: PostOptions): Promise<Dispatcher.ResponseData> {
   try {
-    return await httpRequest(options.url, {
+    return await undici().request(options.url, {
       method: 'POST',
       headers: options.headers,
       body: options.body,
@@ -438,7 +439,7 @@ export interface CallSettings {
  */
 export function callSettings(fields: Omit<CallSettings, 'dispatcher'>, dispatcher?: Dispatcher): CallSettings {
   let agent = dispatcher;
-  return { ...fields, dispatcher: () => (agent ??= new Agent({ headersTimeout: fields.timeoutMs, bodyTimeout: fields.timeoutMs })) };
+  return { ...fields, dispatcher: () => (agent ??= new (undici().Agent)({ headersTimeout: fields.timeoutMs, bodyTimeout: fields.timeoutMs })) };
 }
 
 /** What cut a call after its 2xx status line, in words, with the provider's own text when it gave any. */

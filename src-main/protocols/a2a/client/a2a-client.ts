@@ -37,7 +37,8 @@
  * request's headers reaches an error message.
  */
 import { randomUUID } from 'node:crypto';
-import { request as undiciRequest, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../../../net/undici';
 import type { A2aAnswer, A2aCaller, A2aFollowed, A2aMessageInput, A2aSendRequest } from '../../../runtime/a2a-effect';
 import { RunParked } from '../../../runtime/agent-effect';
 import type { EffectAt } from '../../../runtime/run-context';
@@ -187,7 +188,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
   /** One HTTP exchange through the given dispatcher: no redirect followed, a deadline, a cap. */
   async function exchange(url: string, init: { method: 'GET' | 'POST'; body?: string; accept: string; signal?: AbortSignal }): Promise<Dispatcher.ResponseData> {
     const signals = [AbortSignal.timeout(deadline), closing.signal, ...(init.signal ? [init.signal] : [])];
-    const response = await undiciRequest(url, {
+    const response = await undici().request(url, {
       method: init.method,
       dispatcher: options.dispatcher,
       headers: { 'a2a-version': A2A_VERSION, accept: init.accept, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -376,7 +377,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     let events = 0;
     const dropped = (error?: unknown) => ({ dropped: idle.signal.aborted ? `no event for ${streamIdle} ms` : error === undefined ? 'the stream ended without a final status' : describe(error), events });
     try {
-      const response = await undiciRequest(endpoint.url, {
+      const response = await undici().request(endpoint.url, {
         method: 'POST',
         dispatcher: options.dispatcher,
         headers: { 'a2a-version': A2A_VERSION, accept: 'text/event-stream', 'content-type': 'application/json' },

@@ -52,7 +52,8 @@ import type { Client, FetchLike, Transport } from '@modelcontextprotocol/client'
 import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type * as ClientModule from '@modelcontextprotocol/client';
 import type * as StdioModule from '@modelcontextprotocol/client/stdio';
-import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../../../net/undici';
 import {
   MCP_PROTOCOL_VERSIONS,
   type McpServerConfig,
@@ -268,7 +269,7 @@ function unwrapRefusal(error: unknown): never {
 function boundedFetch(limit: number, onExceeded: () => void, dispatcher?: Dispatcher): FetchLike {
   return async (url, init) => {
     // undici's own fetch, so `dispatcher` is honoured (Node's global fetch bundles another undici).
-    const response = dispatcher ? ((await undiciFetch(url, { ...(init as object), dispatcher } as never).catch(unwrapRefusal)) as unknown as Response) : await fetch(url, init);
+    const response = dispatcher ? ((await undici().fetch(url, { ...(init as object), dispatcher } as never).catch(unwrapRefusal)) as unknown as Response) : await fetch(url, init);
     if (!response.body) return response;
     let seen = 0;
     const counted = response.body.pipeThrough(
