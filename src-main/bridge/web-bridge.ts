@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { NO_ROUTE_SCHEMAS } from '../base/fastify-schemas';
 import websocket from '@fastify/websocket';
 import { ErrorCode, httpStatusOf, type ErrorBody } from '../../src-shared/ipc/errors';
 import type { Plane } from '../plane/plane';
@@ -53,7 +54,7 @@ export async function buildBridgeApp(options: WebBridgeOptions & { token: string
   boundPort: () => number;
 }> {
   // forceCloseConnections: a browser's keep-alive socket must not hold up a clean shutdown.
-  const app = Fastify({ logger: false, bodyLimit: BRIDGE_BODY_LIMIT, forceCloseConnections: true });
+  const app = Fastify({ logger: false, schemaController: NO_ROUTE_SCHEMAS, bodyLimit: BRIDGE_BODY_LIMIT, forceCloseConnections: true });
   // Commands are JSON only; a text/plain body is refused (415 → AP_BAD_REQUEST) rather than
   // parsed into a string that fails the schema with a less helpful message.
   app.removeContentTypeParser('text/plain');

@@ -14,6 +14,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { NO_ROUTE_SCHEMAS } from '../base/fastify-schemas';
 import { z } from 'zod';
 import { historyToIR, HistoryTranslationError, PROVIDERS, type Provider } from '../../src-shared/protocol/history';
 import {
@@ -133,7 +134,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
   // A "__proto__" or "constructor.prototype" key in a body is dropped, not a 400 for the whole
   // body: it can pollute nothing either way, and refusing the body would leave every valid
   // request of a batch unanswered for one bad slot (JSON-RPC answers each slot on its own).
-  const app = Fastify({ logger: false, bodyLimit: PEER_BODY_LIMIT, forceCloseConnections: true, onProtoPoisoning: 'remove', onConstructorPoisoning: 'remove' });
+  const app = Fastify({ logger: false, schemaController: NO_ROUTE_SCHEMAS, bodyLimit: PEER_BODY_LIMIT, forceCloseConnections: true, onProtoPoisoning: 'remove', onConstructorPoisoning: 'remove' });
   app.removeContentTypeParser('text/plain');
   const hosts = hostsOf(ctx);
 

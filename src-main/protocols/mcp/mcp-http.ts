@@ -29,6 +29,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { NO_ROUTE_SCHEMAS } from '../../base/fastify-schemas';
 import {
   type AuthInfo,
   CLIENT_INFO_META_KEY,
@@ -327,7 +328,7 @@ export async function startMcpHttpServer(
   options: McpHttpOptions & { port: number; host?: string },
 ): Promise<{ port: number; url: string; notify: ServerNotifier; close(): Promise<void> }> {
   const host = options.host ?? '127.0.0.1';
-  const app = Fastify({ logger: false, forceCloseConnections: true });
+  const app = Fastify({ logger: false, schemaController: NO_ROUTE_SCHEMAS, forceCloseConnections: true });
   const route = await registerMcpRoute(app, options);
   await app.listen({ port: options.port, host });
   const address = app.server.address();
