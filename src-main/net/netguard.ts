@@ -268,12 +268,15 @@ export async function guardedRequest(netguard: Netguard, url: string, options: G
   if (refused) throw refused;
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   const deadlineMs = options.deadlineMs ?? 30_000;
+  // undici is loaded first (net/undici.ts: on the first request): loading it is the plane's
+  // own cost, and must not eat into the time the far side is given.
+  const { request } = undici();
   const deadline = AbortSignal.timeout(deadlineMs);
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   const overDeadline = () => new GuardedRequestError('AP_NET_DEADLINE', `${clip(url)} did not answer within ${deadlineMs} ms`);
   let response: Dispatcher.ResponseData;
   try {
-    response = await undici().request(url, {
+    response = await request(url, {
       dispatcher: netguard.dispatcher,
       method: options.method ?? 'GET',
       ...(options.headers ? { headers: options.headers } : {}),

@@ -60,6 +60,9 @@ export class Deadline {
     private readonly timeoutMs: number,
     private readonly callerSignal: AbortSignal | undefined,
   ) {
+    // undici is loaded first (net/undici.ts: on the first request): loading it is the plane's
+    // own cost, and must not eat into the time the far side is given.
+    undici();
     this.endsAt = Date.now() + timeoutMs;
     this.timer = setTimeout(() => this.fire('deadline'), timeoutMs);
     callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });

@@ -187,8 +187,11 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
 
   /** One HTTP exchange through the given dispatcher: no redirect followed, a deadline, a cap. */
   async function exchange(url: string, init: { method: 'GET' | 'POST'; body?: string; accept: string; signal?: AbortSignal }): Promise<Dispatcher.ResponseData> {
+    // undici is loaded first (net/undici.ts: on the first request): loading it is the plane's
+    // own cost, and must not eat into the time the far side is given.
+    const { request } = undici();
     const signals = [AbortSignal.timeout(deadline), closing.signal, ...(init.signal ? [init.signal] : [])];
-    const response = await undici().request(url, {
+    const response = await request(url, {
       method: init.method,
       dispatcher: options.dispatcher,
       headers: { 'a2a-version': A2A_VERSION, accept: init.accept, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -368,6 +371,9 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
    */
   async function subscribeOnce(endpoint: Endpoint, id: string, signal: AbortSignal): Promise<string | null | { dropped: string; events: number }> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method: 'SubscribeToTask', params: { id, ...(endpoint.tenant ? { tenant: endpoint.tenant } : {}) } });
+    // undici is loaded first (net/undici.ts: on the first request): loading it is the plane's
+    // own cost, and must not eat into the time the far side is given.
+    const { request } = undici();
     const idle = new AbortController();
     let idleTimer = setTimeout(() => idle.abort(), streamIdle);
     const stillAlive = () => {
@@ -377,7 +383,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     let events = 0;
     const dropped = (error?: unknown) => ({ dropped: idle.signal.aborted ? `no event for ${streamIdle} ms` : error === undefined ? 'the stream ended without a final status' : describe(error), events });
     try {
-      const response = await undici().request(endpoint.url, {
+      const response = await request(endpoint.url, {
         method: 'POST',
         dispatcher: options.dispatcher,
         headers: { 'a2a-version': A2A_VERSION, accept: 'text/event-stream', 'content-type': 'application/json' },

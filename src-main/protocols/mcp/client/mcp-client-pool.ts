@@ -175,6 +175,9 @@ class Deadline {
   private readonly endsAt: number;
   private readonly timer: NodeJS.Timeout;
   constructor(readonly ms: number) {
+    // undici is loaded first (net/undici.ts: on the first request): loading it is the plane's
+    // own cost, and must not eat into the time the far side is given.
+    undici();
     this.endsAt = Date.now() + ms;
     this.timer = setTimeout(() => this.controller.abort(new DeadlinePassed(ms)), ms);
   }
