@@ -4,11 +4,11 @@
  * No route declares a fastify (JSON Schema) schema. Every request body is checked with the
  * contract's and the protocols' zod schemas, which say what was wrong in the words the rest of
  * the plane uses, and answers are written as they are. Unless it is given compilers of its own,
- * fastify builds its default ones, ajv and fast-json-stringify (some 90 modules to read and
+ * fastify builds its default ones, ajv's and fast-json-stringify's (95 modules to read and
  * compile), with every server, whether a route ever asks for them or not: measured, building and
- * readying a one-route server took 58-88 ms with them against 16-25 ms without, and
- * `agentplane serve` builds three (the UI bridge, the MCP endpoint, the A2A endpoint) before
- * its URL line. These compilers refuse instead: a route that declares a schema one day fails
+ * readying a one-route server took 58-88 ms with them against 16-25 ms without. The servers
+ * built so are the UI bridge and the MCP endpoint (`agentplane serve` builds both before its URL
+ * line) and every peer (the A2A endpoint is a plain node:http server). These compilers refuse instead: a route that declares a schema one day fails
  * when its server starts, with a message saying why, rather than going unchecked or loading
  * them back silently.
  */
