@@ -98,17 +98,29 @@ export function startTap(options: TapOptions): RunningTap {
   const started = { tapName: options.tapName, policy: options.policy, command: redactedCommand(options.command) };
   const observer = options.journalDir !== undefined ? new ObservationWorker(queue, { dataDir: options.journalDir, started }, (message) => options.notice?.(message)) : null;
   let wire = 0;
+  // A burst's lines mostly come many to a chunk, read in the same millisecond: the timestamp's
+  // text is made once per millisecond, not once per line.
+  let atMs = Number.NaN;
+  let atText = '';
   const framed = (dir: WireDirection, inserted = false) => (line: FramedLine) => {
     if (line.kind === 'line' && isBlank(line.bytes)) return;
-    const at = new Date().toISOString();
+    const now = Date.now();
+    if (now !== atMs) {
+      atMs = now;
+      atText = new Date(now).toISOString();
+    }
+    const at = atText;
     wire += 1;
     if (line.kind === 'line') queue.push({ kind: 'line', dir, wire, at, bytes: line.bytes, ...(inserted ? { inserted } : {}) });
     else queue.push({ kind: 'overlong', dir, wire, at, size: line.size, digest: line.digest, head: line.head });
     observer?.schedule();
   };
   const maxLine = options.maxLineBytes ?? 16 * 1024 * 1024;
-  const toAgent = new LineFramer(maxLine, framed('toAgent'));
-  const toEditor = new LineFramer(maxLine, framed('toEditor'));
+  // Lines may be views of what was read only where they leave the queue in the same turn: the
+  // worker's flush (wire-lines.ts says why); a sink on this thread holds them until the wire pauses.
+  const shareChunks = observer !== null;
+  const toAgent = new LineFramer(maxLine, framed('toAgent'), shareChunks);
+  const toEditor = new LineFramer(maxLine, framed('toEditor'), shareChunks);
 
   // detached: the agent leads a process group of its own, so ending the session ends its children too.
   const agent = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });

@@ -11,7 +11,8 @@
  *
  * - Framed lines wait in the ObservationQueue (bounded by bytes) and are posted once per turn
  *   of the event loop (setImmediate), as one message: their bytes copied into one fresh
- *   ArrayBuffer that is transferred, not cloned, with each event's place in it. Their bytes stay
+ *   ArrayBuffer that is transferred, not cloned, with each event's place in it (until then a
+ *   line may be a view of the chunk it was read in, wire-lines.ts `shareChunks`). Their bytes stay
  *   counted against the queue's bound until the worker says they are committed, so the bound
  *   covers the worker's backlog too and an overflow is still one `gap`, never a wait.
  * - The worker tells this side which runs it opened (sessions(), for the inbox's polling), and

@@ -24,6 +24,37 @@ describe('LineFramer', () => {
     expect(lines.map((l) => (l.kind === 'line' ? l.bytes.toString() : l.kind))).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
   });
 
+  it("with shareChunks, reports a line read whole as a view of its chunk, and copies the start of a line that waits for the next chunk", () => {
+    const out: FramedLine[] = [];
+    const framer = new LineFramer(1024, (l) => out.push(l), true);
+    // A chunk with memory of its own, as a pipe's read is (Buffer.from(string) would share Node's pool).
+    const text = '{"a":1}\n{"b":2}\r\n{"c"';
+    const first = Buffer.alloc(text.length);
+    first.write(text);
+    framer.push(first);
+    const whole = out.map((l) => (l.kind === 'line' ? l.bytes : Buffer.alloc(0)));
+    expect(whole.map(String)).toEqual(['{"a":1}', '{"b":2}']);
+    // No copy of what was read whole: the lines share the chunk's memory.
+    for (const bytes of whole) expect(bytes.buffer).toBe(first.buffer);
+    // The waiting start was copied when it was read: a change to the chunk afterwards (a reader
+    // reusing its buffer) does not reach it, and the chunk is not kept for it.
+    first.fill(0x20);
+    framer.push(Buffer.from(':3}\n'));
+    const last = out[2];
+    expect(last?.kind === 'line' ? String(last.bytes) : last).toBe('{"c":3}');
+    expect(last?.kind === 'line' ? last.bytes.buffer : null).not.toBe(first.buffer);
+  });
+
+  it('without shareChunks, copies every line: a consumer may hold it for long without holding its chunk', () => {
+    const out: FramedLine[] = [];
+    const framer = new LineFramer(1024, (l) => out.push(l));
+    const chunk = Buffer.alloc(16);
+    chunk.write('{"a":1}\n{"b":2}\n');
+    framer.push(chunk);
+    expect(out.map((l) => (l.kind === 'line' ? String(l.bytes) : l.kind))).toEqual(['{"a":1}', '{"b":2}']);
+    for (const line of out) expect(line.kind === 'line' ? line.bytes.buffer : null).not.toBe(chunk.buffer);
+  });
+
   it('hashes an over-long line instead of buffering it', () => {
     const long = 'x'.repeat(5000);
     const [line] = frame([long.slice(0, 100), long.slice(100), '\n'], 1000);

@@ -7,6 +7,17 @@
  * Memory is bounded per direction: a line that grows past `maxLineBytes` stops being buffered
  * and is only hashed and measured (with its first bytes kept for a preview) until its newline,
  * then reported as over-long. A final line without a newline is reported when the stream ends.
+ *
+ * With `shareChunks`, a line that begins and ends in one chunk is reported as a view of that
+ * chunk, not a copy: the forwarding thread frames every message, and a copy per line (a pool
+ * allocation and a memcpy of the whole message) was the largest part of framing in bench
+ * acp-tap's profile. A view keeps its whole chunk alive while the line is held, which the
+ * queue's byte bound does not count (one short line can hold a read of 64 KB), so it is only
+ * for a consumer that lets go of every line within the turn it was read: the tap's journal
+ * worker path, whose flush copies the turn's lines into the buffer it transfers
+ * (observation-worker.ts). The start of a line that the next chunk ends is copied either way:
+ * it waits for that chunk for as long as the wire stays quiet, and a view would keep the whole
+ * chunk with it. A line assembled from several chunks is one new Buffer (Buffer.concat).
  */
 import { createHash, type Hash } from 'node:crypto';
 
@@ -22,6 +33,8 @@ export class LineFramer {
   constructor(
     private readonly maxLineBytes: number,
     private readonly emit: (line: FramedLine) => void,
+    /** Whether a line read whole may be a view of its chunk (see above); copied otherwise. */
+    private readonly shareChunks = false,
   ) {}
 
   push(chunk: Buffer): void {
@@ -29,10 +42,10 @@ export class LineFramer {
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) {
-        if (start < chunk.length) this.append(chunk.subarray(start));
+        if (start < chunk.length) this.append(chunk.subarray(start), true);
         return;
       }
-      this.append(chunk.subarray(start, nl));
+      this.append(chunk.subarray(start, nl), false);
       this.finishLine();
       start = nl + 1;
     }
@@ -43,7 +56,8 @@ export class LineFramer {
     if (this.buffered > 0 || this.overlong) this.finishLine();
   }
 
-  private append(piece: Buffer): void {
+  /** `waits`: the piece ends its chunk, so it waits for the next one (always copied, see above). */
+  private append(piece: Buffer, waits: boolean): void {
     if (piece.length === 0) return;
     if (this.overlong) {
       this.overlong.hash.update(piece);
@@ -51,9 +65,7 @@ export class LineFramer {
       return;
     }
     if (this.buffered + piece.length <= this.maxLineBytes) {
-      // Copied: the chunk belongs to the forwarding stream, which may reuse nothing, but a
-      // subarray would pin the whole chunk for as long as the line waits in the queue.
-      this.parts.push(Buffer.from(piece));
+      this.parts.push(waits || !this.shareChunks ? Buffer.from(piece) : piece);
       this.buffered += piece.length;
       return;
     }
