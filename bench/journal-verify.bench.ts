@@ -203,7 +203,8 @@ parentPort.once('message', () => {
  * by availableParallelism() threads at once. A verifier split across worker threads can go no
  * faster than this, whatever it does. processParallelScaling runs the same work in separate
  * processes, so the two together tell the machine's cores (the processes) from what the
- * threads of one process share (measured here: threads 1.13-1.22×, processes 1.72-1.98×).
+ * threads of one process share (measured here across runs: threads 1.03-1.64×, mostly under 1.25×;
+ * processes 1.68-1.98×; the threads' figure moves from run to run, the processes' hardly).
  */
 async function parallelScaling(recordBytes: number): Promise<{ threads: number; speedup: number; aloneMs: number; togetherMs: number }> {
   const threads = Math.max(1, availableParallelism());
