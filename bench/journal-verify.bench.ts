@@ -22,7 +22,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { exportBundle, parseRecordLine, recordOfLineBytes, verifyBundleFile, verifyBundleFileInThread, verifyJournalStore } from '../src-main/journal/bundle';
+import { bundleWorkerTimes, exportBundle, parseRecordLine, recordOfLineBytes, verifyBundleFile, verifyBundleFileInThread, verifyJournalStore } from '../src-main/journal/bundle';
+import type { JobTimes } from '../src-main/journal/journal-worker-pool';
 import { verifyCheckpoint } from '../src-main/journal/checkpoints';
 import { verifyJournalStoreInWorker } from '../src-main/journal/journal-workers';
 import type { SqliteJournalStore } from '../src-main/journal/sqlite-store';
@@ -129,13 +130,26 @@ async function run(): Promise<BenchResult> {
       const operations = { bundle: verifyBundle, bundleInThread: verifyBundleInThread, store: verifyStore, storeInThread: verifyStoreInThread, raw: rawHashes, floor: hashesAndMerkle };
       const ms = { bundle: 0, bundleInThread: 0, store: 0, storeInThread: 0, raw: 0, floor: 0 };
       for (const work of Object.values(operations)) await work(); // warm-up
+      // What the pools' workers measured of their jobs during the timed pooled runs (item 6):
+      // set against those runs' wall time, it says whether the workers were the ones kept busy.
+      const noTimes: JobTimes = { jobs: 0, totalMs: 0, readMs: 0 };
+      const pooled = { store: { ...noTimes }, bundle: { ...noTimes } };
+      const timesOf = { store: () => reader.workers.jobTimes(), bundle: () => bundleWorkerTimes() ?? noTimes };
       const order = Object.keys(operations) as Array<keyof typeof operations>;
       for (let round = 0; round < ROUNDS; round++) {
         for (let k = 0; k < order.length; k++) {
           const key = order[(round + k) % order.length]!;
+          const pool = key === 'store' || key === 'bundle' ? key : null;
+          const before = pool ? timesOf[pool]() : noTimes;
           const started = performance.now();
           await operations[key]();
           ms[key] += performance.now() - started;
+          if (pool) {
+            const after = timesOf[pool]();
+            pooled[pool].jobs += after.jobs - before.jobs;
+            pooled[pool].totalMs += after.totalMs - before.totalMs;
+            pooled[pool].readMs += after.readMs - before.readMs;
+          }
         }
       }
       if (floorRoot !== storeRoot) throw new Error(`the floor's Merkle root ${floorRoot} is not the verifier's ${storeRoot}`);
@@ -164,6 +178,16 @@ async function run(): Promise<BenchResult> {
           `per record: raw SHA-256 ${perRecord(ms.raw)}, hash + Merkle floor ${perRecord(ms.floor)}, bundle ${perRecord(ms.bundle)} (one thread ${perRecord(ms.bundleInThread)}), ` +
             `data dir ${perRecord(ms.store)} (one thread ${perRecord(ms.storeInThread)})`,
           `where the rest goes (each phase alone, per record): ${phases}`,
+          ...(['store', 'bundle'] as const).map((pool) => {
+            const t = pooled[pool];
+            const workers = availableParallelism();
+            const wall = ms[pool];
+            return (
+              `${pool === 'store' ? 'data dir' : 'bundle'}, pooled: ${(t.jobs / ROUNDS).toFixed(0)} jobs a verification; its workers measured ${perRecord(t.totalMs)} per record of job time ` +
+              `(${pool === 'store' ? `reading rows ${perRecord(t.readMs)}, ` : ''}the rest hashing and checking), against ${perRecord(wall)} of wall time: ` +
+              `the ${workers} workers were busy ${((100 * t.totalMs) / (workers * wall)).toFixed(0)}% of it`
+            );
+          }),
           `parallel speed-up of one-shot SHA-256 (record-sized input): ${scaling.threads} worker threads of one process at once do ${scaling.speedup.toFixed(2)}× the work of one ` +
             `(each alone ${scaling.aloneMs.toFixed(0)} ms, all at once ${scaling.togetherMs.toFixed(0)} ms for the same work each); ` +
             `${scaling.threads} separate processes do ${processScaling.speedup.toFixed(2)}× (${processScaling.aloneMs.toFixed(0)} ms alone, ${processScaling.togetherMs.toFixed(0)} ms at once)`,

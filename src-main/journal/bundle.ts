@@ -32,7 +32,7 @@ import type { StoredRecordText } from './sqlite-store';
 import { MerkleLevels } from './merkle-levels';
 import { leafHash } from './merkle';
 import { publicPlaneKey } from './plane-key';
-import { JournalWorkers } from './journal-worker-pool';
+import { JournalWorkers, type JobTimes } from './journal-worker-pool';
 import { ChunkChecker, chunkCount, claimedCheckpoints, foldChunks, sameCheckpoints, PARALLEL_VERIFY_FROM_RECORDS, type ChunkOutcome, type ChunkPlan } from './verify-chunks';
 import { RecordChecks, verifyCheckpoints, verifyJournal, type VerifiableRecord, type VerifyReport, type VerifyScope } from './verify';
 
@@ -503,6 +503,11 @@ let bundleWorkers: JournalWorkers | null = null;
  * bundle, reading files only (no database), at normal priority. Its idle workers are unref'd,
  * so it never keeps a process alive.
  */
+/** What the shared bundle pool's workers have measured of their jobs so far; null before it has started. */
+export function bundleWorkerTimes(): JobTimes | null {
+  return bundleWorkers?.jobTimes() ?? null;
+}
+
 function sharedBundleWorkers(): JournalWorkers | null {
   // Normal priority: whoever verifies a bundle file waits for the answer (the CLI), and the
   // plane's own background work never comes here.

@@ -86,6 +86,13 @@ export interface JobOutcome<K extends JobKind> {
   bytes?: Uint8Array;
 }
 
+/** JobTiming added up over the jobs a pool's workers have answered (JournalWorkers.jobTimes). */
+export interface JobTimes {
+  jobs: number;
+  totalMs: number;
+  readMs: number;
+}
+
 /** What the pool posts to a worker, as JSON text. */
 export interface JobMessage {
   id: number;
@@ -189,6 +196,7 @@ export class JournalWorkers {
   private spawned = 0;
   private crashed = 0;
   private retired = 0;
+  private readonly answered: JobTimes = { jobs: 0, totalMs: 0, readMs: 0 };
 
   constructor(private readonly options: JournalWorkersOptions) {
     this.size = Math.max(1, Math.floor(options.size ?? availableParallelism()));
@@ -206,6 +214,15 @@ export class JournalWorkers {
 
   stats(): { started: number; alive: number; crashed: number; retired: number } {
     return { started: this.spawned, alive: this.slots.size, crashed: this.crashed, retired: this.retired };
+  }
+
+  /**
+   * The jobs answered so far and what their workers measured of them (JobTiming), added up:
+   * set against the wall time of the work that ran them, it says whether the workers were the
+   * ones kept busy (bench journal-verify prints it).
+   */
+  jobTimes(): JobTimes {
+    return { ...this.answered };
   }
 
   /** Runs one job in a worker; resolves with its result, or rejects with the worker's error. */
@@ -270,6 +287,9 @@ export class JournalWorkers {
     if (!pending || pending.id !== reply.id) return;
     slot.job = null;
     slot.worker.unref();
+    this.answered.jobs += 1;
+    this.answered.totalMs += reply.timing.totalMs;
+    this.answered.readMs += reply.timing.readMs;
     if (reply.ok) pending.resolve({ result: reply.result as JobResults[JobKind], threadId: reply.threadId, timing: reply.timing, ...(bytes ? { bytes } : {}) });
     else pending.reject(errorFromReply(reply.error));
     this.dispatch();

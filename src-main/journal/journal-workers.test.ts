@@ -148,9 +148,17 @@ describe('the journal worker pool answers what the in-thread path answers', () =
       ['agent:echo', true],
       ['subject:x', false],
     ]);
+    const timesBefore = journal.workers.jobTimes();
     const there = await journal.workers.run({ kind: 'scan', plan });
     expect(there.result).toEqual(here);
     expect(there.threadId).not.toBe(threadId);
+    // The pool adds up what its workers measured of each job (bench journal-verify prints it).
+    const timesAfter = journal.workers.jobTimes();
+    expect(timesAfter.jobs).toBe(timesBefore.jobs + 1);
+    expect(timesAfter.totalMs - timesBefore.totalMs).toBeCloseTo(there.timing.totalMs, 6);
+    expect(timesAfter.readMs - timesBefore.readMs).toBeCloseTo(there.timing.readMs, 6);
+    expect(there.timing.readMs).toBeGreaterThan(0);
+    expect(there.timing.readMs).toBeLessThanOrEqual(there.timing.totalMs);
   }, 60_000);
 
   it('the start-up scan split across the workers gives the one-pass index, with runs admitted in one range and sealed in another', async () => {
