@@ -209,6 +209,21 @@ async function run(): Promise<BenchResult> {
   }
 }
 
+/**
+ * The speed-up both scaling probes report: `start(n)` runs the same work n ways at once and
+ * resolves with the ms it took; after one warm-up, three rounds of one alone and `count` at once.
+ */
+async function speedUp(start: (n: number) => Promise<number>, count: number): Promise<{ speedup: number; aloneMs: number; togetherMs: number }> {
+  await start(1); // warm-up
+  let aloneMs = 0;
+  let togetherMs = 0;
+  for (let round = 0; round < 3; round++) {
+    aloneMs += await start(1);
+    togetherMs += await start(count);
+  }
+  return { speedup: (count * aloneMs) / togetherMs, aloneMs: aloneMs / 3, togetherMs: togetherMs / 3 };
+}
+
 /** What one thread does in `parallelScaling`: one-shot SHA-256 of a record-sized buffer, repeatedly. */
 const HASHING_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -250,14 +265,7 @@ async function parallelScaling(recordBytes: number): Promise<{ threads: number; 
       await Promise.all(workers.map((w) => w.terminate()));
     }
   };
-  await start(1); // warm-up
-  let aloneMs = 0;
-  let togetherMs = 0;
-  for (let round = 0; round < 3; round++) {
-    aloneMs += await start(1);
-    togetherMs += await start(threads);
-  }
-  return { threads, speedup: (threads * aloneMs) / togetherMs, aloneMs: aloneMs / 3, togetherMs: togetherMs / 3 };
+  return { threads, ...(await speedUp(start, threads)) };
 }
 
 /** What one process does in `processParallelScaling`: HASHING_THREAD's loop, told to go on stdin, its ms on stdout. */
@@ -310,14 +318,7 @@ async function processParallelScaling(recordBytes: number): Promise<{ speedup: n
       for (const child of children) if (child.exitCode === null) child.kill();
     }
   };
-  await start(1); // warm-up
-  let aloneMs = 0;
-  let togetherMs = 0;
-  for (let round = 0; round < 3; round++) {
-    aloneMs += await start(1);
-    togetherMs += await start(count);
-  }
-  return { speedup: (count * aloneMs) / togetherMs, aloneMs: aloneMs / 3, togetherMs: togetherMs / 3 };
+  return speedUp(start, count);
 }
 
 /**

@@ -498,16 +498,16 @@ export async function verifyBundleFileInThread(file: string, options: BundleVeri
 
 let bundleWorkers: JournalWorkers | null = null;
 
-/**
- * The pool bundle verification splits across: one per process, started at the first large
- * bundle, reading files only (no database), at normal priority. Its idle workers are unref'd,
- * so it never keeps a process alive.
- */
 /** What the shared bundle pool's workers have measured of their jobs so far; null before it has started. */
 export function bundleWorkerTimes(): JobTimes | null {
   return bundleWorkers?.jobTimes() ?? null;
 }
 
+/**
+ * The pool bundle verification splits across: one per process, started at the first large
+ * bundle, reading files only (no database), at normal priority. Its idle workers are unref'd,
+ * so it never keeps a process alive.
+ */
 function sharedBundleWorkers(): JournalWorkers | null {
   // Normal priority: whoever verifies a bundle file waits for the answer (the CLI), and the
   // plane's own background work never comes here.
