@@ -119,9 +119,14 @@ describe('journal store', () => {
     const [fromForged] = await journal.appendBatch([forged]);
     const [storedForged] = await journal.readRange(fromForged!.seq, fromForged!.seq, 1);
     expect(storedForged!.bodyText).toBe('{"atStep":2,"by":"me","reason":"y"}');
+    // A copy of a prepared draft, even one on the same prototype, is a look-alike too.
+    const copied = Object.assign(Object.create(Object.getPrototypeOf(prepared) as object) as object, { ...prepared, bodyText: '{"by":"forged"}' }) as typeof prepared;
+    const [fromCopied] = await journal.appendBatch([copied]);
+    const [storedCopied] = await journal.readRange(fromCopied!.seq, fromCopied!.seq, 1);
+    expect(storedCopied!.bodyText).toBe('{"atStep":1,"by":"me","reason":"x"}');
     const invalid = { runId: 'run-g', kind: 'Cancelled' as const, v: 1, bodyText: '{"by":"me"}', body: { by: 5 } as never };
     await expect(journal.appendBatch([invalid])).rejects.toThrow(/Cancelled body is invalid/);
-    expect((await journal.head()).seq).toBe(2);
+    expect((await journal.head()).seq).toBe(3);
   });
   it('the database itself refuses updates, deletes, gaps and forks', async () => {
     const dataDir = tempDataDir();
