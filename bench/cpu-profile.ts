@@ -103,6 +103,92 @@ export function summariseProfile(
   return { busyMs: busyUs / 1000, idleMs: idleUs / 1000, top };
 }
 
+/** One line of callTree: a function at a place in the tree, every node there merged. */
+export interface TreeLine {
+  depth: number;
+  where: string;
+  /** Time in this function and everything it called, at this place in the tree. */
+  totalMs: number;
+  selfMs: number;
+}
+
+export interface CallTreeOptions {
+  /** Start from the outermost calls of functions whose name matches (all of them merged); the whole tree if absent. */
+  root?: RegExp;
+  /** Leave out places (and what is under them) below this total. */
+  minMs?: number;
+  /** Stop this many levels below the roots. */
+  maxDepth?: number;
+  /** The repository root that file names are made relative to. */
+  repoRoot?: string;
+}
+
+/**
+ * Where a profile's time went, as a call tree: each function's total and self time at each
+ * place it was called from, the children of every node that is the same function at the same
+ * place merged (V8 keeps one node per distinct stack, so a loop's callees otherwise appear many
+ * times), children largest first. What the flat summary cannot say: which caller a hot
+ * function's time belongs to, e.g. how much of a commit is the chain's hashing and how much
+ * SQLite. `root` narrows it to the calls of one function, wherever they happen.
+ */
+export function callTree(profile: CpuProfile, options: CallTreeOptions = {}): TreeLine[] {
+  const { root, minMs = 0, maxDepth = Number.POSITIVE_INFINITY, repoRoot = REPO_ROOT } = options;
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  if (samples.length !== deltas.length) throw new Error(`a CPU profile with ${samples.length} samples and ${deltas.length} time deltas is malformed`);
+  const nodeById = new Map(profile.nodes.map((node) => [node.id, node]));
+  const selfUs = new Map<number, number>();
+  for (let i = 0; i < samples.length; i += 1) {
+    if (!nodeById.has(samples[i]!)) throw new Error(`a CPU profile sample names node ${samples[i]}, which the profile does not hold`);
+    selfUs.set(samples[i]!, (selfUs.get(samples[i]!) ?? 0) + Math.max(0, deltas[i + 1] ?? 0));
+  }
+  const totalUs = new Map<number, number>();
+  const total = (id: number): number => {
+    const known = totalUs.get(id);
+    if (known !== undefined) return known;
+    let us = selfUs.get(id) ?? 0;
+    for (const child of nodeById.get(id)?.children ?? []) us += total(child);
+    totalUs.set(id, us);
+    return us;
+  };
+  const nameOf = (id: number) => frameName(nodeById.get(id)!.callFrame, repoRoot);
+
+  let roots: number[];
+  if (root) {
+    const parent = new Map<number, number>();
+    for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+    const matches = new Set(profile.nodes.filter((node) => root.test(node.callFrame.functionName)).map((node) => node.id));
+    // Only the outermost: a recursive function's inner calls are already inside its outer ones.
+    roots = [...matches].filter((id) => {
+      for (let up = parent.get(id); up !== undefined; up = parent.get(up)) if (matches.has(up)) return false;
+      return true;
+    });
+  } else {
+    const children = new Set(profile.nodes.flatMap((node) => node.children ?? []));
+    roots = profile.nodes.filter((node) => !children.has(node.id)).map((node) => node.id);
+  }
+
+  const lines: TreeLine[] = [];
+  const walk = (ids: number[], depth: number) => {
+    const merged = new Map<string, { totalUs: number; selfUs: number; children: number[] }>();
+    for (const id of ids) {
+      const key = nameOf(id);
+      const entry = merged.get(key) ?? { totalUs: 0, selfUs: 0, children: [] };
+      entry.totalUs += total(id);
+      entry.selfUs += selfUs.get(id) ?? 0;
+      entry.children.push(...(nodeById.get(id)?.children ?? []));
+      merged.set(key, entry);
+    }
+    for (const [where, entry] of [...merged].sort((a, b) => b[1].totalUs - a[1].totalUs)) {
+      if (entry.totalUs / 1000 < minMs) continue;
+      lines.push({ depth, where, totalMs: entry.totalUs / 1000, selfMs: entry.selfUs / 1000 });
+      if (depth < maxDepth) walk(entry.children, depth + 1);
+    }
+  };
+  walk(roots, 0);
+  return lines;
+}
+
 /** The summary as note lines for a bench's output. */
 export function profileNotes(summary: ProfileSummary): string[] {
   const head = `CPU profile of the bench process's main thread: ${(summary.busyMs / 1000).toFixed(1)} s busy, ${(summary.idleMs / 1000).toFixed(1)} s idle (waiting on I/O, children, timers); top functions by self time:`;
