@@ -14,7 +14,7 @@
 import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
 import {
   CURRENT_VERSION,
-  checkRecordBody,
+  recordBodyProblem,
   type JournalRecord,
   type AnyRecordDraft,
   type RecordDraft,
@@ -441,10 +441,8 @@ function prepareOnce(draft: AnyRecordDraft | PreparedDraft): PreparedDraft {
 export function prepare(draft: AnyRecordDraft): PreparedDraft {
   const v = (CURRENT_VERSION as Record<string, number | undefined>)[draft.kind];
   if (v === undefined) throw new JournalError('Refused', `unknown record kind ${String(draft.kind)}`);
-  const check = checkRecordBody(draft.kind, v, draft.body);
-  if (!check.known || 'invalid' in check) {
-    throw new JournalError('Refused', `${draft.kind} body is invalid: ${'invalid' in check ? check.invalid : check.why}`);
-  }
+  const problem = recordBodyProblem(draft.kind, v, draft.body);
+  if (problem !== null) throw new JournalError('Refused', `${draft.kind} body is invalid: ${problem}`);
   let bodyText: string;
   try {
     // The draft's own body, not zod's parse output: zod strips unknown keys, and a record

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { lazyEntries } from '../lazy-entries';
+import { compileBodyPredicate, type BodyPredicate } from './fast-body-check';
 import { DecisionSchema, DecisionValueSchema } from '../vocabulary/decisions';
 import { DispositionSchema, EffectKindSchema } from '../vocabulary/effects';
 import { WaitIdSchema } from '../vocabulary/ids';
@@ -295,4 +296,27 @@ export function checkRecordBody(kind: string, v: number, body: unknown): BodyChe
   const parsed = recordSchema(kind, v)!.safeParse(body);
   if (!parsed.success) return { known: true, invalid: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ') };
   return { known: true, body: parsed.data as Record<string, unknown> };
+}
+
+/** Each schema's quick yes (fast-body-check.ts), compiled the first time a body of it is written; null: zod only. */
+const quickYes = new Map<z.ZodType, BodyPredicate | null>();
+
+/**
+ * Why a writer may not write this body (its kind or version unknown to this build, or the body
+ * not what the schema says), or null when it may: checkRecordBody's verdict without zod's parsed
+ * copy, which a writer does not use (it writes the body it was given). A body the schema's quick
+ * yes accepts is not walked by zod at all; anything else is, and zod's message is the answer.
+ */
+export function recordBodyProblem(kind: string, v: number, body: unknown): string | null {
+  const why = unknownVersion(kind, v);
+  if (why !== null) return why;
+  const schema = recordSchema(kind, v)!;
+  let quick = quickYes.get(schema);
+  if (quick === undefined) {
+    quick = compileBodyPredicate(schema);
+    quickYes.set(schema, quick);
+  }
+  if (quick?.(body)) return null;
+  const check = checkRecordBody(kind, v, body);
+  return 'invalid' in check ? check.invalid : null;
 }
