@@ -405,7 +405,8 @@ export class Journal {
  * text) is checked as the draft it also is, and its `bodyText` ignored. The proof is the private
  * field, which no object made outside this class can carry. It replaced a WeakSet of prepared
  * drafts: adding to a WeakSet cost about 0.9 µs a record (an entry in an ephemeron table the
- * garbage collector must also trace), a tenth of a record's whole append in a group commit.
+ * garbage collector must also trace), about a twentieth of a record's whole append in a group
+ * commit.
  */
 class Prepared implements PreparedDraft {
   readonly #madeHere = true;

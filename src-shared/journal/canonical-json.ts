@@ -290,7 +290,9 @@ function writeObject(object: Record<string, unknown>, open: object[]): string {
   return `${text}}`;
 }
 
-function isPlainObject(value: object): value is Record<string, unknown> {
+/** An object whose prototype is Object.prototype or null: what RFC 8785 writes as an object (and fast-body-check.ts trusts). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
   const prototype: unknown = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
 }

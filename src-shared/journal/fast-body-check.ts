@@ -22,6 +22,7 @@
  * bodies of every kind it compiles.
  */
 import type { z } from 'zod';
+import { isPlainObject } from './canonical-json';
 
 export type BodyPredicate = (value: unknown) => boolean;
 
@@ -56,12 +57,6 @@ function defOf(schema: unknown): Def {
 
 function checksOf(def: Def): Check[] {
   return (def.checks ?? []).map((c) => c._zod.def);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }
 
 /** All of `tests` hold (an empty list: always). */
