@@ -97,6 +97,20 @@ describe('journal store', () => {
   });
 
 
+  it('refuses a body nested past what SQLite and verifiers read, alone and clearly, and goes on', async () => {
+    const journal = await openJournal();
+    const nested = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels));
+    for (const levels of [1_000, 5_000, 100_000]) {
+      const deep = { runId: 'r', kind: 'Observation' as const, body: { source: 'acp', sessionId: 's', update: 'message', detail: nested(levels) } };
+      await expect(journal.append(deep as never)).rejects.toThrow(/Observation body cannot canonicalize \$\.detail(\[0\])+: nested deeper than 512 levels/);
+    }
+    // A batch beside the refused one is untouched, and the journal still appends and verifies.
+    const [ok] = await Promise.all([journal.appendBatch(runDrafts('ok', 2)), journal.append({ runId: 'r', kind: 'Observation', body: { source: 'acp', sessionId: 's', update: 'message', detail: nested(2_000) } } as never).catch(() => null)]);
+    const written = runDrafts('ok', 2).length;
+    expect(ok.map((r) => r.seq)).toEqual(Array.from({ length: written }, (_, i) => i + 1));
+    expect((await journal.head()).seq).toBe(written);
+  });
+
   it('writes a draft prepare() made as it was prepared, and checks anything else that claims to be prepared', async () => {
     const journal = await openJournal();
     // Every read of `by` counted: the schema check and the canonical text each read it.

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CanonicalJsonError, canonicalize } from './canonical-json';
+import { CANONICAL_MAX_DEPTH, CanonicalJsonError, canonicalize } from './canonical-json';
 
 // ---- the reference: the previous implementation, walking with a path string and a Set ----
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -43,6 +43,7 @@ function reference(value: unknown, path = '$', ancestors = new Set<object>()): s
   if (value === null) return 'null';
   const object = value as object;
   if (ancestors.has(object)) throw new CanonicalJsonError('cycle', path, 'c');
+  if (ancestors.size >= CANONICAL_MAX_DEPTH) throw new CanonicalJsonError('too-deep', path, 'd');
   ancestors.add(object);
   let text: string;
   if (Array.isArray(object) && Object.getPrototypeOf(object) === Array.prototype) {

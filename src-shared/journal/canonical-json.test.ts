@@ -12,7 +12,7 @@ import { Buffer } from 'node:buffer';
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CanonicalJsonError, canonicalBytes, canonicalize, type CanonicalJsonRefusal } from './canonical-json';
+import { CANONICAL_MAX_DEPTH, CanonicalJsonError, canonicalBytes, canonicalize, type CanonicalJsonRefusal } from './canonical-json';
 
 const FIXTURES = new URL('../../tests/fixtures/jcs/', import.meta.url);
 const readText = (path: URL): string => new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(path));
@@ -215,6 +215,17 @@ describe('refusals name the path', () => {
     const error = refusal(cyclic);
     expect(error.reason).toBe('cycle');
     expect(error.path).toBe('$.a[0]');
+  });
+
+  it('refuses nesting past CANONICAL_MAX_DEPTH with a refusal, not a stack overflow or a database error', () => {
+    const nest = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels));
+    expect(canonicalize(nest(CANONICAL_MAX_DEPTH))).toBe('['.repeat(CANONICAL_MAX_DEPTH) + ']'.repeat(CANONICAL_MAX_DEPTH));
+    const error = refusal({ deep: nest(CANONICAL_MAX_DEPTH) });
+    expect(error.reason).toBe('too-deep');
+    expect(error.path).toBe(`$.deep${'[0]'.repeat(CANONICAL_MAX_DEPTH - 1)}`);
+    expect(error.message).toMatch(/nested deeper than 512 levels/);
+    // Far past any stack: still the same refusal.
+    expect(refusal(nest(100_000)).reason).toBe('too-deep');
   });
 
   it('accepts objects without a prototype', () => {

@@ -32,7 +32,12 @@
  *   plain object (prototype Object.prototype or null) or a plain array: Date, Map, Set,
  *   RegExp, Buffer, Uint8Array, boxed primitives, class instances. Their JSON form depends
  *   on toJSON hooks or is lossy; callers convert them to plain data first (STYLE.md 11);
- * - cycles, which have no finite form.
+ * - cycles, which have no finite form;
+ * - nesting deeper than CANONICAL_MAX_DEPTH arrays and objects: SQLite's JSON functions (which
+ *   the journal's indexes run on every body) refuse past 1,000 levels, as do common parsers in
+ *   other languages a verifier may use, and each walk here recurses once a level. Refusing at a
+ *   known depth turns what would be a database error or a stack overflow, and a lost batch, into
+ *   a clear refusal of the one record, and keeps every stored record readable everywhere.
  *
  * src-shared is pure TypeScript (no Node built-ins), so the renderer and any browser-side
  * verifier run this same code.
@@ -45,7 +50,11 @@ export type CanonicalJsonRefusal =
   | 'undefined'
   | 'unsupported-type'
   | 'not-plain-data'
-  | 'cycle';
+  | 'cycle'
+  | 'too-deep';
+
+/** The most arrays and objects a canonical value may nest (the outermost counts as one). */
+export const CANONICAL_MAX_DEPTH = 512;
 
 /** A value that has no RFC 8785 form; `path` locates it, e.g. `$.a.b[2]`. */
 export class CanonicalJsonError extends Error {
@@ -157,6 +166,7 @@ function fastValue(value: unknown, open: object[]): string {
   }
   if (value === null) return 'null';
   if (open.includes(value)) throw CANNOT;
+  if (open.length >= CANONICAL_MAX_DEPTH) throw CANNOT;
   open.push(value);
   const prototype: unknown = Object.getPrototypeOf(value);
   let text: string;
@@ -240,6 +250,7 @@ function writeValue(value: unknown, open: object[]): string {
   }
   if (value === null) return 'null';
   if (open.includes(value)) throw new Refusal('cycle', 'the value contains itself');
+  if (open.length >= CANONICAL_MAX_DEPTH) throw new Refusal('too-deep', `nested deeper than ${CANONICAL_MAX_DEPTH} levels of arrays and objects`);
   let text: string;
   open.push(value);
   if (Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype) {
