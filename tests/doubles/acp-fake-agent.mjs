@@ -11,6 +11,9 @@
 //   an agent_message_chunk `chose <optionId|cancelled>`; session/cancel ends the turn as cancelled.
 // grandchild: starts `sleep 60` in its own process group, says its pid on stderr, and ignores
 //   SIGTERM, so only the tap's SIGKILL of the whole group ends them.
+// hostile: a prompt turn writes an agent_message_chunk `before`, then one hostile line (--hostile
+//   deep: a session/update nested --depth levels deep; surrogate: one holding a lone surrogate,
+//   valid JSON with no UTF-8 form), then a chunk `after`, then ends the turn.
 import { appendFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 
@@ -23,6 +26,8 @@ const inFile = flag('--in', null);
 const outFile = flag('--out', null);
 const mode = flag('--mode', 'normal');
 const flood = Number(flag('--flood', '100'));
+const hostile = flag('--hostile', 'deep');
+const depth = Number(flag('--depth', '1000'));
 
 function send(message) {
   const line = `${JSON.stringify(message)}\n`;
@@ -97,6 +102,20 @@ function handle(line) {
   if (method === 'session/cancel') {
     if (openPrompt !== null) send({ jsonrpc: '2.0', id: openPrompt, result: { stopReason: 'cancelled' } });
     openPrompt = null;
+    return;
+  }
+  if (method === 'session/prompt' && mode === 'hostile') {
+    const sessionId = params.sessionId;
+    const chunk = (text) => send({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } } });
+    chunk('before');
+    const line =
+      hostile === 'surrogate'
+        ? `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(sessionId)},"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\\ud800"}}}}\n`
+        : `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(sessionId)},"update":${'['.repeat(depth)}${']'.repeat(depth)}}}\n`;
+    if (outFile) appendFileSync(outFile, line);
+    process.stdout.write(line);
+    chunk('after');
+    send({ jsonrpc: '2.0', id, result: { stopReason: 'end_turn' } });
     return;
   }
   if (method === 'session/prompt') {

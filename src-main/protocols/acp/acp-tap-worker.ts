@@ -27,7 +27,7 @@
 import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { JournalSink } from './observation-sink';
+import { JournalSink, ResilientSink } from './observation-sink';
 import type { FromTapWorker, PostedEvent, TapWorkerConfig, ToTapWorker } from './observation-worker';
 import { SessionRuns, type RunWrite, type TapEnd, type WireEvent } from './session-runs';
 
@@ -54,9 +54,10 @@ function yieldToTheForwarding(): void {
 yieldToTheForwarding();
 
 const runs = new SessionRuns((at) => ({ update: 'tap/started', detail: { at, ...config.started } }));
-const sink = new JournalSink(config.dataDir);
+// A failed write is retried, then written record by record, and what is still lost is a gap in
+// its run (observation-sink.ts): one refused record never takes its commit's others with it.
+const sink = new ResilientSink(new JournalSink(config.dataDir), (message) => post({ type: 'notice', message }));
 const announced = new Set<string>();
-let warned = false;
 
 interface Arrived {
   events: PostedEvent[];
@@ -69,14 +70,8 @@ const arrived: Arrived[] = [];
 let ending: TapEnd | null = null;
 let pumping = false;
 
-async function write(runWrite: RunWrite): Promise<void> {
-  try {
-    await sink.write(runWrite);
-  } catch (error) {
-    // The editor's session goes on; the loss is said once, not per record.
-    if (!warned) post({ type: 'notice', message: `observations could not be journaled (${(error as Error).message}); the session goes on unrecorded` });
-    warned = true;
-  }
+function write(runWrite: RunWrite): Promise<void> {
+  return sink.write(runWrite);
 }
 
 function wireEvent(event: PostedEvent, bytes: Buffer): WireEvent {

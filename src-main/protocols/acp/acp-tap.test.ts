@@ -16,6 +16,7 @@ import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import { REPO_ROOT, startTapProcess, type TapProcess } from '../../../tests/helpers/acp-tap-process';
 import { runningPlaneClient } from '../../cli/running-plane';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 
 const tempDir = useTempFolders('agentplane-acp-tap-');
@@ -51,14 +52,15 @@ describe('acp tap', () => {
     const dir = tempDir();
     const inFile = join(dir, 'agent-in');
     const outFile = join(dir, 'agent-out');
-    const t = tap(dataDir, ['--name', 'fake'], ['--in', inFile, '--out', outFile, '--api-key', 'k-123']);
+    const bareKey = 'sk-proj-Q3x9TzLm2Vb7Nc4Rk8Wp1Ys6';
+    const t = tap(dataDir, ['--name', 'fake'], ['--in', inFile, '--out', outFile, '--api-key', 'k-123', '--bearer', 'b-456', 'OPENAI_API_KEY=e-789', bareKey]);
     const init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}\r\n';
     t.send(init.slice(0, 20));
     await new Promise((r) => setTimeout(r, 50));
     t.send(init.slice(20));
     await t.next((m) => m.id === 1);
     t.send('this is not json\n');
-    t.send(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: '/tmp', mcpServers: [{ name: 'm', command: 'x', args: [], env: [{ name: 'API_KEY', value: 's3cret-env' }] }] } })}\n`);
+    t.send(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: '/tmp', mcpServers: [{ name: 'm', command: 'x', args: ['--token', 's3cret-arg'], env: [{ name: 'API_KEY', value: 's3cret-env' }] }] } })}\n`);
     const created = await t.next((m) => m.id === 2);
     const sessionId = (created.result as { sessionId: string }).sessionId;
     const image = Buffer.alloc(3000, 7).toString('base64');
@@ -99,12 +101,13 @@ describe('acp tap', () => {
     expect(wires).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const started = detailOf(records[0]!);
     expect(started).toMatchObject({ tapName: 'fake', policy: 'observe' });
-    expect(started.command).toContain('[redacted]');
+    expect(started.command).toContain('[redacted: value of --api-key]');
     const malformed = detailOf(records[3]!);
     expect(malformed).toMatchObject({ dir: 'toAgent', size: 16, preview: 'this is not json' });
     const text = records.map((r) => r.bodyText).join('\n');
     expect(text).not.toContain('s3cret-env');
-    expect(text).not.toContain('k-123');
+    for (const secret of ['k-123', 'b-456', 'e-789', bareKey, 's3cret-arg']) expect(text).not.toContain(secret);
+    expect(started.command).toEqual(expect.arrayContaining(['[redacted: value of --bearer]', 'OPENAI_API_KEY=[redacted: value of OPENAI_API_KEY]', '[redacted: OpenAI-style key]']));
     expect(text).not.toContain(image);
     expect(text).not.toContain(body);
     const readResponse = detailOf(records[9]!).message as { result: { content: { $size: number; $omitted: string } } };
@@ -338,6 +341,93 @@ describe('acp tap', () => {
     }
     expect(existsSync(join(dataDir, 'plane.lock'))).toBe(false);
   }, 30_000);
+});
+
+/**
+ * The observed party must never choose what the record keeps: one hostile line from the agent
+ * (nested past any parser's limit, or JSON with no UTF-8 form) is recorded as what it is, and
+ * every message before and after it is journaled, with or without a plane.
+ */
+describe('acp tap: a hostile agent cannot blind the record', () => {
+  /** Editor side of one prompt turn against `--mode hostile`; returns the session id. */
+  async function hostileTurn(t: TapProcess): Promise<string> {
+    t.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
+    await t.next((m) => m.id === 1);
+    t.send('{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}\n');
+    const created = await t.next((m) => m.id === 2);
+    const sessionId = (created.result as { sessionId: string }).sessionId;
+    t.send(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'go' }] } })}\n`);
+    await t.next((m) => m.id === 3);
+    t.closeStdin();
+    const exit = await t.exited;
+    // The tap lived to the end of the session: the editor's disconnect ended the agent.
+    expect(exit.code).toBe(128 + 15);
+    return sessionId;
+  }
+
+  function expectWholeSession(records: StoredRecord[], why: RegExp, outFile: string): void {
+    expect(updates(records)).toEqual([
+      'tap/started',
+      'message', // initialize
+      'message', // its response
+      'message', // session/new
+      'message', // its response
+      'message', // session/prompt
+      'message', // chunk "before"
+      'malformed', // the hostile line
+      'message', // chunk "after"
+      'message', // the prompt's response
+      'tap/ended',
+      'RunSealed',
+    ]);
+    const texts = records.filter((r) => r.body.update === 'message').map((r) => JSON.stringify(detailOf(r).message));
+    expect(texts.some((t) => t.includes('"before"'))).toBe(true);
+    expect(texts.some((t) => t.includes('"after"'))).toBe(true);
+    // Recorded as what it is: its size and digest (of the bytes the agent wrote), and why it was not parsed.
+    const lines = readFileSync(outFile).toString('utf8').split('\n');
+    const hostileLine = Buffer.from(lines[3]!, 'utf8');
+    const malformed = detailOf(records[7]!);
+    expect(malformed).toMatchObject({ dir: 'toEditor', wire: 7, size: hostileLine.length, digest: createHash('sha256').update(hostileLine).digest('hex') });
+    expect(String(malformed.why)).toMatch(why);
+    expect(records.at(-1)!.body).toMatchObject({ outcome: 'observed', records: records.length - 1 });
+  }
+
+  const cases = [
+    { name: 'nested 1,000 deep', args: ['--hostile', 'deep', '--depth', '1000'], why: /nested deeper than \d+ levels/ },
+    { name: 'nested 5,000 deep', args: ['--hostile', 'deep', '--depth', '5000'], why: /nested deeper than \d+ levels/ },
+    { name: 'holding a lone surrogate', args: ['--hostile', 'surrogate'], why: /lone surrogate/ },
+  ];
+
+  for (const c of cases) {
+    it(`journals the whole session around a line ${c.name}, with no plane running`, async () => {
+      const dataDir = tempDir();
+      const outFile = join(tempDir(), 'agent-out');
+      const t = tap(dataDir, [], ['--mode', 'hostile', '--out', outFile, ...c.args]);
+      await hostileTurn(t);
+      expect(t.stderr()).not.toMatch(/could not be journaled|unrecorded/);
+      const runs = await journalRuns(dataDir);
+      expect(runs).toHaveLength(1);
+      expectWholeSession(runs[0]!.records, c.why, outFile);
+    }, 60_000);
+
+    it(`journals the whole session around a line ${c.name}, through a running plane`, async () => {
+      const dataDir = tempDir();
+      const outFile = join(tempDir(), 'agent-out');
+      const plane = await serve(dataDir);
+      try {
+        const t = tap(dataDir, [], ['--mode', 'hostile', '--out', outFile, ...c.args]);
+        await hostileTurn(t);
+        // The plane took every observation: no fallback, nothing unrecorded.
+        expect(t.stderr()).not.toMatch(/journal|unrecorded/);
+      } finally {
+        plane.kill('SIGTERM');
+        await new Promise((r) => plane.once('exit', r));
+      }
+      const runs = await journalRuns(dataDir);
+      expect(runs).toHaveLength(1);
+      expectWholeSession(runs[0]!.records, c.why, outFile);
+    }, 60_000);
+  }
 });
 
 /** `agentplane serve` from source, resolved once it printed its URL (it has written plane.json by then). */

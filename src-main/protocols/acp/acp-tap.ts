@@ -37,7 +37,7 @@ import { LineFramer, type FramedLine } from './wire-lines';
 import { ObservationQueue } from './observation-queue';
 import { redactedCommand } from './message-caps';
 import { SessionRuns, type RunWrite, type TapEnd } from './session-runs';
-import type { ObservationSink } from './observation-sink';
+import { ResilientSink, type ObservationSink } from './observation-sink';
 import { ObservationWorker } from './observation-worker';
 import { LineForwarder } from './line-forwarder';
 import { PermissionRelay, type PermissionAnswer, type PermissionInbox } from './permission-relay';
@@ -191,16 +191,10 @@ export function startTap(options: TapOptions): RunningTap {
 
   // With a sink on this thread, the runs are placed here too; with the worker, there.
   const runs = observer ? null : new SessionRuns((at) => ({ update: 'tap/started', detail: { at, ...started } }));
-  let warned = false;
-  const write = async (runWrite: RunWrite): Promise<void> => {
-    try {
-      await options.sink!.write(runWrite);
-    } catch (error) {
-      // Observation is best effort; the editor's session must go on. Said once, not per record.
-      if (!warned) options.notice?.(`observations could not be journaled (${(error as Error).message}); the session goes on unrecorded`);
-      warned = true;
-    }
-  };
+  // A failed write is retried, then written record by record, and what is still lost is a gap
+  // in its run (observation-sink.ts); the editor's session goes on whatever the journal does.
+  const sink = runs ? new ResilientSink(options.sink!, (message) => options.notice?.(message)) : null;
+  const write = (runWrite: RunWrite): Promise<void> => sink!.write(runWrite);
   const written = runs ? drain(queue, runs, write) : Promise.resolve();
 
   const done = (async (): Promise<TapResult> => {
@@ -221,7 +215,7 @@ export function startTap(options: TapOptions): RunningTap {
     } else {
       await written;
       for (const runWrite of runs!.end(end)) await write(runWrite);
-      await options.sink!.close().catch((error: unknown) => options.notice?.(`closing the journal failed: ${(error as Error).message}`));
+      await sink!.close().catch((error: unknown) => options.notice?.(`closing the journal failed: ${(error as Error).message}`));
     }
     const exitCode = status.code ?? (status.signal ? 128 + signalNumber(status.signal) : spawnError ? 127 : 1);
     return { end, exitCode };

@@ -1,16 +1,25 @@
 /**
  * What of an observed ACP message the journal keeps. The journal is append-only and exported
- * whole, so two things never enter it: secrets (an authenticate call's payload; environment
- * values handed to terminal/create and to MCP servers, and MCP servers' HTTP headers), which
- * become "[redacted]"; and bulk (file bodies, images, audio, terminal output past a cap, any
- * string past 64 KB), which becomes a stand-in `{$digest, $size, $omitted}` — the sha256 and
- * byte size of the UTF-8 text, so a copy kept elsewhere can still be matched to the record.
+ * whole, so two things never enter it:
+ * - secrets, each replaced by a marker naming what was removed (`[redacted: env API_KEY]`;
+ *   base/secret-redaction.ts says how they are recognised): an authenticate call's payload;
+ *   environment values handed to terminal/create and to MCP servers, MCP servers' HTTP headers,
+ *   their command-line arguments and URLs as a command line is redacted; any member of a `_meta`
+ *   object whose name says secret (clients and agents put keys there: `_meta.apiKey`); and
+ *   anything in any string shaped like a known credential format (a key pasted into a prompt,
+ *   a `.env` an agent read);
+ * - bulk (file bodies, images, audio, terminal output past a cap, any string past 64 KB), which
+ *   becomes a stand-in `{$digest, $size, $omitted}` — the sha256 and byte size of the UTF-8
+ *   text, so a copy kept elsewhere can still be matched to the record.
  *
- * Only the journaled copy is changed: the tap forwards the original bytes untouched.
+ * Only the journaled copy is changed: the tap forwards the original bytes untouched. The walks
+ * here recurse: the message reaching them was parsed only after its nesting was bounded
+ * (session-runs.ts, OBSERVED_MAX_DEPTH), so their depth is too.
  */
 import { createHash } from 'node:crypto';
+import { marker, redactedArgv, redactEmbeddedCredentials, SECRET_NAME } from '../../base/secret-redaction';
 
-export const REDACTED = '[redacted]';
+export const REDACTED = marker('authenticate payload');
 export const STRING_CAP = 64 * 1024;
 export const FILE_CAP = 16 * 1024;
 export const TERMINAL_CAP = 16 * 1024;
@@ -38,21 +47,33 @@ function capString(value: Json, cap: number, why: string): Json {
 }
 
 /** `[{name, value}]` (ACP v1's EnvVariable and HttpHeader) or a plain map: every value redacted, names kept. */
-function redactValues(list: Json): Json {
-  if (Array.isArray(list)) return list.map((item) => (isObject(item) && 'value' in item ? { ...item, value: REDACTED } : item));
-  if (isObject(list)) return Object.fromEntries(Object.keys(list).map((key) => [key, REDACTED]));
+function redactValues(list: Json, what: 'env' | 'header'): Json {
+  if (Array.isArray(list)) return list.map((item) => (isObject(item) && 'value' in item ? { ...item, value: marker(`${what} ${String(item.name)}`) } : item));
+  if (isObject(list)) return Object.fromEntries(Object.keys(list).map((key) => [key, marker(`${what} ${key}`)]));
   return list;
 }
 
+/** An MCP server as session/new hands it over: its env and headers redacted, its args and URL as a command line. */
 function redactMcpServers(servers: Json): Json {
   if (!Array.isArray(servers)) return servers;
   return servers.map((server) => {
     if (!isObject(server)) return server;
     const out: JsonObject = { ...server };
-    if ('env' in out) out.env = redactValues(out.env);
-    if ('headers' in out) out.headers = redactValues(out.headers);
+    if ('env' in out) out.env = redactValues(out.env, 'env');
+    if ('headers' in out) out.headers = redactValues(out.headers, 'header');
+    if (Array.isArray(out.args) && out.args.every((a) => typeof a === 'string')) out.args = redactedArgv(out.args as string[]);
+    if (typeof out.url === 'string') out.url = redactedArgv([out.url])[0]!;
     return out;
   });
+}
+
+/** A `_meta` object: every member whose name says secret is replaced, at any depth below it. */
+function redactMeta(value: Json, path: string): Json {
+  if (Array.isArray(value)) return value.map((item) => redactMeta(item, path));
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(value)) out[key] = SECRET_NAME.test(key) ? marker(`${path}.${key}`) : redactMeta(child, `${path}.${key}`);
+  return out;
 }
 
 /** Every field but the ones that say which method, not what was presented. */
@@ -61,9 +82,15 @@ function redactAuthPayload(payload: Json): Json {
   return Object.fromEntries(Object.entries(payload).map(([key, value]) => [key, key === 'methodId' ? value : REDACTED]));
 }
 
-/** The generic pass: media always digested, any string past STRING_CAP digested. */
+/**
+ * The generic pass: media always digested, any string past STRING_CAP digested, credentials in
+ * any other string replaced, and the secret-named members of every `_meta` redacted.
+ */
 function capTree(value: Json): Json {
-  if (typeof value === 'string') return capString(value, STRING_CAP, `string over ${STRING_CAP} bytes`);
+  if (typeof value === 'string') {
+    const capped = capString(value, STRING_CAP, `string over ${STRING_CAP} bytes`);
+    return typeof capped === 'string' ? redactEmbeddedCredentials(capped) : capped;
+  }
   if (Array.isArray(value)) return value.map(capTree);
   if (!isObject(value)) return value;
   if (typeof value.$digest === 'string' && typeof value.$omitted === 'string') return value;
@@ -72,6 +99,7 @@ function capTree(value: Json): Json {
   for (const [key, child] of Object.entries(value)) {
     if (media && key === 'data' && typeof child === 'string') out[key] = standIn(child, `${String(value.type)} data`);
     else if (key === 'blob' && typeof child === 'string') out[key] = standIn(child, 'binary resource');
+    else if (key === '_meta') out[key] = capTree(redactMeta(child, '_meta'));
     else out[key] = capTree(child);
   }
   return out;
@@ -91,7 +119,7 @@ export function journaledMessage(message: Json, role: MessageRole): Json {
     const params: JsonObject = { ...out.params };
     if (role.method === 'authenticate') out.params = redactAuthPayload(params);
     else {
-      if (role.method === 'terminal/create' && 'env' in params) params.env = redactValues(params.env);
+      if (role.method === 'terminal/create' && 'env' in params) params.env = redactValues(params.env, 'env');
       if ('mcpServers' in params) params.mcpServers = redactMcpServers(params.mcpServers);
       if (role.method === 'fs/write_text_file') params.content = capString(params.content, FILE_CAP, `file content over ${FILE_CAP} bytes`);
       out.params = params;
@@ -111,33 +139,11 @@ export function journaledMessage(message: Json, role: MessageRole): Json {
   return capTree(out);
 }
 
-const SECRET_FLAG = /key|token|secret|password|auth/i;
-
 /**
- * The agent command as tap/started records it: the value of any flag whose name looks like a
- * secret (`--api-key V`, `--token=V`) is redacted, since editors put credentials on agent
- * command lines.
+ * The agent command as tap/started records it, redacted as any command line is
+ * (base/secret-redaction.ts): editors put credentials on agent command lines, as flags, as
+ * `env NAME=value` prefixes and as bare arguments.
  */
 export function redactedCommand(command: readonly string[]): string[] {
-  const out: string[] = [];
-  let redactNext = false;
-  for (const arg of command) {
-    if (redactNext && !arg.startsWith('-')) {
-      out.push(REDACTED);
-      redactNext = false;
-      continue;
-    }
-    redactNext = false;
-    const flag = /^(--?[^=]+)(=.*)?$/s.exec(arg);
-    if (flag && SECRET_FLAG.test(flag[1]!)) {
-      if (flag[2] !== undefined) out.push(`${flag[1]}=${REDACTED}`);
-      else {
-        out.push(arg);
-        redactNext = true;
-      }
-      continue;
-    }
-    out.push(arg);
-  }
-  return out;
+  return redactedArgv(command);
 }

@@ -12,7 +12,7 @@
  */
 import type { PlaneClient } from '../../../src-shared/ipc/client';
 import { Journal } from '../../journal/journal';
-import type { RunWrite } from './session-runs';
+import type { ObservationDraft, RunWrite } from './session-runs';
 import { observationDrafts } from './observation-drafts';
 
 export interface ObservationSink {
@@ -107,4 +107,114 @@ export class FallbackSink implements ObservationSink {
     await this.primary.close();
     await this.fallback.close();
   }
+}
+
+/** After this many lines about lost observations, further losses are only recorded as gaps. */
+const LOSS_NOTICES = 10;
+
+/**
+ * A write that fails is never the end of what it carried. A batch is one commit, and one record
+ * the journal refuses (or one failed commit) fails every record in it, so a failed write is:
+ * 1. tried again whole, once, after a moment (a busy database or a plane restarting);
+ * 2. if that fails too, written one observation at a time, so a bad record fails alone and the
+ *    ones around it are journaled;
+ * 3. whatever still could not be written is counted in a `gap` observation of the run (how
+ *    many, their wire range, why), and the tap says so on stderr. The run's seal counts the
+ *    records the run really holds, so a session that lost records reads as having lost them,
+ *    never as a short, complete-looking run.
+ * Recoveries run one at a time: a group commit fails every batch in it, and retrying them all
+ * in the same turn would group them, and fail them, together again.
+ * Only when even the gap cannot be written is the session said to go on unrecorded.
+ */
+export class ResilientSink implements ObservationSink {
+  private recovering: Promise<void> = Promise.resolve();
+  private notices = 0;
+  private unrecorded = false;
+
+  constructor(
+    private readonly sink: ObservationSink,
+    private readonly notice: (message: string) => void,
+    private readonly retryAfterMs = 50,
+  ) {}
+
+  async write(write: RunWrite): Promise<void> {
+    try {
+      await this.sink.write(write);
+      return;
+    } catch {
+      // Recovered below, one recovery at a time.
+    }
+    const recovery = this.recovering.then(() => this.recover(write));
+    this.recovering = recovery.catch(() => undefined);
+    await recovery;
+  }
+
+  async close(): Promise<void> {
+    await this.recovering;
+    await this.sink.close();
+  }
+
+  private async recover(write: RunWrite): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, this.retryAfterMs));
+    try {
+      await this.sink.write(write);
+      return;
+    } catch {
+      // One at a time, below.
+    }
+    const one = (observations: ObservationDraft[], seal?: RunWrite['seal']): Promise<void> =>
+      this.sink.write({ runId: write.runId, sessionId: write.sessionId, observations, ...(seal ? { seal } : {}) });
+    let lost = 0;
+    let fromWire = Number.POSITIVE_INFINITY;
+    let toWire = Number.NEGATIVE_INFINITY;
+    let why = '';
+    for (const observation of write.observations) {
+      try {
+        await one([observation]);
+      } catch (error) {
+        lost += 1;
+        why ||= (error as Error).message;
+        for (const wire of wiresOf(observation)) {
+          fromWire = Math.min(fromWire, wire);
+          toWire = Math.max(toWire, wire);
+        }
+      }
+    }
+    if (lost > 0) {
+      const range = Number.isFinite(fromWire) ? { fromWire, toWire } : { fromWire: 0, toWire: 0 };
+      const gap: ObservationDraft = { update: 'gap', detail: { dropped: lost, ...range, at: new Date().toISOString(), why: `the journal did not take them: ${why}`.slice(0, 500) } };
+      try {
+        await one([gap]);
+        this.say(`${lost} observation${lost === 1 ? '' : 's'} of run ${write.runId} could not be journaled (${why}); the run records them as a gap`);
+      } catch (error) {
+        this.sayUnrecorded((error as Error).message);
+      }
+    }
+    if (write.seal) {
+      try {
+        await one([], write.seal);
+      } catch (error) {
+        this.say(`run ${write.runId} could not be sealed (${(error as Error).message})`);
+      }
+    }
+  }
+
+  private say(message: string): void {
+    this.notices += 1;
+    if (this.notices <= LOSS_NOTICES) this.notice(message);
+    if (this.notices === LOSS_NOTICES) this.notice('further observations that cannot be journaled are recorded as gaps without a line here');
+  }
+
+  private sayUnrecorded(why: string): void {
+    if (this.unrecorded) return;
+    this.unrecorded = true;
+    this.notice(`observations could not be journaled (${why}); the session goes on unrecorded`);
+  }
+}
+
+/** The wire numbers an observation stands for: a message's or malformed line's own, a gap's range. */
+function wiresOf(observation: ObservationDraft): number[] {
+  const detail = observation.detail as Record<string, unknown> | null;
+  if (typeof detail !== 'object' || detail === null) return [];
+  return [detail.wire, detail.fromWire, detail.toWire].filter((w): w is number => typeof w === 'number');
 }

@@ -11,6 +11,18 @@
  * placed (the session/new request itself) wait in a bounded buffer and open the next session's
  * run; a connection that ends without any session still gets one run (sessionId '') so
  * nothing observed is lost. Every bound here drops the oldest and says how many as a gap.
+ *
+ * The observed party never chooses what the record keeps. A line is journaled as a message only
+ * if every later step can hold it: valid UTF-8, JSON, an object or array, nested at most
+ * OBSERVED_MAX_DEPTH levels (measured on the bytes, without recursion, before anything parses
+ * it), no string or member name holding a lone surrogate (JSON's `\ud800` escape parses to text
+ * with no UTF-8 form, which canonical JSON, and so the journal, refuses), and at most
+ * JOURNALED_MESSAGE_CAP once redacted and capped. Anything else is a `malformed` observation of
+ * its own: its size, the sha256 of its bytes, a preview and `why`. So one hostile line can
+ * neither fail the commit that carries its neighbours (a refused record fails its whole batch)
+ * nor overflow a stack on the way (SQLite's JSON functions refuse nesting past 1,000 levels, and
+ * every recursive walk has some limit): it is one record, and the session around it is whole.
+ * A failure of this module's own on some line is caught and recorded the same way.
  */
 import { createHash } from 'node:crypto';
 import type { TapEndReason, WireDirection } from '../../../src-shared/protocol/acp/session-view';
@@ -51,6 +63,11 @@ const PENDING_LIMIT = 10_000;
 /** A journaled message bigger than this is recorded as over cap (the plane's API takes 1 MB a request). */
 export const JOURNALED_MESSAGE_CAP = 512 * 1024;
 const PREVIEW_CHARS = 120;
+/**
+ * How deeply an observed message may nest and still be journaled as a message. ACP's own shapes
+ * nest less than ten levels; a tool call's raw input is arbitrary JSON, and 64 leaves it room.
+ */
+export const OBSERVED_MAX_DEPTH = 64;
 
 interface Entry {
   wire: number;
@@ -108,18 +125,24 @@ export class SessionRuns {
       return this.toLatestOrWait({ wire: event.fromWire, observation: { update: 'gap', detail } });
     }
     if (event.kind === 'overlong') {
-      return this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.size, event.digest, previewOf(event.head)));
+      return this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.size, event.digest, previewOf(event.head), "longer than the tap's line cap"));
     }
-    const parsed = parse(event.bytes);
-    if (parsed === undefined) {
-      return this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.bytes.length, sha256Hex(event.bytes), previewOf(event.bytes)));
+    const unreadable = (why: string) =>
+      this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.bytes.length, sha256Hex(event.bytes), previewOf(event.bytes), why));
+    let placed: { entry: Entry; role: MessageRole; sessionId: string | null; opensSession: string | null; prelude: boolean };
+    try {
+      const parsed = parse(event.bytes);
+      if (typeof parsed === 'string') return unreadable(parsed);
+      const { role, sessionId, opensSession, prelude } = this.classify(event.dir, parsed);
+      const message = journaledMessage(parsed, role);
+      if (JSON.stringify(message).length > JOURNALED_MESSAGE_CAP) return unreadable(`over ${JOURNALED_MESSAGE_CAP} bytes once redacted and capped`);
+      const entry: Entry = { wire: event.wire, observation: { update: 'message', detail: { dir: event.dir, wire: event.wire, at: event.at, message, ...(event.inserted ? { origin: 'tap' } : {}) } } };
+      placed = { entry, role, sessionId, opensSession, prelude };
+    } catch (error) {
+      // Whatever this line did to the walks above, it is still a line the wire carried.
+      return unreadable(`could not be read: ${(error as Error).message}`.slice(0, 200));
     }
-    const { role, sessionId, opensSession, prelude } = this.classify(event.dir, parsed);
-    const message = journaledMessage(parsed, role);
-    if (JSON.stringify(message).length > JOURNALED_MESSAGE_CAP) {
-      return this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.bytes.length, sha256Hex(event.bytes), previewOf(event.bytes)));
-    }
-    const entry: Entry = { wire: event.wire, observation: { update: 'message', detail: { dir: event.dir, wire: event.wire, at: event.at, message, ...(event.inserted ? { origin: 'tap' } : {}) } } };
+    const { entry, role, sessionId, opensSession, prelude } = placed;
     if (prelude) {
       this.prelude.push(entry);
       if (this.prelude.length > PRELUDE_LIMIT) this.prelude.shift();
@@ -172,8 +195,9 @@ export class SessionRuns {
     return none;
   }
 
-  private malformed(dir: WireDirection, wire: number, at: string, size: number, digest: string, preview: string): Entry {
-    return { wire, observation: { update: 'malformed', detail: { dir, wire, at, size, digest, preview } } };
+  /** A line recorded as what it is: its size, the sha256 of its bytes, a preview, and why it is not a message. */
+  private malformed(dir: WireDirection, wire: number, at: string, size: number, digest: string, preview: string, why: string): Entry {
+    return { wire, observation: { update: 'malformed', detail: { dir, wire, at, size, digest, preview: wellFormed(preview), why } } };
   }
 
   private write(sessionId: string, observations: ObservationDraft[]): RunWrite {
@@ -222,18 +246,75 @@ export class SessionRuns {
   }
 }
 
-/** The parsed line, or undefined when it is not a JSON object or array in valid UTF-8. */
-function parse(bytes: Buffer): unknown {
+/**
+ * The parsed line, or why it cannot be journaled as a message: not UTF-8, not JSON, not an
+ * object or array, nested past OBSERVED_MAX_DEPTH, or holding text with no UTF-8 form.
+ */
+function parse(bytes: Buffer): object | string {
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    return undefined;
+    return 'not valid UTF-8';
   }
+  // Before JSON.parse: the nesting is read off the bytes and the scan stops at the first level
+  // too many, so a 16 MB line of `[` costs 65 bytes of work, not a parse.
+  if (nestsDeeperThan(bytes, OBSERVED_MAX_DEPTH)) return `nested deeper than ${OBSERVED_MAX_DEPTH} levels`;
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null ? value : undefined;
+    value = JSON.parse(text);
   } catch {
-    return undefined;
+    return 'not JSON';
   }
+  if (typeof value !== 'object' || value === null) return 'JSON, but not an object or array';
+  if (holdsLoneSurrogate(value)) return 'a string or member name holds a lone surrogate (no UTF-8 form)';
+  return value;
+}
+
+/**
+ * Whether JSON text nests arrays and objects more than `max` deep, read from its bytes: brackets
+ * inside strings do not count (a string ends at a `"` no backslash escapes). Iterative, and it
+ * stops at the first level past `max`. Unbalanced text is JSON.parse's to refuse.
+ */
+export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (inString) {
+      if (byte === 0x5c) i++;
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) inString = true;
+    else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > max) return true;
+    } else if (byte === 0x5d || byte === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** In a `u` regex a surrogate pair reads as one code point, so this matches only an unpaired half. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** Whether any string or member name in a parsed value holds an unpaired surrogate; iterative. */
+function holdsLoneSurrogate(root: object): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (LONE_SURROGATE.test(key)) return true;
+        stack.push(item);
+      }
+    }
+  }
+  return false;
+}
+
+/** A preview is cut at a character count, which can split a surrogate pair: the half left is replaced. */
+function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDFFF]/gu, '\uFFFD');
 }

@@ -69,9 +69,9 @@ describe('journaledMessage', () => {
       { kind: 'request', method: 'session/new' },
     );
     expect(JSON.stringify(newSession)).not.toMatch(/"v"|Bearer/);
-    expect(newSession).toMatchObject({ params: { mcpServers: [{ env: [{ name: 'K', value: REDACTED }], headers: [{ name: 'Authorization', value: REDACTED }] }] } });
+    expect(newSession).toMatchObject({ params: { mcpServers: [{ env: [{ name: 'K', value: '[redacted: env K]' }], headers: [{ name: 'Authorization', value: '[redacted: header Authorization]' }] }] } });
     const terminal = journaledMessage({ id: 2, method: 'terminal/create', params: { command: 'ls', env: [{ name: 'TOKEN', value: 'abc' }] } }, { kind: 'request', method: 'terminal/create' });
-    expect(terminal).toMatchObject({ params: { command: 'ls', env: [{ name: 'TOKEN', value: REDACTED }] } });
+    expect(terminal).toMatchObject({ params: { command: 'ls', env: [{ name: 'TOKEN', value: '[redacted: env TOKEN]' }] } });
     const auth = journaledMessage({ id: 3, method: 'authenticate', params: { methodId: 'key', apiKey: 'sk-1' } }, { kind: 'request', method: 'authenticate' });
     expect(auth).toMatchObject({ params: { methodId: 'key', apiKey: REDACTED } });
   });
@@ -91,7 +91,80 @@ describe('journaledMessage', () => {
   });
 
   it('redacts secret-looking flag values in the agent command', () => {
-    expect(redactedCommand(['agent', '--api-key', 'k', '--token=t', '--model', 'm', '-v'])).toEqual(['agent', '--api-key', REDACTED, `--token=${REDACTED}`, '--model', 'm', '-v']);
+    expect(redactedCommand(['agent', '--api-key', 'k', '--token=t', '--model', 'm', '-v'])).toEqual([
+      'agent',
+      '--api-key',
+      '[redacted: value of --api-key]',
+      '--token=[redacted: value of --token]',
+      '--model',
+      'm',
+      '-v',
+    ]);
+  });
+
+  // Each form an editor or agent puts a credential in, with the marker that names what went.
+  const OPENAI = 'sk-proj-Q3x9TzLm2Vb7Nc4Rk8Wp1Ys6';
+  const commandForms: Array<[string, string[], string[]]> = [
+    ['an env assignment named like a secret', ['env', 'OPENAI_API_KEY=plainvalue', 'agent'], ['env', 'OPENAI_API_KEY=[redacted: value of OPENAI_API_KEY]', 'agent']],
+    ['an env assignment holding a key-shaped value', ['env', 'MODEL_CREDS_X=' + OPENAI, 'agent'], ['env', 'MODEL_CREDS_X=[redacted: OpenAI-style key]', 'agent']],
+    ['an env assignment named like a credential', ['env', 'GCP_CREDENTIALS=/x/y.json', 'agent'], ['env', 'GCP_CREDENTIALS=[redacted: value of GCP_CREDENTIALS]', 'agent']],
+    ['--bearer V', ['agent', '--bearer', 'abc'], ['agent', '--bearer', '[redacted: value of --bearer]']],
+    ['--password=V', ['agent', '--password=hunter2'], ['agent', '--password=[redacted: value of --password]']],
+    ['--auth-header V', ['agent', '--auth-header', 'x'], ['agent', '--auth-header', '[redacted: value of --auth-header]']],
+    ['-k V (a short flag whose value is key-shaped)', ['agent', '-k', OPENAI], ['agent', '-k', '[redacted: OpenAI-style key]']],
+    ['-t V (a short flag whose name says token)', ['agent', '-token', 'abc'], ['agent', '-token', '[redacted: value of -token]']],
+    ['--model=V holding a key-shaped value', ['agent', `--model=${OPENAI}`], ['agent', '--model=[redacted: OpenAI-style key]']],
+    ['a bare key argument', ['agent', OPENAI], ['agent', '[redacted: OpenAI-style key]']],
+    ['a bare Anthropic key', ['agent', 'sk-ant-api03-AbCdEfGhIjKlMnOpQrSt'], ['agent', '[redacted: Anthropic key]']],
+    ['a bare GitHub token', ['agent', 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'], ['agent', '[redacted: GitHub token]']],
+    ['a bare AWS access key id', ['agent', 'AKIAIOSFODNN7EXAMPLE'], ['agent', '[redacted: AWS access key id]']],
+    ['a bare JWT', ['agent', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'], ['agent', '[redacted: JWT]']],
+    ['a long high-entropy token', ['agent', 'q8Zr3LxW0pN7vB2mK9tY4cJ6hF1sD5gA'], ['agent', '[redacted: high-entropy token]']],
+    ['a header argument', ['agent', '-H', 'Authorization: Bearer abc'], ['agent', '-H', 'Authorization: [redacted: value of header Authorization]']],
+    ['a URL with a password and a token parameter', ['agent', 'https://u:pw@example.test/x?token=abc&q=1'], ['agent', 'https://u:redacted@example.test/x?token=redacted&q=1']],
+  ];
+  for (const [form, argv, expected] of commandForms) {
+    it(`redacts ${form} in a command line`, () => {
+      expect(redactedCommand(argv)).toEqual(expected);
+    });
+  }
+
+  it('keeps what only looks long: paths, UUIDs, plain words, short values', () => {
+    const kept = ['agent', '--cwd', '/home/someone/projects/a-long-folder-name/2026', '--session', '0f8fad5b-d48e-4bd1-a7e3-1fd5a8a9c2b1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', '--verbose', '-n', '3'];
+    expect(redactedCommand(kept)).toEqual(kept);
+  });
+
+  it('redacts MCP server args and URLs in session/new, and secret-named _meta members', () => {
+    const newSession = journaledMessage(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'session/new',
+        params: { cwd: '/', mcpServers: [{ name: 'm', command: 'srv', args: ['--token', 'sk-live-secret-value-1234', '--port', '1'], env: [] }, { type: 'http', name: 'h', url: 'https://h.test/mcp?api_key=zzz', headers: [] }] },
+      },
+      { kind: 'request', method: 'session/new' },
+    );
+    expect(newSession).toMatchObject({
+      params: { mcpServers: [{ args: ['--token', '[redacted: value of --token]', '--port', '1'] }, { url: 'https://h.test/mcp?api_key=redacted' }] },
+    });
+    const init = journaledMessage(
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true }, _meta: { apiKey: 'plain', nested: { sessionToken: 'x', theme: 'dark' } } } } },
+      { kind: 'request', method: 'initialize' },
+    );
+    expect(init).toMatchObject({
+      params: { clientCapabilities: { fs: { readTextFile: true }, _meta: { apiKey: '[redacted: _meta.apiKey]', nested: { sessionToken: '[redacted: _meta.nested.sessionToken]', theme: 'dark' } } } },
+    });
+  });
+
+  it('replaces a credential inside any text in place, and nothing else of it', () => {
+    const prompt = journaledMessage(
+      { jsonrpc: '2.0', id: 5, method: 'session/prompt', params: { sessionId: 's', prompt: [{ type: 'text', text: `use ${OPENAI} for the call; task-abcdefghijklmnopqrstu stays` }] } },
+      { kind: 'request', method: 'session/prompt' },
+    );
+    expect(prompt).toMatchObject({ params: { prompt: [{ text: 'use [redacted: OpenAI-style key] for the call; task-abcdefghijklmnopqrstu stays' }] } });
+    const file = journaledMessage({ jsonrpc: '2.0', id: 6, result: { content: `A=1\nGITHUB_TOKEN=ghp_${'Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2'}\n` } }, { kind: 'response', method: 'fs/read_text_file' });
+    expect(JSON.stringify(file)).not.toContain('ghp_Z9y8');
+    expect(JSON.stringify(file)).toContain('[redacted: GitHub token]');
   });
 });
 

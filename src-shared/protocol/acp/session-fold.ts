@@ -41,10 +41,16 @@ export { isStandIn, type StandIn };
 export type ObservedMessage =
   /** A JSON-RPC message as journaled (large strings possibly replaced by stand-ins). */
   | { update: 'message'; dir: WireDirection; wire: number; at: string; message: unknown }
-  /** A line that was not JSON: kept as its size, digest and a preview. */
-  | { update: 'malformed'; dir: WireDirection; wire: number; at: string; size: number; digest: string; preview: string }
-  /** Messages the tap forwarded but could not journal (its queue overflowed). */
-  | { update: 'gap'; dropped: number; fromWire: number; toWire: number; at: string }
+  /**
+   * A line that could not be journaled as a message (not UTF-8 or JSON, too long, too deep, text
+   * with no UTF-8 form): kept as its size, digest, a preview and why (absent in older journals).
+   */
+  | { update: 'malformed'; dir: WireDirection; wire: number; at: string; size: number; digest: string; preview: string; why?: string }
+  /**
+   * Messages the tap forwarded but could not journal: its queue overflowed, or the journal did
+   * not take them (then `why` says what it answered).
+   */
+  | { update: 'gap'; dropped: number; fromWire: number; toWire: number; at: string; why?: string }
   | { update: 'tap/started'; at: string; tapName: string; policy: TapPolicy; command: string[] }
   | { update: 'tap/ended'; at: string; reason: TapEndReason; exitCode: number | null; signal: string | null; stderrTail: string | null }
   /** A person answered a permission request at the plane. */
