@@ -39,7 +39,7 @@ function newScratch(): string {
 }
 
 function run(program: string, options: Partial<SandboxRequest> = {}): Promise<SandboxOutcome> {
-  return runSandboxed({ scratch: options.scratch ?? newScratch(), program, input: '', timeoutMs: 10_000, memoryMb: 64, maxOutputBytes: 1024 * 1024, ...options });
+  return runSandboxed({ scratch: options.scratch ?? newScratch(), scratchBytes: 16 * 1024 * 1024, program, input: '', timeoutMs: 10_000, memoryMb: 64, maxOutputBytes: 1024 * 1024, ...options });
 }
 
 /** Runs a program that prints one JSON value, and returns that value. */
@@ -163,19 +163,21 @@ describe('bubblewrap alone (permission model off)', () => {
     expect(connections).toBe(before);
   });
 
-  isolated('writes only in its scratch folder', async () => {
+  isolated('writes only in its scratch folder, a tmpfs of its own: nothing lands on the host', async () => {
     const scratch = newScratch();
     const outsideTarget = join(newScratch(), 'written');
     const seen = await report<Record<string, unknown>>(
       `${ATTEMPT}
-      attempt('scratch', () => (require('fs').writeFileSync('/scratch/ok.txt', 'ok'), 'wrote'));
+      attempt('scratch', () => (require('fs').writeFileSync('/scratch/ok.txt', 'ok'), require('fs').readFileSync('/scratch/ok.txt', 'utf8')));
       attempt('usr', () => (require('fs').writeFileSync('/usr/pwned', 'x'), 'wrote'));
       attempt('outside', () => (require('fs').writeFileSync(${JSON.stringify(outsideTarget)}, 'x'), 'wrote'));
+      attempt('filesystem', () => require('fs').statfsSync('/scratch').blocks * require('fs').statfsSync('/scratch').bsize);
       console.log(JSON.stringify(seen));`,
-      { ...bwrapOnly, scratch },
+      { ...bwrapOnly, scratch, scratchBytes: 4 * 1024 * 1024 },
     );
-    expect(seen).toEqual({ scratch: 'wrote', usr: 'refused:EROFS', outside: 'refused:ENOENT' });
-    expect(readFileSync(join(scratch, 'ok.txt'), 'utf8')).toBe('ok');
+    // The scratch is a filesystem of exactly the size asked for, and the host folder stays empty.
+    expect(seen).toEqual({ scratch: 'ok', usr: 'refused:EROFS', outside: 'refused:ENOENT', filesystem: 4 * 1024 * 1024 });
+    expect(readdirSync(scratch)).toEqual([]);
     expect(existsSync(outsideTarget)).toBe(false);
   });
 
@@ -189,10 +191,10 @@ describe('bubblewrap alone (permission model off)', () => {
     // Both grandchildren really started (so the checks below can fail)...
     expect(await waitFor(() => processesWith(`setsid-${token}`).length > 0 && processesWith(`detached-${token}`).length > 0, 2_000)).toBe(true);
     expect(await outcome).toEqual({ kind: 'timeout' });
-    // ...and neither lived to write its file.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // ...and neither lived on to write its file. (The file would land in the sandbox's own
+    // tmpfs, which the host cannot see: what proves it is that no process of theirs is left.)
+    expect(await waitFor(() => processesWith(token).length === 0, 2_000)).toBe(true);
     expect(readdirSync(scratch)).toEqual([]);
-    expect(processesWith(token)).toEqual([]);
   }, 15_000);
 });
 
@@ -206,7 +208,7 @@ describe('a peer that dies', () => {
       [
         '--import', 'tsx', '--input-type=module', '-e',
         `import { runSandboxed } from ${JSON.stringify(join(import.meta.dirname, 'skill-sandbox.ts'))};
-        await runSandboxed({ scratch: ${JSON.stringify(scratch)}, program: ${JSON.stringify(`process.title = ${unspelled(title)}; for (;;) {}`)}, input: '', timeoutMs: 60000, memoryMb: 64, maxOutputBytes: 100 });`,
+        await runSandboxed({ scratch: ${JSON.stringify(scratch)}, scratchBytes: 1048576, program: ${JSON.stringify(`process.title = ${unspelled(title)}; for (;;) {}`)}, input: '', timeoutMs: 60000, memoryMb: 64, maxOutputBytes: 100 });`,
       ],
       { stdio: 'ignore' },
     );

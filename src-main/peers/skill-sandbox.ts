@@ -8,12 +8,13 @@
  *    namespaces (`--unshare-all`), uid/gid 65534, a read-only root holding only /usr (and the
  *    /lib symlinks, or the Node binary's own folder when it lives elsewhere), its own /proc
  *    (so no parent's cmdline or environ: the peer's pid does not exist in there), a minimal
- *    /dev, a small tmpfs /tmp, and the scratch folder at /scratch as the only writable and the
- *    only visible non-system folder. No network interface but its own loopback, so nothing on
- *    the host's 127.0.0.1 (the bridge, other peers) is reachable. `--die-with-parent` ends it
- *    when the peer dies; `--clearenv` starts it with no environment (the peer's env, with its
- *    admin token, never crosses, and bwrap itself is spawned with an empty env too, since
- *    the sandbox's pid 1 is a bwrap whose /proc/1/environ the script could read).
+ *    /dev, a small tmpfs /tmp, and a tmpfs of the declared scratch size at /scratch as the only
+ *    other writable folder (see "File space" below). No network interface but its own
+ *    loopback, so nothing on the host's 127.0.0.1 (the bridge, other peers) is reachable.
+ *    `--die-with-parent` ends it when the peer dies; `--clearenv` starts it with no
+ *    environment (the peer's env, with its admin token, never crosses, and bwrap itself is
+ *    spawned with an empty env too, since the sandbox's pid 1 is a bwrap whose
+ *    /proc/1/environ the script could read).
  * 2. RLIMIT_AS via util-linux `prlimit` (Linux): V8's --max-old-space-size bounds only the JS
  *    heap; Buffers, typed arrays and WebAssembly memories live outside it. The address-space
  *    limit bounds the whole process. See `addressSpaceLimit` for the formula.
@@ -40,16 +41,43 @@
  * The program is passed with `-e`: under the permission model that needs no fs grant (a runner
  * file would need one and would sit in a folder the script can write), and it is a constant,
  * so argv shows nothing secret. The script and its arguments travel on stdin.
+ *
+ * File space. Invariant: a script writes at most `scratchBytes` into its scratch folder, and
+ * under bubblewrap nothing at all onto the host's disk. Why: a caller who may run a script
+ * could otherwise fill the disk the peer, the plane and the journal share (measured before
+ * this bound: a `memoryMb: 64` script wrote 400 MB into the host's temporary folder in 3.6 s).
+ * - Under bubblewrap (0.8 or later, which has `--size`), /scratch is a tmpfs of exactly
+ *   `scratchBytes`, made inside the sandbox: a write past it fails with ENOSPC, and what was
+ *   written lives in memory and goes with the sandbox's mount namespace. The host folder of
+ *   `request.scratch` is not mounted at all. Nothing needs to cross it: the script and its
+ *   arguments come on stdin and its answer leaves on stdout, so there is nothing to stage in
+ *   or copy out (if files ever must cross, copy them in through a read-only bind and out under
+ *   a size cap, rather than binding a host folder writable). tmpfs is memory the address-space
+ *   limit does not see, so /tmp (sized by memoryMb) and /scratch (by scratchBytes) add to what
+ *   one sandbox may hold; custom-skills.ts bounds how many sandboxes run at once.
+ * - Elsewhere (no bubblewrap, or one older than 0.8), the scratch is the host folder itself,
+ *   bounded two ways: RLIMIT_FSIZE (util-linux `prlimit --fsize`, Linux) stops any one file at
+ *   `scratchBytes` with EFBIG, and the folder is measured every SCRATCH_POLL_MS while the
+ *   script runs and once after it ends; over the limit, the process group is killed and the run
+ *   ends `scratch-limit`. The measurement bounds the total only up to what a script writes
+ *   between two measurements (disk speed × SCRATCH_POLL_MS) and whatever the disk holds for that
+ *   moment; outside Linux the measurement is the only bound. The caller removes the folder.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 
 export type SandboxKind = 'bubblewrap' | 'permission-model-only';
 
 export interface SandboxRequest {
-  /** An existing, absolute folder: the only one the program may read or write. */
+  /**
+   * An existing, absolute folder: the only one the program may read or write where /scratch is
+   * not a tmpfs of its own (see "File space" above). Under bubblewrap it is not mounted.
+   */
   scratch: string;
+  /** The most the program may write into its scratch folder, in bytes (a positive integer). */
+  scratchBytes: number;
   /** Node source run with `-e`. */
   program: string;
   /** Written to the program's stdin, which is then closed. */
@@ -57,6 +85,8 @@ export interface SandboxRequest {
   timeoutMs: number;
   memoryMb: number;
   maxOutputBytes: number;
+  /** Aborting it kills the program (its whole process group); the run ends `cancelled`. */
+  signal?: AbortSignal;
   /**
    * Tests turn one layer off to prove the other holds on its own. Production callers leave
    * this out and get every layer this machine has.
@@ -68,6 +98,9 @@ export type SandboxOutcome =
   | { kind: 'exited'; stdout: string; code: number | null; signal: NodeJS.Signals | null; stderr: string }
   | { kind: 'timeout' }
   | { kind: 'output-limit' }
+  /** Only where the scratch is a host folder: the program wrote more than scratchBytes into it. */
+  | { kind: 'scratch-limit' }
+  | { kind: 'cancelled' }
   | { kind: 'out-of-memory'; stderr: string }
   | { kind: 'sandbox-failed'; message: string };
 
@@ -208,7 +241,10 @@ function rootBinds(nodeBinary: string): string[] {
   return args;
 }
 
-function bubblewrapArgs(host: HostTools, scratch: string, nodeBinary: string, memoryMb: number): string[] {
+/** Where /scratch comes from inside bubblewrap: a tmpfs of its own (0.8+), or the host folder. */
+type ScratchMount = { tmpfsBytes: number } | { hostFolder: string };
+
+function bubblewrapArgs(host: HostTools, scratch: ScratchMount, nodeBinary: string, memoryMb: number): string[] {
   return [
     // --unshare-all only tries a user namespace; require one (and fail closed without it).
     '--unshare-all',
@@ -226,11 +262,70 @@ function bubblewrapArgs(host: HostTools, scratch: string, nodeBinary: string, me
     // tmpfs is memory the address-space limit does not see: bound it by the declared memory.
     ...(host.bwrapHasSize ? ['--size', String(memoryMb * 1024 * 1024)] : []),
     '--tmpfs', '/tmp',
-    '--bind', scratch, SCRATCH_INSIDE,
+    // The scratch: a tmpfs capped at the declared size, so a script that writes past it gets
+    // ENOSPC and the host's disk never sees a byte of it.
+    ...('tmpfsBytes' in scratch ? ['--size', String(scratch.tmpfsBytes), '--tmpfs', SCRATCH_INSIDE] : ['--bind', scratch.hostFolder, SCRATCH_INSIDE]),
     '--chdir', SCRATCH_INSIDE,
     ...(host.bwrapHasDisableUserns ? ['--disable-userns'] : []),
     '--',
   ];
+}
+
+/** How often a host scratch folder is measured while its program runs (see "File space"). */
+const SCRATCH_POLL_MS = 50;
+/** What an entry of the folder costs at least: a file or folder takes a block however small. */
+const MIN_ENTRY_BYTES = 4096;
+
+/**
+ * The bytes under `dir` (each entry counted as its size, at least MIN_ENTRY_BYTES; a sparse file
+ * at its full size, which overcounts rather than under). Stops counting once past `cap`, so a
+ * folder of a million empty files costs one walk of `cap / MIN_ENTRY_BYTES` entries, not more.
+ */
+async function folderBytes(dir: string, cap: number): Promise<number> {
+  let total = 0;
+  const pending = [dir];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    let names: string[];
+    try {
+      names = await readdir(current);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const path = join(current, name);
+      try {
+        const stat = await lstat(path);
+        total += Math.max(stat.size, MIN_ENTRY_BYTES);
+        if (stat.isDirectory()) pending.push(path);
+      } catch {
+        // removed between the listing and the stat
+      }
+      if (total > cap) return total;
+    }
+  }
+  return total;
+}
+
+/** Measures `dir` every SCRATCH_POLL_MS and calls `over` (once) when it holds more than `cap`. */
+function watchScratch(dir: string, cap: number, over: () => void): { stop(): void; isOver(): Promise<boolean> } {
+  let measuring = false;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (measuring || stopped) return;
+    measuring = true;
+    void folderBytes(dir, cap).then((bytes) => {
+      measuring = false;
+      if (bytes > cap && !stopped) over();
+    });
+  }, SCRATCH_POLL_MS);
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+    isOver: async () => (await folderBytes(dir, cap)) > cap,
+  };
 }
 
 const OUT_OF_MEMORY = /heap out of memory|Fatal process OOM|Fatal JavaScript OOM|Reached heap limit|Allocation failed|Cannot allocate memory|could not allocate/i;
@@ -243,6 +338,12 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxOutc
   const usePermissions = request.layers?.permissionModel !== false;
   const nodeBinary = realpathSync(process.execPath);
   const scratch = realpathSync(request.scratch);
+  if (!Number.isSafeInteger(request.scratchBytes) || request.scratchBytes <= 0) {
+    return { kind: 'sandbox-failed', message: `scratchBytes must be a positive integer, got ${String(request.scratchBytes)}` };
+  }
+  if (request.signal?.aborted) return { kind: 'cancelled' };
+  // The scratch is a sized tmpfs where bubblewrap can make one; a host folder otherwise.
+  const scratchOnTmpfs = useBwrap && host.bwrapHasSize;
   const seen = useBwrap ? SCRATCH_INSIDE : scratch;
   const nodeArgs = [...nodeFlags(request.memoryMb), ...(usePermissions ? permissionFlags(seen) : []), '-e', request.program];
 
@@ -250,11 +351,14 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxOutc
   let args = nodeArgs;
   if (useBwrap) {
     command = host.bwrap!;
-    args = [...bubblewrapArgs(host, scratch, nodeBinary, request.memoryMb), nodeBinary, ...nodeArgs];
+    const mount: ScratchMount = scratchOnTmpfs ? { tmpfsBytes: request.scratchBytes } : { hostFolder: scratch };
+    args = [...bubblewrapArgs(host, mount, nodeBinary, request.memoryMb), nodeBinary, ...nodeArgs];
   }
   if (host.prlimit) {
-    // prlimit sets the limit on itself and execs the command, which inherits it.
-    args = [`--as=${await addressSpaceLimit(request.memoryMb)}`, '--', command, ...args];
+    // prlimit sets the limits on itself and execs the command, which inherits them. A host
+    // scratch folder gets RLIMIT_FSIZE too (not the tmpfs: it would also cap files in /tmp).
+    const fsize = scratchOnTmpfs ? [] : [`--fsize=${request.scratchBytes}`];
+    args = [`--as=${await addressSpaceLimit(request.memoryMb)}`, ...fsize, '--', command, ...args];
     command = host.prlimit;
   }
 
@@ -264,7 +368,7 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxOutc
     let stdout = '';
     let stdoutBytes = 0;
     let stderr = '';
-    let ended: 'timeout' | 'output-limit' | null = null;
+    let ended: 'timeout' | 'output-limit' | 'scratch-limit' | 'cancelled' | null = null;
     const kill = () => {
       try {
         // The whole group: the child made itself a session leader (detached), so this reaches
@@ -279,6 +383,24 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxOutc
       ended ??= 'timeout';
       kill();
     }, request.timeoutMs);
+    const watch = scratchOnTmpfs
+      ? null
+      : watchScratch(scratch, request.scratchBytes, () => {
+          ended ??= 'scratch-limit';
+          kill();
+        });
+    const onAbort = () => {
+      ended ??= 'cancelled';
+      kill();
+    };
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+    // Aborted while the address-space limit was being measured: no event will come now.
+    if (request.signal?.aborted) onAbort();
+    const done = () => {
+      clearTimeout(timer);
+      watch?.stop();
+      request.signal?.removeEventListener('abort', onAbort);
+    };
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdoutBytes += Buffer.byteLength(chunk);
       if (stdoutBytes > request.maxOutputBytes) {
@@ -292,16 +414,26 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxOutc
     // A script that exits without reading its input closes the pipe under us.
     child.stdin.on('error', () => undefined);
     child.on('error', (error) => {
-      clearTimeout(timer);
+      done();
       resolve({ kind: 'sandbox-failed', message: `the sandbox could not start ${command}: ${error.message}` });
     });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (ended) return resolve({ kind: ended });
+    /** How the program ended, read from its exit, its output and bwrap's complaints. */
+    const settle = (code: number | null, signal: NodeJS.Signals | null) => {
       const bwrapComplaint = useBwrap && stdout === '' ? /^bwrap: .*$/m.exec(stderr) : null;
       if (bwrapComplaint) return resolve({ kind: 'sandbox-failed', message: `the sandbox (bubblewrap) could not start: ${bwrapComplaint[0]}` });
       if (code !== 0 && OUT_OF_MEMORY.test(stderr)) return resolve({ kind: 'out-of-memory', stderr });
       resolve({ kind: 'exited', stdout, code, signal, stderr });
+    };
+    child.on('close', (code, signal) => {
+      done();
+      if (ended) return resolve({ kind: ended });
+      // A host scratch folder is measured once more: a fast writer can fill it between two
+      // measurements and exit before the next.
+      if (watch) {
+        void watch.isOver().then((over) => (over ? resolve({ kind: 'scratch-limit' }) : settle(code, signal)), () => settle(code, signal));
+        return;
+      }
+      settle(code, signal);
     });
     child.stdin.end(request.input);
   });

@@ -17,7 +17,7 @@ import { LARGE_VALUE_BYTES } from '../runtime/large-values';
 import { callModel } from '../runtime/model-effect';
 import type { RunContext } from '../runtime/run-context';
 import type { RunProgram } from '../runtime/run-program';
-import { EffectFailure } from '../runtime/run-signals';
+import { EffectFailure, RunCancelled } from '../runtime/run-signals';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import { PAYMENT_NOTE } from '../runtime/step-runner';
 import type { CustomSkill, CustomSkillRunner } from './custom-skills';
@@ -373,20 +373,49 @@ export function skillPrograms(deps: SkillDeps): RunProgram[] {
       const args = ((await argumentsOf(parsed, deps)) ?? {}) as Record<string, unknown>;
       const problems = skill.validateArguments(args);
       if (problems.length > 0) throw skillError(Mcpv2Error.InvalidParams, `invalid arguments: ${problems.join('; ')}`);
-      return cx.effect({
-        effect: 'tool',
-        name: `custom.${skill.name}`,
-        // Journaled as admitted: large arguments by digest (the key covers them through it).
-        request: parsed.external ? { arguments: parsed.arguments ?? {}, external: parsed.external } : args,
-        destination: `peer:${deps.peerId}/custom/${skill.name}`,
-        // A template is rendered in place from the arguments: no code runs and nothing outside is
-        // touched, so it needs no durable start (EffectSpec.local). A script is a process: it does.
-        ...(skill.kind === 'template' ? { local: true as const } : {}),
-        grant: `tool:custom.${skill.name}`,
-        estimate: { ...NO_SPEND, effects: 1 },
-        perform: async () => ({ result: await deps.customRunner.run(skill, args), spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${deps.peerId}/custom` }),
-      });
+      try {
+        return await customEffect(skill, args, parsed, cx, deps);
+      } catch (error) {
+        // Cancelled while its script waited for a place or ran: the effect recorded that it did
+        // not happen; the run itself ends cancelled, not failed.
+        if (error instanceof EffectFailure && skill.kind === 'script' && cx.cancelRequested()) throw new RunCancelled('cancelled');
+        throw error;
+      }
     },
   }));
   return [...builtins, ...custom];
+}
+
+/** How often a running script's run is checked for a cancel (as a2a-effect.ts does for a follow). */
+const CANCEL_POLL_MS = 100;
+
+/** A custom skill's one effect: the template rendered, or the script run in its sandbox. */
+function customEffect(skill: CustomSkill, args: Record<string, unknown>, parsed: z.output<typeof SkillInputSchema>, cx: RunContext, deps: SkillDeps): Promise<unknown> {
+  return cx.effect({
+    effect: 'tool',
+    name: `custom.${skill.name}`,
+    // Journaled as admitted: large arguments by digest (the key covers them through it).
+    request: parsed.external ? { arguments: parsed.arguments ?? {}, external: parsed.external } : args,
+    destination: `peer:${deps.peerId}/custom/${skill.name}`,
+    // A template is rendered in place from the arguments: no code runs and nothing outside is
+    // touched, so it needs no durable start (EffectSpec.local). A script is a process: it does.
+    ...(skill.kind === 'template' ? { local: true as const } : {}),
+    grant: `tool:custom.${skill.name}`,
+    estimate: { ...NO_SPEND, effects: 1 },
+    async perform() {
+      if (skill.kind === 'template') return { result: await deps.customRunner.run(skill, args), spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${deps.peerId}/custom` };
+      // A script may wait for a place (custom-skills.ts bounds how many run at once) and
+      // then run: the run's cancel is noticed meanwhile and passed on, so a cancelled call
+      // leaves the queue, or its script is killed.
+      const abort = new AbortController();
+      const watch = setInterval(() => {
+        if (cx.cancelRequested()) abort.abort();
+      }, CANCEL_POLL_MS);
+      try {
+        return { result: await deps.customRunner.run(skill, args, { signal: abort.signal }), spend: { ...NO_SPEND, effects: 1 }, provenance: `peer:${deps.peerId}/custom` };
+      } finally {
+        clearInterval(watch);
+      }
+    },
+  });
 }
