@@ -15,7 +15,7 @@
  * - every body is read bounded: an error body only as far as it is useful (it is trimmed to
  *   200 characters anyway), a 2xx body up to the provider's maxResponseBytes;
  * - provider text is trimmed against the prompt (providers echo it) and scrubbed of the key
- *   (some echo that too) before it enters a message.
+ *   (some echo that too, and not only as written: key-scrub.ts) before it enters a message.
  *
  * Nothing here knows a provider's answer shape; the drivers classify a cut stream themselves
  * from what their wire had said (usage seen, content generated, nothing yet).
@@ -34,6 +34,7 @@ import {
   ModelError,
   trimProviderError,
 } from '../runtime/model-provider';
+import { keyScrubber } from './key-scrub';
 
 /** Default whole-request deadline (5 minutes): long answers stream for minutes. */
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -234,19 +235,19 @@ export function retryAfterOf(headers: Headers): number | null {
 /** Makes provider (or transport) text safe for a message: trimmed, prompt echoes and the key removed. */
 export type Redactor = (text: string) => string;
 
-/** Trims provider text against the prompt and scrubs the API key, whole or any 8-character slice of it. */
+/**
+ * Trims provider text against the prompt and scrubs the API key in every form key-scrub.ts
+ * knows (as written, any 8-character run of it, spaced out, reversed, base64, base64url, hex).
+ * The key's scrubber is built at the first message that needs it, once per key, not per request.
+ */
 export function redactorFor(request: ModelRequest, apiKey: string): Redactor {
   const prompt = request.messages.map((message) => message.content);
   return (text) => trimProviderError(scrubSecret(text, apiKey), prompt);
 }
 
-/** Replaces `secret`, and every 8-character slice of it, with `[key]`. */
+/** Replaces `secret` in every form key-scrub.ts knows with a marker naming the form (`[key]`, `[key, base64]`, ...). */
 export function scrubSecret(text: string, secret: string): string {
-  if (!secret) return text;
-  let out = text.split(secret).join('[key]');
-  const window = Math.min(8, secret.length);
-  for (let i = 0; i + window <= secret.length; i++) out = out.split(secret.slice(i, i + window)).join('[key]');
-  return out;
+  return keyScrubber(secret)(text);
 }
 
 // ---- configuration ----

@@ -46,6 +46,14 @@ export const FAKE_ANTHROPIC_BEHAVIOURS = [
   'bad-request',
   /** 401 whose message echoes the presented x-api-key, as careless servers do. */
   'unauthorized',
+  /** 401s echoing the presented x-api-key in another form: ECHOED_KEY_FORMS says which (the key scrubber's tests). */
+  'unauthorized-base64',
+  'unauthorized-base64url',
+  'unauthorized-hex',
+  'unauthorized-reversed',
+  'unauthorized-spaced',
+  'unauthorized-run',
+  'unauthorized-embedded-base64',
   'forbidden',
   'not-found',
   'too-large',
@@ -88,6 +96,23 @@ export const FAKE_ANTHROPIC_BEHAVIOURS = [
   'long-stream',
 ] as const;
 export type FakeAnthropicBehaviour = (typeof FAKE_ANTHROPIC_BEHAVIOURS)[number];
+
+const b64 = (text: string, alphabet: 'base64' | 'base64url' = 'base64') => Buffer.from(text, 'utf8').toString(alphabet);
+/**
+ * How each `unauthorized-*` behaviour writes the presented key into its 401 message, as servers
+ * that decode, log or mangle a credential and then echo it do.
+ */
+export const ECHOED_KEY_FORMS = {
+  'unauthorized-base64': (key: string) => b64(key),
+  'unauthorized-base64url': (key: string) => b64(key, 'base64url'),
+  'unauthorized-hex': (key: string) => Buffer.from(key, 'utf8').toString('hex'),
+  'unauthorized-reversed': (key: string) => [...key].reverse().join(''),
+  'unauthorized-spaced': (key: string) => [...key].join(' '),
+  /** 23 characters from inside the key, in other text. */
+  'unauthorized-run': (key: string) => `token fragment <${key.slice(5, 28)}> was seen`,
+  /** The key inside longer encoded text, at byte offsets 1 (4 + key) and 2 (11 + key) mod 3. */
+  'unauthorized-embedded-base64': (key: string) => `${b64(`key=${key}`)} ${b64(`{"apiKey":"${key}"}`, 'base64url')}`,
+} as const satisfies Partial<Record<FakeAnthropicBehaviour, (key: string) => string>>;
 
 export const FAKE_ANTHROPIC_MODEL = 'claude-fake-4-5-20250929';
 export const FAKE_TEXT_DELTAS = ['Hello', ' from', ' the', ' fake', ' Claude', '.'];
@@ -229,6 +254,14 @@ async function answer(behaviour: FakeAnthropicBehaviour, x: Exchange): Promise<u
       return reply.code(400).send(errorDocument('invalid_request_error', 'messages: roles must alternate between "user" and "assistant"'));
     case 'unauthorized':
       return reply.code(401).send(errorDocument('authentication_error', `invalid x-api-key: ${String(x.request.headers['x-api-key'] ?? '')}`));
+    case 'unauthorized-base64':
+    case 'unauthorized-base64url':
+    case 'unauthorized-hex':
+    case 'unauthorized-reversed':
+    case 'unauthorized-spaced':
+    case 'unauthorized-run':
+    case 'unauthorized-embedded-base64':
+      return reply.code(401).send(errorDocument('authentication_error', `invalid x-api-key: ${ECHOED_KEY_FORMS[behaviour](String(x.request.headers['x-api-key'] ?? ''))}`));
     case 'forbidden':
       return reply.code(403).send(errorDocument('permission_error', 'Your API key does not have permission to use the specified resource.'));
     case 'not-found':
