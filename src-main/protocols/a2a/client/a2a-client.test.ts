@@ -339,14 +339,16 @@ describe('an agent calling a remote A2A agent (the @a2a-js/sdk server)', () => {
     expect(JSON.stringify(failed?.body)).toContain(`netguard refused ${remote.origin}`);
     expect(remote.methods).toEqual([]);
 
-    // The card's origin is allowed; the interface it names (the other server) is not.
+    // The card's origin is allowed; the interface it names (the other server) is not. It is
+    // refused before netguard has a say: an interface off the card's origin never is called
+    // (a2a-client-interface-origin.test.ts has the case where netguard allows both).
     const inner = await startRemote({ streaming: false, behaviour: 'echo' });
     const outer = await startRemote({ streaming: false, behaviour: 'echo', interfaceUrl: `${inner.origin}/rpc` });
     const q = await plane(outer.cardUrl);
     const second = await call(q, 'runs.start', { agent: 'caller', input: { text: 'x' }, wait: true });
     const refused = (await a2aRecords(q, second.runId)).find((r) => r.kind === 'EffectFailed');
-    expect(refused?.body).toMatchObject({ disposition: 'DidNotHappen', error: { code: 'A2aUnreachable' } });
-    expect(JSON.stringify(refused?.body)).toContain(`netguard refused ${inner.origin}`);
+    expect(refused?.body).toMatchObject({ disposition: 'DidNotHappen', error: { code: 'A2aInterfaceOffOrigin' } });
+    expect(JSON.stringify(refused?.body)).toContain(`${inner.origin}/rpc`);
     expect(outer.methods).toEqual(['GET card']);
     expect(inner.methods).toEqual([]);
   });

@@ -19,7 +19,9 @@
  *    stripping it;
  * 3. choose the first JSONRPC interface at protocol version 1.0 (card order is the publisher's
  *    preference; matching the binding alone could pick an endpoint speaking a protocol this
- *    client does not), echoing its tenant when it has one;
+ *    client does not), echoing its tenant when it has one; an interface on another origin than
+ *    the card's is refused (A2aInterfaceOffOrigin, nothing sent): the grant names the card's
+ *    origin only, and a card cannot widen it;
  * 4. SendMessage with returnImmediately, the capability in message.metadata.skill; `send` ends
  *    here, answering the accepted task's id and its interface (the run journals them: the send
  *    effect's result) unless the answer came at once;
@@ -290,6 +292,21 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
       throw new EffectFailure('A2aNoInterface', `the card at ${cardUrl} names an interface URL that is not a URL`, 'DidNotHappen');
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new EffectFailure('A2aNoInterface', `the card at ${cardUrl} names an interface that is not http(s): ${url.protocol}`, 'DidNotHappen');
+    // The message goes only to the card's own origin (scheme, host, port). The grant is
+    // a2a:<card URL> and so names exactly one origin; the card is the far side's description,
+    // never authority (signed or not: a signature says who wrote it, not where this run may
+    // send). Following its interface URL to any origin netguard happens to allow would let a
+    // card on one allowed host hand the user's message to another that no grant of this agent
+    // named for this call. A grant cannot name an interface origin, and borrowing the grant of
+    // another card on that origin would skip that grant's own approve and signed.
+    const cardOrigin = new URL(cardUrl).origin;
+    if (url.origin !== cardOrigin) {
+      throw new EffectFailure(
+        'A2aInterfaceOffOrigin',
+        `the card at ${cardUrl} names the interface ${url.href}, which is not on the card's origin ${cardOrigin}; the grant a2a:${cardUrl} covers that origin only, so nothing was sent`,
+        'DidNotHappen',
+      );
+    }
     const capabilities = isObject(card.capabilities) ? card.capabilities : {};
     return { url: url.href, ...(typeof chosen.tenant === 'string' && chosen.tenant !== '' ? { tenant: chosen.tenant } : {}), streaming: capabilities.streaming === true };
   }
