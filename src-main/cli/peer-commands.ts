@@ -16,6 +16,11 @@ import type { StartFlags } from './peer-run';
 
 type Out = (line: string) => void;
 
+/** What `peer start --secret` prints on stderr before anything else: the exposure and the two ways around it. */
+export const SECRET_ON_ARGV_WARNING =
+  'agentplane: warning: --secret puts the secret on the command line, where every local user can read it in the process list (ps, /proc/<pid>/cmdline) while this peer runs. ' +
+  'Pass it with --secret-file <file> (mode 0600) or in $MCPV2_SECRET instead; on a machine others use, treat this one as exposed.';
+
 function parsePort(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535');
   return Number(value);
@@ -48,6 +53,10 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
     .option('--keep', 'keep a peer made by this start in the registry after it stops (by default it is removed)')
     .addOption(new Option('--watch-fd <fd>', 'stop when this inherited pipe closes (the plane passes it)').argParser((v) => Number(v)).hideHelp())
     .action(async (flags: StartFlags) => {
+      // The help says it, but the help is not read at run time: a secret on argv is in
+      // /proc/<pid>/cmdline, which `ps` shows every local user for as long as the peer runs. Said
+      // on stderr (stdout carries the MCPV2_* lines scripts parse), and never the secret itself.
+      if (flags.secret !== undefined) process.stderr.write(`${SECRET_ON_ARGV_WARNING}\n`);
       if (flags.auth && !PeerAuthModeSchema.safeParse(flags.auth).success) throw new CliError(`--auth is one of ${PeerAuthModeSchema.options.join(', ')}`);
       // The peer itself (its server, journal and skills) is loaded only when one is started
       // here, not for every other peer subcommand, which acts through the plane (program.ts).

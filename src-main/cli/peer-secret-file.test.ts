@@ -2,14 +2,17 @@
  * `peer start --secret-file`: the secret off argv, from a file only its user can read. Refusals
  * happen before anything of the data dir is touched.
  */
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addPeerCommands } from './peer-commands';
 import { readSecretFile } from './peer-run';
 
+const ROOT = join(import.meta.dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'ap-secret-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -58,5 +61,34 @@ describe('peer start --secret-file', () => {
     const help = program.commands.find((c) => c.name() === 'peer')!.commands.find((c) => c.name() === 'start')!.helpInformation();
     expect(help).toMatch(/--secret-file <file>/);
     expect(help.replace(/\s+/g, ' ')).toMatch(/--secret <secret> +the secret itself: visible to other local users in the process list; prefer --secret-file/);
+  });
+
+  it('`peer start --secret` warns on stderr that the secret is in the process list, naming --secret-file and $MCPV2_SECRET, and never echoes it', async () => {
+    const secret = 'argv-secret-7c1f9e2a';
+    // The real CLI, as a person runs it: the warning is for the terminal the secret was typed in.
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src-main', 'cli', 'main.ts'), 'peer', 'start', '--secret', secret, '--port', '0', '--data-dir', join(dir, 'argv-data')], {
+      cwd: ROOT,
+      env: { ...process.env, AGENTPLANE_DEMO_PEERS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    // Up (its port printed) or gone: either way everything it said at start is in hand.
+    await new Promise<void>((resolve) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        stdout += `${line}\n`;
+        if (line.startsWith('MCPV2_BOUND_PORT=')) resolve();
+      });
+      void exited.then(() => resolve());
+    });
+    child.kill('SIGTERM');
+    expect(await exited, stderr).toBe(0);
+    expect(stdout).toMatch(/MCPV2_BOUND_PORT=\d+/);
+    expect(stderr).toMatch(/--secret .*process list/);
+    expect(stderr).toContain('--secret-file');
+    expect(stderr).toContain('$MCPV2_SECRET');
+    expect(stdout + stderr).not.toContain(secret);
   });
 });
