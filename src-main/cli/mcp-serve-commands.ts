@@ -14,6 +14,10 @@
  *   acts through this process), and the MCP endpoint, so a second host reaches the same plane.
  *   The plane closes when the host closes our stdin.
  *
+ * Either way, the host closing our stdin means "no more requests": every request read before it
+ * is answered, then the command exits (protocols/mcp/stdio-drain.ts); a request with no answer
+ * STDIO_DRAIN_MS (35 s) after the EOF is answered with an error, and the command exits anyway.
+ *
  * This file only registers the command; mcp-stdio-serve.ts does the work, loaded when it runs.
  */
 import type { Command } from 'commander';

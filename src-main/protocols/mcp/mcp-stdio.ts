@@ -6,24 +6,28 @@
  * No host is authenticated over stdio: whoever could launch the process already runs as this
  * user. The principal is `mcp:stdio`. Stdout is the protocol, so nothing else may ever be written
  * there: this module logs through the given logger, which the caller points at stderr.
+ *
+ * The host closing stdin ends the connection only after every request read before it has been
+ * answered, or the drain deadline (STDIO_DRAIN_MS, stdio-drain.ts) has passed.
  */
 import type { Readable, Writable } from 'node:stream';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../../base/logger';
 import { errorFields } from '../../base/logger';
 import { PRINCIPAL_STDIO, type McpServerFactory } from './mcp-factory';
+import { drainingStdio } from './stdio-drain';
 
 export async function serveMcpStdio(
   factory: McpServerFactory,
   logger: Logger,
   streams: { stdin: Readable; stdout: Writable } = { stdin: process.stdin, stdout: process.stdout },
+  options: { drainMs?: number } = {},
 ): Promise<{ closed: Promise<void>; close(): Promise<void> }> {
-  const transport = new StdioServerTransport(streams.stdin, streams.stdout);
-  // The connection ends when the host closes our stdin (the stdio binding's signal to exit).
-  const closed = new Promise<void>((resolve) => {
-    streams.stdin.once('end', () => resolve());
-    streams.stdin.once('close', () => resolve());
-  });
+  // The connection ends when the host closes our stdin (the stdio binding's signal to exit), but
+  // only once every request read before that is answered, within a deadline (stdio-drain.ts):
+  // the SDK's transport reads the drained stdin, whose EOF comes after the answers.
+  const drain = drainingStdio(streams, { logger, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) });
+  const transport = new StdioServerTransport(drain.stdin, drain.stdout);
   let announced = false;
   const handle = serveStdio(
     (ctx) => {
@@ -35,9 +39,17 @@ export async function serveMcpStdio(
     },
     { transport, onerror: (error) => logger.log('warn', 'mcp stdio error', errorFields(error)) },
   );
-  void closed.then(() => handle.close().catch(() => undefined));
+  // Closed through the handle first, while the transport is still open: open subscriptions get
+  // their closing answer; then the held stdin ends.
+  const closed = drain.drained.then(async () => {
+    await handle.close().catch(() => undefined);
+    drain.release();
+  });
   return {
     closed,
-    close: () => handle.close(),
+    close: async () => {
+      await handle.close();
+      drain.release();
+    },
   };
 }
