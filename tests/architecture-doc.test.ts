@@ -24,3 +24,18 @@ describe('docs/ARCHITECTURE.md', () => {
     expect(stated).toEqual(enforced);
   });
 });
+
+describe('docs/SECURITY.md', () => {
+  const security = readFileSync(join(root, 'docs', 'SECURITY.md'), 'utf8');
+  // Every source or test file it names (`path/file.ts`) exists, so a rule never cites a test that is gone.
+  const cited = [...security.matchAll(/`([a-z0-9/.-]+\.ts)`/g)].map((m) => m[1]!);
+  const files = [...['src-main', 'src-shared', 'tests'].flatMap((top) => readdirSync(join(root, top), { recursive: true, encoding: 'utf8' }).map((f) => `${top}/${f}`))];
+
+  it('cites source and test files', () => {
+    expect(cited.length).toBeGreaterThan(10);
+  });
+
+  it('cites only files that exist', () => {
+    for (const name of cited) expect(files.some((f) => f === name || f.endsWith(`/${name}`)), `${name} is cited but not in the tree`).toBe(true);
+  });
+});
