@@ -6,11 +6,11 @@
  * the demo peers whichever command opens it first, and an ad hoc `peer start` says what it
  * starts and leaves the registry when it stops (unless --keep).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childEnv, makeTempDir, REPO_ROOT, requireBuild, runCli } from './support/serve-process';
 
 const dirs: string[] = [];
@@ -138,24 +138,52 @@ function registered(dataDir: string): Record<string, boolean | undefined> {
   return Object.fromEntries(peers.map((p) => [p.id, p.ephemeral]));
 }
 
-/** `peer start` with only these flags, until it is up; then SIGTERM, and its stdout lines. */
+/** `peer start` processes still running, with what each was waiting for and since when. */
+const peerStarts = new Map<ChildProcess, { what: string; phase: string; since: number }>();
+afterEach(() => {
+  // A test that timed out (or failed) leaves its peer here: said, then ended.
+  for (const [child, { what, phase, since }] of peerStarts) {
+    console.error(`${what} was still ${phase} after ${((Date.now() - since) / 1000).toFixed(1)} s; killing it`);
+    child.kill('SIGKILL');
+  }
+  peerStarts.clear();
+});
+
+/**
+ * `peer start` with only these flags, until it is up; then SIGTERM, and its exit code and stdout lines.
+ *
+ * Each step waits for its event (the " is up" line, or the process's exit), bounded only by
+ * the test's timeout. This used to SIGKILL the peer 20 s after spawning it: on a loaded
+ * 2-core machine a start and stop (Node's boot, the CLI, the journal, the peer's server: about
+ * a second of CPU alone) took longer than that, and the kill read as "exit code null", like a
+ * crash. Reproduced with 36 busy loops pinned to the test's core (a start then took over 20 s).
+ */
 async function startAndStop(dataDir: string, flags: string[], whileUp: () => void): Promise<{ code: number | null; lines: string[] }> {
   const child = spawn(process.execPath, [CLI, 'peer', 'start', '--data-dir', dataDir, ...flags], { cwd: REPO_ROOT, env: childEnv({ MCPV2_PORT: '0' }), stdio: ['ignore', 'pipe', 'inherit'] });
+  const state = { what: `peer start ${flags.join(' ')}`, phase: 'waiting for " is up"', since: Date.now() };
+  peerStarts.set(child, state);
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const lines: string[] = [];
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  for await (const line of createInterface({ input: child.stdout })) {
-    lines.push(line);
-    if (line.includes(' is up')) break;
+  const up = new Promise<boolean>((resolveUp) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      if (line.includes(' is up')) resolveUp(true);
+    });
+    void exited.then(() => resolveUp(false));
+  });
+  if (!(await up)) {
+    peerStarts.delete(child);
+    throw new Error(`${state.what} exited (code ${await exited}) before saying it is up; its stdout:\n${lines.join('\n')}`);
   }
   try {
     whileUp();
   } finally {
     // Stopped whatever whileUp found: a failed expectation must not leave the peer running.
+    Object.assign(state, { phase: 'stopping after SIGTERM', since: Date.now() });
     child.kill('SIGTERM');
   }
   const code = await exited;
-  clearTimeout(timer);
+  peerStarts.delete(child);
   return { code, lines };
 }
 
@@ -172,7 +200,8 @@ describe('peer start', () => {
     expect(run.code).toBe(0);
     expect(run.lines[0]).toBe(`starting peer ${id} on any free port for data dir ${dataDir}; it leaves the registry when it stops (--keep keeps it)`);
     expect(registered(dataDir)).toEqual({});
-  }, 60_000);
+    // One start and stop; generous, as a loaded machine needs (startAndStop says why).
+  }, 180_000);
 
   it('--keep keeps it; a registered peer named by --peer-id is never removed', async () => {
     const dataDir = tempDir('keep');
@@ -182,5 +211,6 @@ describe('peer start', () => {
     expect(again.code).toBe(0);
     expect(again.lines[0]).toBe(`starting peer kept on any free port for data dir ${dataDir}`);
     expect(registered(dataDir)).toEqual({ kept: false });
-  }, 60_000);
+    // Two starts and stops, each waiting on its events only (startAndStop).
+  }, 180_000);
 });

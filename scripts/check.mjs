@@ -1,5 +1,5 @@
-// `npm test` and `npm run check`: every check the project has, stopping at the first failing
-// stage with a non-zero exit. CI runs exactly this. Stages:
+// `npm test` and `npm run check`: every check the project has, with a non-zero exit when any
+// failed. CI runs exactly this. Stages:
 //   1. at once: build, typecheck (node side, web side, renderer code run in Node), lint and the
 //      MCP test tools (installed when missing: scripts/mcp-tools.mjs). They read the sources and
 //      write nothing another of them reads, so they share the cores instead of queueing for them
@@ -7,58 +7,69 @@
 //   2. the renderer's initial JavaScript against its budget (scripts/renderer-size.mjs)
 //   3. unit tests  4. e2e  5. Electron security scan, one after the other (the tests need the
 //      build and the tools, and the e2e browser wants the cores to itself).
-// The last line is a plain `tests: N passed, N failed` summary counted from vitest's reports.
+// A failed stage does not stop the later ones: only a step that needs a failed one (the
+// renderer's size and the tests need the build) is left out, and reported as not run (needs
+// build). So a flaky unit test never hides what e2e and the security scan would have said.
+// The last two lines (scripts/check-summary.mjs): which steps failed or did not run, or that all
+// passed; then a plain `tests: N passed, N failed, N skipped` counted from vitest's reports.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { closingLines, countReport, exitStatus, runStages } from './check-summary.mjs';
 
 const reports = mkdtempSync(join(tmpdir(), 'agentplane-check-'));
 const bin = (name) => join('node_modules', '.bin', name);
+/** `needs`: steps it cannot run without (when they are part of this run); `report`: its vitest JSON report. */
+const step = (name, command, args, more = {}) => ({ name, command, args, ...more });
+const vitestStep = (project) => {
+  const report = join(reports, `${project}.json`);
+  return step(project, bin('vitest'), ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], { report });
+};
 const stages = [
   [
-    ['build', bin('electron-vite'), ['build']],
-    ['typecheck:node', bin('tsc'), ['-p', 'tsconfig.node.json', '--noEmit']],
-    ['typecheck:web', bin('tsc'), ['-p', 'tsconfig.web.json', '--noEmit']],
+    step('build', bin('electron-vite'), ['build']),
+    step('typecheck:node', bin('tsc'), ['-p', 'tsconfig.node.json', '--noEmit']),
+    step('typecheck:web', bin('tsc'), ['-p', 'tsconfig.web.json', '--noEmit']),
     // The renderer's store run in Node beside a real plane (its tests, its benchmark): DOM and Node types together.
-    ['typecheck:renderer-node', bin('tsc'), ['-p', 'tsconfig.renderer-node.json', '--noEmit']],
-    ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
-    ['mcp-tools', process.execPath, ['scripts/mcp-tools.mjs']],
+    step('typecheck:renderer-node', bin('tsc'), ['-p', 'tsconfig.renderer-node.json', '--noEmit']),
+    step('lint', bin('eslint'), ['--max-warnings', '0', '.']),
+    step('mcp-tools', process.execPath, ['scripts/mcp-tools.mjs']),
   ],
   // The renderer's initial JavaScript against its budget (issue 16); it reads the build's output.
-  [['renderer-size', process.execPath, ['scripts/renderer-size.mjs']]],
-  [['unit', bin('vitest'), ['run', '--project', 'unit', '--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, 'unit.json')}`]]],
-  [['e2e', bin('vitest'), ['run', '--project', 'e2e', '--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, 'e2e.json')}`]]],
-  [['security', process.execPath, ['scripts/electron-security.mjs']]],
+  [step('renderer-size', process.execPath, ['scripts/renderer-size.mjs'], { needs: ['build'] })],
+  // Unit tests read the build too (the bundled agents, the renderer bundle's scan). Without the
+  // MCP tools only the conformance test skips, and says so in the skipped count: not a need.
+  [{ ...vitestStep('unit'), needs: ['build'] }],
+  [{ ...vitestStep('e2e'), needs: ['build'] }],
+  // It scans the sources, not the build.
+  [step('security', process.execPath, ['scripts/electron-security.mjs'])],
 ];
 
 const only = process.argv.slice(2);
 const started = Date.now();
-let passed = 0;
-let failed = 0;
-let skipped = 0;
+const unknown = only.filter((name) => !stages.flat().some((s) => s.name === name));
+if (unknown.length > 0) {
+  // Nothing run is not a pass.
+  console.error(`no such step: ${unknown.join(', ')} (the steps: ${stages.flat().map((s) => s.name).join(', ')})`);
+  process.exit(2);
+}
 
-function countReport(file) {
+/** A vitest step's counts from its JSON report (null when the runner wrote none); other steps have none. */
+function countsOf(step) {
+  if (!step.report) return null;
   try {
-    const report = JSON.parse(readFileSync(file, 'utf8'));
-    passed += report.numPassedTests ?? 0;
-    failed += report.numFailedTests ?? 0;
-    // A test file that failed as a whole (it did not import, a hook threw) has no failed test
-    // in it, yet it failed: it counts as one failure, so the closing line never reads 0 failed.
-    for (const file of report.testResults ?? []) {
-      const failedInFile = (file.assertionResults ?? []).filter((t) => t.status === 'failed').length;
-      if (file.status === 'failed' && failedInFile === 0) failed += 1;
-    }
-    skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+    return countReport(JSON.parse(readFileSync(step.report, 'utf8')));
   } catch {
-    // A runner that crashed before writing its report has already failed its step.
+    // A runner that crashed before writing its report has failed its step, which counts as one failure.
+    return null;
   }
 }
 
 const env = { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' };
 
 /** One step alone, its output straight through. */
-function runAlone([name, command, args]) {
+function runAlone({ name, command, args }) {
   const t0 = Date.now();
   console.log(`\n▶ ${name}`);
   const result = spawnSync(command, args, { stdio: 'inherit', env });
@@ -66,7 +77,7 @@ function runAlone([name, command, args]) {
 }
 
 /** One step beside others: its output kept and printed whole when it ends, so steps never interleave. */
-function runBeside([name, command, args]) {
+function runBeside({ name, command, args }) {
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -86,23 +97,20 @@ function runBeside([name, command, args]) {
   });
 }
 
-for (const stage of stages) {
-  const chosen = stage.filter(([name]) => only.length === 0 || only.includes(name));
-  if (chosen.length === 0) continue;
-  const results = chosen.length === 1 ? [runAlone(chosen[0])] : await Promise.all(chosen.map(runBeside));
-  for (const { name } of results) {
-    if (name === 'unit') countReport(join(reports, 'unit.json'));
-    if (name === 'e2e') countReport(join(reports, 'e2e.json'));
-  }
-  for (const { name, status, seconds } of results) {
-    if (status === 0) console.log(`✔ ${name} (${seconds.toFixed(1)} s)`);
-    else console.error(`\n✖ ${name} failed (${seconds.toFixed(1)} s)`);
-  }
-  const failure = results.find((r) => r.status !== 0);
-  if (failure) {
-    console.log(`tests: ${passed} passed, ${Math.max(failed, 1)} failed`);
-    process.exit(failure.status);
-  }
-}
-console.log(`\nall checks passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+const chosen = stages.map((stage) => stage.filter(({ name }) => only.length === 0 || only.includes(name)));
+const results = await runStages(
+  chosen,
+  async (steps) => {
+    const ran = steps.length === 1 ? [runAlone(steps[0])] : await Promise.all(steps.map(runBeside));
+    for (const { name, status, seconds } of ran) {
+      if (status === 0) console.log(`✔ ${name} (${seconds.toFixed(1)} s)`);
+      else console.error(`\n✖ ${name} failed (${seconds.toFixed(1)} s)`);
+    }
+    return ran.map((r) => ({ ...r, counts: countsOf(steps.find((s) => s.name === r.name)) }));
+  },
+  ({ name, needs }) => console.error(`\n⊘ ${name} not run (needs ${needs}, which did not pass)`),
+);
+const [verdict, tests] = closingLines(results, (Date.now() - started) / 1000);
+console.log(`\n${verdict}`);
+console.log(tests);
+process.exit(exitStatus(results));

@@ -21,8 +21,11 @@ import { createInterface } from 'node:readline';
 
 const tempDir = useTempFolders('agentplane-acp-tap-');
 const running: TapProcess[] = [];
+/** Planes serve() started: one a test left running (it failed or timed out) is ended after it. */
+const planes: ChildProcess[] = [];
 afterEach(() => {
   for (const tap of running.splice(0)) tap.child.kill('SIGKILL');
+  for (const plane of planes.splice(0)) if (plane.exitCode === null && plane.signalCode === null) plane.kill('SIGKILL');
 });
 
 function tap(dataDir: string, tapArgs: string[], agentArgs: string[]): TapProcess {
@@ -298,19 +301,29 @@ describe('acp tap', () => {
   }, 60_000);
 
   it('goes on into the journal, and says so once, when the plane stops answering mid-session', async () => {
+    // Each wait is for an event, bounded generously: on a loaded 2-core machine the plane and the
+    // tap (both from source) take many times their usual seconds to start. With 36 busy loops on
+    // the test's core the whole test took 64 s (5 s unloaded).
+    const WAIT = 90_000;
     const dataDir = tempDir();
     const plane = await serve(dataDir);
     const t = tap(dataDir, [], []);
     t.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
-    await t.next((m) => m.id === 1);
+    await t.next((m) => m.id === 1, WAIT);
     t.send('{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}\n');
-    await t.next((m) => m.id === 2);
-    await new Promise((r) => setTimeout(r, 300));
+    await t.next((m) => m.id === 2, WAIT);
+    // Mid-session: once the plane has committed the session's start (tap/started and the four
+    // messages), it dies. This used to be a 300 ms sleep, and on a loaded machine the kill could
+    // land after the plane's commit but before its answer reached the tap: the tap then wrote
+    // that whole batch again into the journal directly (a second tap/started, every message
+    // twice). Waiting for the commit lands the kill in that window most times, so this test now
+    // proves the tap writes nothing twice (FallbackSink's writeRest) whenever the plane dies.
+    await until(async () => ((await journalRuns(dataDir).catch(() => []))[0]?.records.length ?? 0) >= 5);
     plane.kill('SIGKILL');
     await new Promise((r) => plane.once('exit', r));
     for (let id = 3; id <= 5; id++) {
       t.send(`{"jsonrpc":"2.0","id":${id},"method":"session/set_mode","params":{"sessionId":"sess-1","modeId":"m"}}\n`);
-      await t.next((m) => m.id === id);
+      await t.next((m) => m.id === id, WAIT);
     }
     t.closeStdin();
     await t.exited;
@@ -319,7 +332,7 @@ describe('acp tap', () => {
     expect(runs).toHaveLength(1);
     expect(updates(runs[0]!.records)).toEqual(['tap/started', ...Array(10).fill('message'), 'tap/ended', 'RunSealed']);
     expect(runs[0]!.records.at(-1)!.body).toMatchObject({ outcome: 'observed', records: 12 });
-  }, 60_000);
+  }, 180_000);
 
   it('starts a run of its own, with the initialize exchange, for a second session', async () => {
     const dataDir = tempDir();
@@ -439,16 +452,21 @@ async function serve(dataDir: string): Promise<ChildProcess> {
     env,
     stdio: ['ignore', 'pipe', 'ignore'],
   });
+  planes.push(child);
+  // Until the URL line, or the process's exit: no deadline of its own (a loaded machine once
+  // took more than the 20 s this had), the calling test's timeout bounds it.
   await new Promise<void>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error('serve printed no URL')), 20_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line.startsWith('AGENTPLANE_UI_URL=')) {
-        clearTimeout(timer);
-        resolveUrl();
-      }
+      if (line.startsWith('AGENTPLANE_UI_URL=')) resolveUrl();
     });
+    child.once('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}) before printing its URL`)));
   });
   return child;
+}
+
+/** Resolves once `condition` holds, asked again as soon as each answer comes back (the test's own timeout bounds the wait). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((r) => setImmediate(r));
 }
 
 function alive(pid: number): boolean {

@@ -11,6 +11,7 @@
  * the run's records before appending the seal.
  */
 import type { PlaneClient } from '../../../src-shared/ipc/client';
+import { canonicalize } from '../../../src-shared/journal/canonical-json';
 import { Journal } from '../../journal/journal';
 import type { ObservationDraft, RunWrite } from './session-runs';
 import { observationDrafts } from './observation-drafts';
@@ -33,6 +34,33 @@ export class JournalSink implements ObservationSink {
     await journal.appendBatch(observationDrafts(write, before));
   }
 
+  /**
+   * A write another door may have committed, whole or in part, before it failed (the plane
+   * killed after its commit and before its answer reached the tap): what the run already holds
+   * above `afterSeq` (everything the other door acknowledged is at or below it) is not written
+   * again, nor the seal of a run already sealed. The rest is written as write() would.
+   */
+  async writeRest(write: RunWrite, afterSeq: number): Promise<void> {
+    this.journal ??= Journal.open({ dataDir: this.dataDir });
+    const journal = await this.journal;
+    const held = new Set<string>();
+    let sealed = false;
+    for (const record of await journal.readRun(write.runId, afterSeq + 1, Number.MAX_SAFE_INTEGER)) {
+      if (record.kind === 'RunSealed') sealed = true;
+      else if (record.kind === 'Observation') {
+        const key = observationKey(record.body as { update: unknown; detail: unknown });
+        if (key !== null) held.add(key);
+      }
+    }
+    const observations = write.observations.filter((o) => {
+      const key = observationKey(o);
+      return key === null || !held.has(key);
+    });
+    const seal = write.seal && !sealed ? write.seal : undefined;
+    if (observations.length === 0 && !seal) return;
+    await this.write({ runId: write.runId, sessionId: write.sessionId, observations, ...(seal ? { seal } : {}) });
+  }
+
   async close(): Promise<void> {
     if (!this.journal) return;
     const journal = await this.journal.catch(() => null);
@@ -44,6 +72,9 @@ export class JournalSink implements ObservationSink {
 const SLICE_CHARS = 256 * 1024;
 
 export class PlaneSink implements ObservationSink {
+  /** The highest journal seq the plane has answered for: what it committed of a write whose answer never came is above it. */
+  acknowledged = 0;
+
   constructor(private readonly client: PlaneClient) {}
 
   async write(write: RunWrite): Promise<void> {
@@ -64,12 +95,13 @@ export class PlaneSink implements ObservationSink {
 
   private async send(write: RunWrite): Promise<void> {
     if (write.observations.length === 0 && !write.seal) return;
-    await this.client.call('acp.record', {
+    const { seq } = await this.client.call('acp.record', {
       runId: write.runId,
       sessionId: write.sessionId,
       observations: write.observations,
       ...(write.seal ? { seal: write.seal } : {}),
     });
+    this.acknowledged = Math.max(this.acknowledged, seq);
   }
 
   async close(): Promise<void> {}
@@ -77,16 +109,24 @@ export class PlaneSink implements ObservationSink {
 
 /**
  * The plane first; if it cannot be reached (or refuses), the data dir's journal for the rest of
- * the tap's life, said once on stderr. A record the plane may or may not have committed before
- * failing is written again directly: a duplicate observation is visible and harmless, a lost
- * one is not.
+ * the tap's life, said once on stderr.
+ *
+ * The write the plane failed on is in doubt: the plane may have committed it (or some of its
+ * slices) and died before its answer arrived. Rewritten blindly it would be journaled twice (a
+ * second tap/started and every message again, the seal counting them all), so it goes through
+ * the journal's writeRest: whatever the run holds above the last seq the plane acknowledged is
+ * not written again. Writes after it, which the plane never saw, are written as they come. Each
+ * observation is unique within its run (its wire number; tap/started and tap/ended are one
+ * each; a gap names its range and time), so "already held" is an equal record in the run.
  */
 export class FallbackSink implements ObservationSink {
   private fallenBack = false;
+  /** Keys of the observations (and `seal:<runId>`) of the write the plane failed on, not yet written here; and the seq above which to look for them. */
+  private doubt: { afterSeq: number; keys: Set<string> } | null = null;
 
   constructor(
-    private readonly primary: ObservationSink,
-    private readonly fallback: ObservationSink,
+    private readonly primary: ObservationSink & { readonly acknowledged: number },
+    private readonly fallback: ObservationSink & { writeRest(write: RunWrite, afterSeq: number): Promise<void> },
     private readonly notice: (message: string) => void,
   ) {}
 
@@ -97,16 +137,43 @@ export class FallbackSink implements ObservationSink {
         return;
       } catch (error) {
         this.fallenBack = true;
+        const keys = new Set(doubtKeys(write));
+        this.doubt = keys.size > 0 ? { afterSeq: this.primary.acknowledged, keys } : null;
         this.notice(`the plane did not take the observations (${(error as Error).message}); writing to the data dir's journal instead`);
       }
     }
-    await this.fallback.write(write);
+    const doubt = this.doubt;
+    const keys = doubt ? doubtKeys(write).filter((key) => doubt.keys.has(key)) : [];
+    if (!doubt || keys.length === 0) {
+      await this.fallback.write(write);
+      return;
+    }
+    // Also when ResilientSink retries it, or writes it record by record: until each of its
+    // observations is written here, any of them may be in the run already.
+    await this.fallback.writeRest(write, doubt.afterSeq);
+    for (const key of keys) doubt.keys.delete(key);
+    if (doubt.keys.size === 0) this.doubt = null;
   }
 
   async close(): Promise<void> {
     await this.primary.close();
     await this.fallback.close();
   }
+}
+
+/** An observation as the journal holds it, canonical: equal records, equal keys. Null for one the journal cannot hold. */
+function observationKey(observation: { update: unknown; detail: unknown }): string | null {
+  try {
+    // Through JSON first, as the plane receives it: an undefined member is not there.
+    return canonicalize(JSON.parse(JSON.stringify({ update: observation.update, detail: observation.detail ?? null })));
+  } catch {
+    return null;
+  }
+}
+
+function doubtKeys(write: RunWrite): string[] {
+  const keys = write.observations.map(observationKey).filter((key): key is string => key !== null);
+  return write.seal ? [...keys, `seal:${write.runId}`] : keys;
 }
 
 /** After this many lines about lost observations, further losses are only recorded as gaps. */
