@@ -140,15 +140,16 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     const empty = main().getByRole('region', { name: 'Connect an editor', exact: true });
     await empty.getByRole('heading', { level: 2, name: 'Connect an editor', exact: true }).waitFor();
     await empty.getByText(emptyTextOf('Editor sessions'), { exact: true }).waitFor();
-    await empty.getByText('agentplane acp tap -- <agent command>', { exact: true }).waitFor();
-    await empty.getByText('agentplane acp demo', { exact: true }).waitFor();
+    // As they run from the AgentPlane folder (`agentplane` is on no PATH there), into this plane's data dir.
+    await empty.getByText(`npx agentplane acp tap --data-dir ${dataDir} -- <agent command>`, { exact: true }).waitFor();
+    await empty.getByText(`npx agentplane acp demo --data-dir ${dataDir}`, { exact: true }).waitFor();
     for (const name of ['Copy the tap command', 'Copy the demo command', 'Copy the Zed settings snippet']) {
       await empty.getByRole('button', { name, exact: true }).waitFor();
     }
     const snippet = await empty.getByRole('region', { name: 'Zed settings snippet', exact: true }).textContent();
     // Valid JSON a person can paste, naming the tap as the agent server's command.
     expect(JSON.parse(snippet ?? '')).toEqual({
-      agent_servers: { 'My agent via AgentPlane': { command: 'agentplane', args: ['acp', 'tap', '--name', 'my-agent', '--', 'my-agent', '--acp'] } },
+      agent_servers: { 'My agent via AgentPlane': { command: 'agentplane', args: ['acp', 'tap', '--data-dir', dataDir, '--name', 'my-agent', '--', 'my-agent', '--acp'] } },
     });
     expect(await sessionsTable().count()).toBe(0);
     await captureView('ui-acp-empty');

@@ -255,10 +255,8 @@ describe('the control UI in Chromium, with the demo peers', () => {
     const reply = page.getByRole('status', { name: 'Payment request to beta' });
     await expect.poll(() => textOf(reply), POLL).toMatch(/^Waiting for a person: run run-[0-9a-f]{20}\./);
     const runId = /run-[0-9a-f]{20}/.exec(await textOf(reply))![0];
-    await expect.poll(async () => (await notificationsShown(page)).map((n) => n.body).join('\n'), POLL).toContain('Payment request: skill:pay for peer:alpha');
-    // The notification (the toast's same line) leads with the human question: amount, currency, payee, for whom, which run.
-    const notified = (await notificationsShown(page)).map((n) => n.body).join('\n');
-    expect(notified).toContain(`Pay 12.50 USD to ACME Supplies — for peer:alpha, run ${runId} (skill:pay)`);
+    // The notification (the toast's same line) is the human question, said once: amount, currency, payee, for whom, which run.
+    await expect.poll(async () => (await notificationsShown(page)).map((n) => n.body), POLL).toContain(`Pay 12.50 USD to ACME Supplies — for peer:alpha, run ${runId} (skill:pay).`);
 
     await reply.getByRole('button', { name: 'Open it in Approvals', exact: true }).click();
     await sectionHeading(page, 'Approvals').waitFor();
@@ -270,7 +268,9 @@ describe('the control UI in Chromium, with the demo peers', () => {
     expect(itemText).toMatch(/^Payment request: skill:pay.*?Pay 12\.50 USD to ACME Supplies\s*Run/);
     expect(itemText).toMatch(/On behalf of\s*peer:alpha/);
     expect(itemText).toMatch(/Effect\s*payment request → payee:ACME Supplies/);
-    expect(itemText).toMatch(/Would cost\s*0 tokens, 1 effect, \$0 \(estimate\)/);
+    // A payment costs its amount; no model-cost estimate beside it.
+    expect(itemText).toMatch(/Would cost\s*12\.50 USD/);
+    expect(itemText).not.toContain('(estimate)');
     expect(itemText).toContain('"payee": "ACME Supplies"');
     expect(await textOf(page.getByRole('article', { name: 'Input requested: ask-first' }))).toContain('Answer: Which vendor should be paid first?');
     await page.getByRole('article', { name: 'Approval needed: write-note' }).waitFor();

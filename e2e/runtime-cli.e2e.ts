@@ -49,7 +49,8 @@ describe('runs, approvals and halts through a running plane', () => {
     expect((agents.json.agents as Array<{ name: string }>).map((a) => a.name)).toContain('write-note');
 
     const run = await cliJson(['run', 'write-note', '--input', '{"title":"cli","topic":"terminals"}', '--wait', ...dd]);
-    expect(run.code).toBe(0);
+    // Left waiting for a person: exit 3 (not done, not failed), the run under {ok: true}.
+    expect(run.code).toBe(3);
     expect(run.json).toMatchObject({ status: 'suspended', pending: { reason: 'approval' } });
     const runId = run.json.runId as string;
 
@@ -70,7 +71,10 @@ describe('runs, approvals and halts through a running plane', () => {
     const halted = await cliJson(['halt', '--scope', 'subject:user:local', '--reason', 'drill', ...dd]);
     expect(halted.json).toEqual({ scopes: ['subject:user:local'] });
     const refused = await cliJson(['run', 'summarize', '--input', '{"text":"hi"}', ...dd]);
-    expect(refused).toMatchObject({ code: 1, json: { ok: false, error: { code: 'AP_FORBIDDEN', message: 'the plane refused to start this run' } } });
+    expect(refused).toMatchObject({
+      code: 1,
+      json: { ok: false, error: { code: 'AP_FORBIDDEN', message: `the plane refused to start this run: the halt subject:user:local withholds it; lift it with \`agentplane halt --lift subject:user:local --data-dir ${dataDir}\`` } },
+    });
     expect((await cliJson(['halt', '--lift', 'subject:user:local', ...dd])).json).toEqual({ scopes: [] });
 
     const bad = await cliJson(['run', 'summarize', '--input', '{"nope":1}', ...dd]);

@@ -214,7 +214,10 @@ const TRUSTED: Record<string, Trusted> = {
     ['plane-ed25519.public.jwk', 'state'],
   ],
   checkpoints: [['checkpoints.jsonl', 'state']],
-  peers: [['registry.json', 'state']],
+  peers: [
+    ['registry.json', 'state'],
+    ['running.json', 'state'], // peers/peer-supervisor.ts: the peers running when the plane last stopped
+  ],
 };
 
 /** In each peers/<id>/ (peers/peer-registry.ts, plane/peer-host.ts, peers/peer-lock.ts, cli/peer-run.ts). */
@@ -279,6 +282,16 @@ function statOf(path: string): Stats | null {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+}
+
+/**
+ * One folder or file the plane trusts, checked as ensurePrivateDataDir checks it at open: for
+ * what appears or changes while the plane runs (agents/ and the manifests in it, read again when
+ * they change). Absent is fine; anything else wrong throws UnsafeDataDirError, naming the fix.
+ */
+export function ensureTrustedEntry(dataDir: string, path: string, kind: 'folder' | 'state'): void {
+  if (process.platform === 'win32' || typeof process.getuid !== 'function') return;
+  checkEntry(dataDir, path, kind, process.getuid());
 }
 
 /** One entry the plane trusts: the right type, ours, and not open to group or others as its kind says. */

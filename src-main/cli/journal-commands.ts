@@ -17,7 +17,7 @@
  * it involves no database and the CLI has nothing else to keep answering meanwhile.
  */
 import { resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolveDataDir } from '../base/app-paths';
 import { BundleError, verifyBundleFile } from '../journal/bundle';
@@ -50,6 +50,16 @@ function printReport(report: VerifyReport, json: boolean, out: (line: string) =>
   if (!report.ok) process.exitCode = 1;
 }
 
+/** Whether anything is at `path`, a dangling link included (existsSync follows links). */
+function pathExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function withJournal<T>(dataDir: string, readOnly: boolean, use: (journal: Journal) => Promise<T>): Promise<T> {
   let journal: Journal;
   try {
@@ -80,9 +90,10 @@ export function addJournalCommands(program: Command, out: (line: string) => void
     .option('--run <id>', 'only this run (with an inclusion proof per record)')
     .option('--from <seq>', 'first seq of a range', parseSeq)
     .option('--to <seq>', 'last seq of a range', parseSeq)
+    .option('--force', 'overwrite the --out file when it exists (without it, an existing file is refused)')
     .option('--data-dir <dir>', 'data folder')
     .option('--json', 'print the result as JSON')
-    .action(async (options: { out: string; run?: string; from?: number; to?: number; dataDir?: string; json?: boolean }) => {
+    .action(async (options: { out: string; run?: string; from?: number; to?: number; force?: boolean; dataDir?: string; json?: boolean }) => {
       if (options.run && (options.from || options.to)) throw new CliError('use --run or --from/--to, not both');
       if ((options.from === undefined) !== (options.to === undefined)) throw new CliError('a range needs both --from and --to');
       const scope: VerifyScope = options.run
@@ -90,8 +101,11 @@ export function addJournalCommands(program: Command, out: (line: string) => void
         : options.from !== undefined
           ? { kind: 'range', fromSeq: options.from, toSeq: options.to! }
           : { kind: 'full' };
-      const dataDir = resolveDataDir(options.dataDir);
       const file = resolve(options.out);
+      // An earlier bundle is evidence someone may still need: replaced only when asked. Checked
+      // before the journal is opened, so a refusal costs nothing and signs nothing.
+      if (!options.force && pathExists(file)) throw new CliError(`${file} exists; give --force to overwrite it, or another --out`);
+      const dataDir = resolveDataDir(options.dataDir);
       await withJournal(dataDir, false, async (j) => {
         try {
           const result = await exportBundleInWorker(j, scope, file);

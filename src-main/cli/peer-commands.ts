@@ -27,7 +27,9 @@ function parsePort(value: string): number {
 }
 
 function describePeer(peer: PeerSummary): string {
-  return `${peer.id.padEnd(14)} ${peer.status.padEnd(9)} ${(peer.address ?? `port ${peer.port}`).padEnd(36)} ${peer.llmMode ? 'llm-mode ' : ''}auth:${peer.auth}${peer.revoked ? ' REVOKED' : ''}${peer.error ? `  (${peer.error})` : ''}`;
+  // A peer created with port 0 takes any free port at each start: while stopped it has none yet.
+  const where = peer.address ?? (peer.port === 0 ? 'port any' : `port ${peer.port}`);
+  return `${peer.id.padEnd(14)} ${peer.status.padEnd(9)} ${where.padEnd(36)} ${peer.llmMode ? 'llm-mode ' : ''}auth:${peer.auth}${peer.revoked ? ' REVOKED' : ''}${peer.error ? `  (${peer.error})` : ''}`;
 }
 
 export function addPeerCommands(program: Command, out: Out = (l) => process.stdout.write(`${l}\n`)): void {

@@ -128,6 +128,12 @@ export interface OutputOptions {
 /** How a result the plane returned can still be a failure for the person (a run that ended failed). */
 export interface PrintOptions<T> extends ConnectOptions {
   failureOf?: (value: T) => { code: string; message: string } | null;
+  /**
+   * The exit code of a result that is no failure but not a plain success either (`run --wait`
+   * leaving a run waiting for a person: 3); 0 or absent for a success. The output is the
+   * success's (`{"ok":true,…}` under --json).
+   */
+  exitCodeOf?: (value: T) => number;
 }
 
 /**
@@ -148,6 +154,10 @@ export async function runAndPrint<T>(options: OutputOptions, out: (line: string)
       if (failure) process.stderr.write(`agentplane: ${failure.message}\n`);
     }
     if (failure) process.exitCode = 1;
+    else {
+      const code = printOptions.exitCodeOf?.(value) ?? 0;
+      if (code !== 0) process.exitCode = code;
+    }
   } catch (error) {
     if (options.json && error instanceof CliError) {
       const code = error instanceof CommandFailed ? error.code : ErrorCode.BadRequest;

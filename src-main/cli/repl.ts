@@ -199,8 +199,8 @@ export class Repl {
   }
 
   private defineCommands(): ReplCommand[] {
-    const sentTo: Omit<ReplCommand, 'name' | 'aliases'> = {
-      usage: 'SentTo "<prompt>" | <file> <address> [--provider claude|openai|gemini|deepseek]',
+    const sendTo: Omit<ReplCommand, 'name' | 'aliases'> = {
+      usage: 'SendTo "<prompt>" | <file> <address> [--provider claude|openai|gemini|deepseek]',
       summary: 'ask the peer a prompt (skill ask) and print its answer; a path to an existing file uploads it instead (upload_file)',
       spec: { positionals: ['a prompt or a file', 'an address'], flags: { provider: 'string' } },
       run: (args) => this.sendTo(args),
@@ -220,7 +220,7 @@ export class Repl {
         run: (args) => this.readyTo(args),
       },
       { name: 'StopTo', ...stopTo },
-      { name: 'StopPeer', ...stopTo, usage: 'StopPeer <port | mcpv2://host:port/mcpv2>', summary: 'alias of StopTo (kept for the seed\'s scripts)' },
+      { name: 'StopPeer', ...stopTo, usage: 'StopPeer <port | mcpv2://host:port/mcpv2>', summary: 'the same as StopTo, under the name the original MCPv2 command line used' },
       {
         name: 'ConnectTo',
         usage: 'ConnectTo mcpv2://host:port/mcpv2[?sessionId=…]',
@@ -228,8 +228,9 @@ export class Repl {
         spec: { positionals: ['an address'] },
         run: (args) => this.connectTo(args),
       },
-      { name: 'SentTo', ...sentTo },
-      { name: 'SendTo', ...sentTo, usage: sentTo.usage.replace('SentTo', 'SendTo'), summary: 'alias of SentTo' },
+      { name: 'SendTo', ...sendTo },
+      // The original MCPv2 command line spelled it SentTo; scripts written for it still run.
+      { name: 'SentTo', ...sendTo, usage: sendTo.usage.replace('SendTo', 'SentTo'), summary: 'the same as SendTo, under the spelling the original MCPv2 command line used' },
       {
         name: 'PayTo',
         usage: 'PayTo <amount> <address> [--currency USD] [--payee NAME]',
@@ -460,7 +461,7 @@ export class Repl {
     this.say(`connected to ${client.address}`);
   }
 
-  // ---- SentTo / SendTo ----
+  // ---- SendTo (and SentTo) ----
 
   private async sendTo({ positionals, flags }: ParsedArgs): Promise<void> {
     const [content, address] = positionals as [string, string];
@@ -473,7 +474,7 @@ export class Repl {
     const path = resolve(content);
     if (content.length > 0 && existsSync(path)) {
       const stat = statSync(path);
-      if (!stat.isFile()) throw new ReplUsageError(`${content} is not a regular file; SentTo uploads files and sends anything else as a prompt`);
+      if (!stat.isFile()) throw new ReplUsageError(`${content} is not a regular file; SendTo uploads files and sends anything else as a prompt`);
       await this.upload(path, stat.size, address, context);
       return;
     }
@@ -607,7 +608,7 @@ export async function runRepl(options: ReplOptions = {}): Promise<void> {
 export function addReplCommand(program: Command): void {
   program
     .command('repl')
-    .description("an interactive MCPv2 client (prompt mcpv2>): ReadyTo, StopTo, ConnectTo, SentTo, PayTo, PingTo; reads stdin, a TTY or a pipe")
+    .description("an interactive MCPv2 client (prompt mcpv2>): ReadyTo, StopTo, ConnectTo, SendTo, PayTo, PingTo; reads stdin, a TTY or a pipe")
     .option('--data-dir <dir>', 'data folder for the peers ReadyTo starts (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
     .action(async (options: { dataDir?: string }) => {
       await runRepl(options.dataDir !== undefined ? { dataDir: options.dataDir } : {});

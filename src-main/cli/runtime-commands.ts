@@ -1,10 +1,12 @@
 /**
  * The runtime from the command line: agents, runs, approvals, recovery, halts. Every command
  * prints something a person reads, or with `--json` one JSON document a script reads: the
- * command's result, or `{"ok":false,"error":{"code","message"}}` with exit code 1.
+ * command's result, or `{"ok":false,"error":{"code","message"}}` with exit code 1. `run --wait`
+ * has one more: a run left waiting for a person exits WAITING_EXIT_CODE (3), neither done nor
+ * failed, and says the command that decides it.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import type { CommandResponse, RunView } from '../../src-shared/ipc/contract';
+import type { BrokenAgent, CommandResponse, RunView } from '../../src-shared/ipc/contract';
 import { modelCallsOf, modelCallWords } from '../../src-shared/vocabulary/model-refs';
 import { RecoveryResolutionSchema, type DecisionValue } from '../../src-shared/vocabulary/decisions';
 import { RunStatusSchema, type RunStatus } from '../../src-shared/vocabulary/runs';
@@ -48,6 +50,11 @@ function describeWait(run: RunView): string[] {
 }
 
 const act = runAndPrint;
+
+/** A broken agent file's field and fix, as one line: `input: the manifest has no input schema: add …`. */
+function brokenWords(broken: BrokenAgent): string {
+  return `${broken.field !== null ? `${broken.field}: ` : ''}${broken.line !== null && broken.field === null && !broken.problem.includes(`line ${broken.line}`) ? `line ${broken.line}: ` : ''}${broken.problem}`;
+}
 
 /** Records read for a run's model calls: a run with more shows the first this many. */
 const MAX_RECORDS_READ = 5000;
@@ -93,6 +100,41 @@ function knownRunId(id: string): string {
 }
 
 /**
+ * The exit code of `run --wait` when the run is left waiting for a person (an approval, input, a
+ * budget ceiling, …): not 0, since the work is not done, and not 1, since nothing failed. A
+ * script tells the three apart; `--json` still prints `{"ok":true,"result":<the run>}`.
+ */
+export const WAITING_EXIT_CODE = 3;
+
+/**
+ * What decides the wait a run is left in, as a command to type: `agentplane approvals approve
+ * <id>` and its kin, with the `--data-dir` the command was given so it can be pasted as is.
+ */
+export function decideWithLines(run: RunView, dataDir: string | undefined): string[] {
+  const wait = run.pending;
+  if (!wait) return [];
+  const dd = dataDir ? ` --data-dir ${dataDir}` : '';
+  const approve = `agentplane approvals approve ${run.runId}`;
+  const deny = `agentplane approvals deny ${run.runId} --reason TEXT${dd}`;
+  switch (wait.reason) {
+    case 'budget':
+      return [`  raise the ceiling with: ${approve} --raise-tokens N${dd} (or --raise-effects, --raise-cost)`, `  or end the run with:    ${deny}`];
+    case 'input':
+      return [`  answer with: ${approve} --input JSON${dd}`, `  or end it:   ${deny}`];
+    case 'permission':
+      return [`  answer with: ${approve} --option ID${dd}`];
+    case 'recovery':
+      return [`  resolve with: agentplane recovery resolve ${run.runId} --as retry|landed|fail${dd}`];
+    case 'halt': {
+      const scope = wait.subject.kind === 'halt' ? wait.subject.scope : 'SCOPE';
+      return [`  withheld by the halt ${scope}: lift it with agentplane halt --lift ${scope}${dd}`];
+    }
+    default:
+      return [`  approve with: ${approve}${dd}`, `  or deny with: ${deny}`];
+  }
+}
+
+/**
  * A run that `run --wait` saw end without succeeding is a failure of the command (exit 1, and
  * `{ok: false}` under --json); one still running or waiting for a person is not.
  */
@@ -100,6 +142,33 @@ function unsuccessful(run: RunView): { code: string; message: string } | null {
   if (run.status !== 'sealed' || run.outcome === 'succeeded' || run.outcome === 'observed') return null;
   const code = run.error && /^AP_[A-Z_]+$/.test(run.error.code) ? run.error.code : ErrorCode.Conflict;
   return { code, message: `run ${run.runId} ${run.outcome}${run.error ? `: ${run.error.code}: ${run.error.message}` : ''}` };
+}
+
+/**
+ * The halt that withholds a run of `agent` started from this CLI, which acts as the person at
+ * this machine (`user:local`): `agent:<agent>`, or `subject:user:local`. Halts are the person's
+ * own decisions (`halt --list` shows them), so naming one tells them nothing they may not know.
+ */
+function haltOver(scopes: readonly string[], agent: string): string | null {
+  return scopes.find((scope) => scope === `agent:${agent}`) ?? scopes.find((scope) => scope === 'subject:user:local') ?? null;
+}
+
+/**
+ * `run`: runs.start, and for a refusal the runtime answers in its fixed words, the halt behind it
+ * when a halt is (asked of the plane right after: the runtime checks halts before policy, so a
+ * halt over this run is what refused it), with the command that lifts it.
+ */
+async function startRun(plane: PlaneConnection, agent: string, options: Common & { input: unknown; wait?: boolean }): Promise<RunView> {
+  try {
+    return await plane.call('runs.start', { agent, input: options.input, wait: options.wait ?? false });
+  } catch (error) {
+    // The runtime's refusal names no rule or halt (a protocol caller learns nothing of policy).
+    if (!(error instanceof CommandFailed) || error.code !== ErrorCode.Forbidden) throw error;
+    const halt = await plane.call('halts.list', {}).then(({ scopes }) => haltOver(scopes, agent), () => null);
+    if (!halt) throw error;
+    const dd = options.dataDir ? ` --data-dir ${options.dataDir}` : '';
+    throw new CommandFailed(error.code, `${error.message}: the halt ${halt} withholds it; lift it with \`agentplane halt --lift ${halt}${dd}\``);
+  }
 }
 
 /** The run's pending wait, found by run id or by wait id. */
@@ -117,15 +186,38 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
   /** The model-call lines of the run a command printed (filled by withModelCalls; one command per process). */
   const calls: string[] = [];
   const agents = program.command('agents').description('the agents this plane can run');
-  common(agents.command('list').description('list declared agents')).action(async (options: Common) =>
-    act(options, out, (p) => p.call('agents.list', {}), ({ agents: list }) => {
+  common(agents.command('list').description('list declared agents, and the agent files that do not load')).action(async (options: Common) =>
+    act(options, out, (p) => p.call('agents.list', {}), ({ agents: list, broken }) => {
       for (const a of list) {
         const grants = a.grants.map((g) => `${g.kind}:${g.name}${g.approve ? ' (approve)' : ''}`).join(', ');
         out(`${a.name.padEnd(14)} ${a.description}`);
         out(`${''.padEnd(14)} grants: ${grants || 'none'}; budget: ${JSON.stringify(a.budget)}`);
       }
+      for (const b of broken) {
+        out(`${b.name.padEnd(14)} BROKEN: ${b.source}`);
+        out(`${''.padEnd(14)} ${brokenWords(b)}`);
+      }
     }),
   );
+  common(agents.command('reload').description('read <data dir>/agents again now (a running plane also watches it) and say what changed')).action(async (options: Common) => {
+    let via: PlaneConnection['via'] = 'running plane';
+    await act(
+      options,
+      out,
+      (p) => {
+        via = p.via;
+        return p.call('agents.reload', {});
+      },
+      ({ added, changed, removed, broken }) => {
+        if (via === 'data dir') out('no plane is running for this data dir: the files were checked, and a plane reads them when it starts');
+        if (added.length + changed.length + removed.length === 0) out('no agent changed since the files were last read');
+        if (added.length > 0) out(`added: ${added.join(', ')}`);
+        if (changed.length > 0) out(`changed: ${changed.join(', ')}`);
+        if (removed.length > 0) out(`removed: ${removed.join(', ')}`);
+        for (const b of broken) out(`broken: ${b.name} (${b.source}): ${brokenWords(b)}`);
+      },
+    );
+  });
 
   common(
     program
@@ -133,15 +225,16 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       .description('admit a run of an agent')
       .argument('<agent>', 'agent name')
       .option('--input <json>', 'the run input as JSON', parseJson, {})
-      .option('--wait', 'wait until the run ends or waits for a person'),
+      .option('--wait', `wait until the run ends or waits for a person; exit 0 when it succeeded, 1 when it failed, was denied, cancelled or halted, ${WAITING_EXIT_CODE} when it waits for a person (the command that decides it is printed)`),
   ).action(async (agent: string, options: Common & { input: unknown; wait?: boolean }) =>
-    act(options, out, async (p) => withModelCalls(p, await p.call('runs.start', { agent, input: options.input, wait: options.wait ?? false }), options, calls), (run) => {
+    act(options, out, async (p) => withModelCalls(p, await startRun(p, agent, options), options, calls), (run) => {
       out(describeRun(run));
       for (const line of calls) out(line);
       for (const line of describeWait(run)) out(line);
+      if (options.wait) for (const line of decideWithLines(run, options.dataDir)) out(line);
       if (run.status === 'sealed' && run.result !== undefined) out(`  result: ${JSON.stringify(run.result)}`);
       if (run.error) out(`  error: ${run.error.code}: ${run.error.message}`);
-    }, { failureOf: (run) => (options.wait ? unsuccessful(run) : null) }),
+    }, { failureOf: (run) => (options.wait ? unsuccessful(run) : null), exitCodeOf: (run) => (options.wait && run.pending ? WAITING_EXIT_CODE : 0) }),
   );
 
   const runs = program.command('runs').description('runs and their state');
@@ -305,7 +398,13 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
           : options.lift
             ? p.call('halts.lift', { scope: options.lift })
             : p.call('halts.apply', { scope: options.scope!, ...(options.reason ? { reason: options.reason } : {}) }),
-      ({ scopes }) => out(scopes.length === 0 ? 'no halts' : `halted: ${scopes.join(', ')}`),
+      ({ scopes }) => {
+        // --scope and --lift say what they did, then what is in force after it.
+        if (options.list) return out(scopes.length === 0 ? 'no halts' : `halted: ${scopes.join(', ')}`);
+        if (options.lift) out(`lifted the halt ${options.lift}: its runs may start again, and the runs it withheld go on`);
+        else out(`halted ${options.scope}: new runs are refused, and admitted ones (suspended ones included) are withheld at their next step; lift it with agentplane halt --lift ${options.scope}`);
+        out(scopes.length === 0 ? 'no halts are in force now' : `halts in force now: ${scopes.join(', ')}`);
+      },
     );
   });
 }

@@ -3,7 +3,9 @@
  * served to a browser on loopback and the plane's agents served to MCP hosts. Prints
  * `AGENTPLANE_UI_URL=<url>`, then `AGENTPLANE_MCP_URL=<url>` and `AGENTPLANE_MCP_TOKEN=<token>`,
  * each on its own line (scripts, tests and a host's config read them; the token is the MCP
- * hosts' credential, printed to the person who started the plane, never logged), writes
+ * hosts' credential, printed to the person who started the plane, never logged); before them,
+ * when peers that were running when the plane last stopped are stopped now, one line naming
+ * them and the `agentplane peer up` that starts each (a plane never starts one itself); writes
  * plane.json for other CLI commands, refuses (AP_PLANE_RUNNING) when
  * another live plane holds the data dir's lock (plane/plane-lock.ts), and shuts down cleanly on
  * SIGINT/SIGTERM: every server closed, exit code 0.
@@ -31,6 +33,13 @@ export interface ServeOptions {
   /** Undefined: the A2A endpoint's port (and token) from last time, when free; else any. */
   a2aPort?: number;
   open: boolean;
+}
+
+/** The line `serve` prints when peers that ran before the plane last stopped are stopped now. */
+export function stoppedPeersNotice(ids: readonly string[], dataDirFlag: string | undefined): string {
+  const dd = dataDirFlag !== undefined ? ` --data-dir ${dataDirFlag}` : '';
+  const were = ids.length === 1 ? `Peer ${ids[0]} was` : `Peers ${ids.join(', ')} were`;
+  return `${were} running when this plane last stopped and ${ids.length === 1 ? 'is' : 'are'} stopped now (a peer stops with its plane and starts only when asked): ${ids.map((id) => `agentplane peer up ${id}${dd}`).join('; ')}, or click Start in the Peers view.`;
 }
 
 export async function serve(options: ServeOptions, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
@@ -101,6 +110,10 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
     mcpToken: mcp.token,
   });
   out(`AgentPlane ${plane.status().version} (headless) — data in ${dataDir}`);
+  // A peer stops with its plane and starts again only when asked: said, not left to be found.
+  const stoppedPeers = plane.peers.stoppedSinceLastRun();
+  if (stoppedPeers.length > 0) out(stoppedPeersNotice(stoppedPeers, options.dataDir));
+  plane.peers.acknowledgeStoppedSinceLastRun();
   out(`AGENTPLANE_UI_URL=${bridge.url}`);
   out(`AGENTPLANE_MCP_URL=${mcp.url}`);
   out(`AGENTPLANE_MCP_TOKEN=${mcp.token}`);

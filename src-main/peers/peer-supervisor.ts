@@ -6,10 +6,19 @@
  * fills at about 64 KB and the child then blocks on write forever (the seed's deadlock). The
  * peer tells us its real port through a port file and we confirm it with a health check before
  * calling it running; a peer that exits first is "failed", with the reason it printed.
+ *
+ * A peer stops with the plane that started it and starts again only when a person asks (a click,
+ * `agentplane peer up`): a plane never opens a peer's port by itself. So that a restart does not
+ * leave them stopped without a word, `peers/running.json` names the peers running when the plane
+ * last stopped (a peer a person started, or one adopted, is added; one a person stopped or
+ * revoked, or one that exited on its own while the plane ran, is removed; the plane's own
+ * shutdown removes none, and a plane killed outright removes nothing), and the next plane says
+ * which of them are stopped now (stoppedSinceLastRun).
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { writePrivateFileAtomically } from '../base/private-files';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { undici } from '../net/undici';
@@ -78,6 +87,9 @@ const SessionsAnswerSchema = z.object({ sessions: z.array(SessionRowSchema), ide
 export type PeerSessions = z.infer<typeof SessionsAnswerSchema>;
 
 const START_TIMEOUT_MS = 20_000;
+
+/** peers/running.json: the peers running now, or when the plane last stopped. */
+const RunningFileSchema = z.object({ version: z.literal(1), peers: z.array(z.string()) });
 /**
  * How a peer process reports a busy port (peer-host's listenStrict). Its own text names CLI
  * flags (--port-fallback, --port), which mean nothing in the UI: the plane answers with
@@ -107,6 +119,9 @@ export class PeerSupervisor {
   readonly registry: PeerRegistry;
   private readonly running = new Map<string, Running>();
   private readonly failures = new Map<string, string>();
+  /** Set by stopAll: the plane is closing, and the peers it stops stay in running.json. */
+  private closing = false;
+  private stoppedAtStart: string[] = [];
 
   constructor(
     readonly dataDir: string,
@@ -172,6 +187,8 @@ export class PeerSupervisor {
       if (this.running.get(id) === entry) {
         this.running.delete(id);
         if (entry.status !== 'stopping') this.failures.set(id, `exited with code ${code ?? 'signal'}: ${this.lastLines(id)}`);
+        // Gone on its own while the plane runs: not running when the plane stops, so not one to name then.
+        if (entry.status !== 'stopping' && !this.closing) this.rememberRunning(id, false);
         this.onChange();
       }
     });
@@ -180,6 +197,7 @@ export class PeerSupervisor {
       const { port } = await launched.announced(START_TIMEOUT_MS, ({ port }) => this.healthy(record, port));
       entry.port = port;
       entry.status = 'running';
+      this.rememberRunning(id, true);
       this.onChange();
       return this.summary(record);
     } catch (error) {
@@ -214,6 +232,8 @@ export class PeerSupervisor {
     await entry.exited;
     clearTimeout(timer);
     this.running.delete(id);
+    // Stopped by a person: not one to mention at the next start. Stopped with the plane: one to.
+    if (!this.closing) this.rememberRunning(id, false);
     if (entry.port) await this.waitPortFree(record, entry.port);
     this.onChange();
     return this.summary(record);
@@ -333,12 +353,14 @@ export class PeerSupervisor {
   revoke(id: string): PeerSummary {
     this.record(id);
     const record = this.registry.revoke(id);
+    this.rememberRunning(id, false);
     this.onChange();
     return this.summary(record);
   }
 
   /** Stops every peer this plane started (the plane is closing). */
   async stopAll(): Promise<void> {
+    this.closing = true;
     await Promise.allSettled([...this.running.keys()].map((id) => this.stop(id)));
   }
 
@@ -359,16 +381,76 @@ export class PeerSupervisor {
       if (this.running.get(record.id) !== entry) return;
       this.running.delete(record.id);
       if (entry.status !== 'stopping') this.failures.set(record.id, 'the adopted peer process exited');
+      if (entry.status !== 'stopping' && !this.closing) this.rememberRunning(record.id, false);
       this.onChange();
     });
     this.logger.log('info', `adopted peer ${record.id} (process ${holder.pid}, port ${holder.port})`);
+    this.rememberRunning(record.id, true);
     this.onChange();
     return true;
   }
 
-  /** At plane start: every registered peer whose process is still alive is adopted, not restarted. */
+  /**
+   * At plane start: every registered peer whose process is still alive is adopted, not restarted.
+   * Those that were running when the plane last stopped and are not now (they stopped with it)
+   * are noted for stoppedSinceLastRun, and logged.
+   */
   async adoptRunning(): Promise<void> {
+    const before = this.readRunningFile();
     await Promise.allSettled(this.registry.list().map((record) => this.adopt(record)));
+    this.stoppedAtStart = before.filter((id) => {
+      const record = this.registry.get(id);
+      return record !== null && !record.revoked && !record.ephemeral && !this.running.has(id);
+    });
+    if (this.stoppedAtStart.length > 0) {
+      this.logger.log('info', `peers running when the plane last stopped, stopped now: ${this.stoppedAtStart.join(', ')} (a peer starts again only when asked: agentplane peer up <id>)`);
+    }
+  }
+
+  /** The peers that were running when this data dir's plane last stopped and are stopped now (read at adoptRunning). */
+  stoppedSinceLastRun(): string[] {
+    return [...this.stoppedAtStart];
+  }
+
+  /**
+   * Said to the person (by `serve`, at its start): from now on running.json names what runs now,
+   * so the next start speaks of this run's peers, not the last one's. A CLI command that opens the
+   * data dir for a moment does not call this, and leaves the notice for the plane a person starts.
+   */
+  acknowledgeStoppedSinceLastRun(): void {
+    this.stoppedAtStart = [];
+    this.writeRunningFile([...this.running.keys()]);
+  }
+
+  private get runningFile(): string {
+    return join(this.registry.dir, 'running.json');
+  }
+
+  private readRunningFile(): string[] {
+    try {
+      const parsed = RunningFileSchema.safeParse(JSON.parse(readFileSync(this.runningFile, 'utf8')));
+      return parsed.success ? parsed.data.peers : [];
+    } catch {
+      // None yet (or not ours to read): nothing to say at start, which is all it is for.
+      return [];
+    }
+  }
+
+  private writeRunningFile(ids: string[]): void {
+    try {
+      mkdirSync(this.registry.dir, { recursive: true, mode: 0o700 });
+      writePrivateFileAtomically(this.runningFile, `${JSON.stringify({ version: 1, peers: [...new Set(ids)].sort() })}\n`);
+    } catch (error) {
+      // A notice at the next start is not worth failing a start or a stop over.
+      this.logger.log('warn', `could not write ${this.runningFile}`, { message: (error as Error).message });
+    }
+  }
+
+  /** Adds `id` to running.json (it runs) or removes it (a person stopped or revoked it). */
+  private rememberRunning(id: string, running: boolean): void {
+    const ids = this.readRunningFile();
+    if (ids.includes(id) === running) return;
+    this.writeRunningFile(running ? [...ids, id] : ids.filter((other) => other !== id));
   }
 
   private live(id: string): { entry: Running & { port: number }; record: PeerRecord } {

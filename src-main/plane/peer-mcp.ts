@@ -175,6 +175,8 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
           const program = programs.get(`skill:${skill.name}`);
           return program ? [{ name: skill.name, description: skill.description, inputSchema: skill.inputSchema, grants: grantsOf(program.grants), budget: program.budget, source: host }] : [];
         }),
+        // A peer's skills are not files: none is ever broken.
+        broken: [],
       };
     },
     async 'runs.start'({ agent: skill, input, context: runContext }, context) {

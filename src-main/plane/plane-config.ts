@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { join } from 'node:path';
-import { loadAgentsFrom, ManifestError, type LoadedAgent, type PreParsedManifests } from '../runtime/manifest';
+import { brokenAgentLine, loadAgentsFrom, ManifestError, readAgentFolder, type AgentFolder, type BrokenAgent, type LoadedAgent, type PreParsedManifests, type ReadFolderOptions } from '../runtime/manifest';
 import { PolicyEngine } from '../runtime/policy';
 import type { ModelProvider } from '../runtime/model-provider';
 export { PROVIDER_SETUP, unconfiguredProviderMessage } from '../runtime/model-provider';
@@ -40,17 +40,43 @@ function preParsedBundledAgents(): PreParsedManifests | undefined {
   }
 }
 
-export function loadAgents(dataDir: string): LoadedAgent[] {
+/** The bundled agents (resources/agents): part of the build, so one that does not load is a build error and throws. */
+export function loadBundledAgents(): LoadedAgent[] {
   const preParsed = preParsedBundledAgents();
-  const bundled = loadAgentsFrom(join(resourcesDir(), 'agents'), { bundled: true, ...(preParsed ? { preParsed } : {}) });
-  const ownDir = join(dataDir, 'agents');
-  const own = existsSync(ownDir) ? loadAgentsFrom(ownDir) : [];
+  return loadAgentsFrom(join(resourcesDir(), 'agents'), { bundled: true, ...(preParsed ? { preParsed } : {}) });
+}
+
+/** Where the person's own agent files are: `<data dir>/agents`. */
+export function ownAgentsDir(dataDir: string): string {
+  return join(dataDir, 'agents');
+}
+
+/**
+ * The person's own agents (<data dir>/agents) beside the bundled ones: those that load, and
+ * those that do not (each with its file, field and fix), a name the bundled set already has
+ * among the latter. Never throws for one of the person's files: the plane starts without it.
+ */
+export function readOwnAgents(dataDir: string, bundled: readonly LoadedAgent[], options: Pick<ReadFolderOptions, 'prefer' | 'trust'> = {}): AgentFolder {
+  const folder = readAgentFolder(ownAgentsDir(dataDir), options);
   const names = new Map(bundled.map((a) => [a.manifest.name, a.source]));
-  for (const agent of own) {
+  const agents: LoadedAgent[] = [];
+  const broken: BrokenAgent[] = [...folder.broken];
+  for (const agent of folder.agents) {
     const clash = names.get(agent.manifest.name);
-    if (clash) throw new ManifestError(`${agent.source}: an agent named ${agent.manifest.name} is already declared in ${clash}`);
+    if (clash) broken.push({ name: agent.manifest.name, source: agent.source, field: 'name', line: null, problem: `an agent named ${agent.manifest.name} is already declared in ${clash}: give this one another \`name:\`` });
+    else agents.push(agent);
   }
-  return [...bundled, ...own];
+  broken.sort((a, b) => a.source.localeCompare(b.source));
+  return { agents, broken, digests: folder.digests };
+}
+
+/** Every agent a plane on `dataDir` runs, refusing the lot when one file does not load (tests and embedders that want that). */
+export function loadAgents(dataDir: string): LoadedAgent[] {
+  const bundled = loadBundledAgents();
+  const own = readOwnAgents(dataDir, bundled);
+  const first = own.broken[0];
+  if (first) throw new ManifestError(brokenAgentLine(first), { source: first.source, field: first.field, problem: first.problem, line: first.line });
+  return [...bundled, ...own.agents];
 }
 
 export function loadPolicy(dataDir: string): PolicyEngine {

@@ -65,6 +65,18 @@ export interface PlaneLock {
   release(): void;
 }
 
+/**
+ * The refusal a plane starting now in this process would meet, or null when none would: another
+ * live process holds the lock. For `npm start` (scripts/start.mjs), which asks before it builds,
+ * so that a second start refuses without rebuilding out/ under the running plane.
+ */
+export function planeRunningError(dataDir: string, pid = process.pid): PlaneRunningError | null {
+  const holder = readPlaneLock(dataDir);
+  if (!holder || holder.pid === pid) return null;
+  const planeFile = readPlaneFile(dataDir);
+  return new PlaneRunningError(dataDir, holder.pid, planeFile?.pid === holder.pid ? planeFile.url : null);
+}
+
 /** Takes the data dir's plane lock, or throws PlaneRunningError when a live plane holds it. */
 export function acquirePlaneLock(dataDir: string, pid = process.pid): PlaneLock {
   const path = planeLockPath(dataDir);
@@ -77,11 +89,8 @@ export function acquirePlaneLock(dataDir: string, pid = process.pid): PlaneLock 
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
-      const holder = readPlaneLock(dataDir);
-      if (holder && holder.pid !== pid) {
-        const planeFile = readPlaneFile(dataDir);
-        throw new PlaneRunningError(dataDir, holder.pid, planeFile?.pid === holder.pid ? planeFile.url : null);
-      }
+      const running = planeRunningError(dataDir, pid);
+      if (running) throw running;
       // Stale (its process is gone), malformed, or this process's own: take it over.
       rmSync(path, { force: true });
     }

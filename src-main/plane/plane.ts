@@ -23,7 +23,8 @@ import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
 import type { LoadedAgent } from '../runtime/manifest';
 import type { PolicyEngine } from '../runtime/policy';
 import type { ModelProvider } from '../runtime/model-provider';
-import { loadAgents, loadPolicy, loadProviders } from './plane-config';
+import { loadPolicy, loadProviders } from './plane-config';
+import { AgentFiles, agentFilesHandlers } from './agent-files';
 import { openProviderSettings, providerHandlers } from './provider-handlers';
 import type { KeySealer } from './provider-settings';
 import { LOCAL_USER, runtimeHandlers } from './runtime-handlers';
@@ -52,8 +53,16 @@ export interface PlaneConfig {
   checkpointEvery?: number;
   /** How often to look for records other processes appended to this data dir (ms). */
   journalPollMs?: number;
-  /** Overrides for tests and embedders; by default they are read from files and the environment. */
+  /**
+   * Overrides for tests and embedders; by default they are read from files and the environment.
+   * Given agents are the plane's whole set: no agent file is read or watched.
+   */
   agents?: LoadedAgent[];
+  /**
+   * Watch <data dir>/agents and read it again when a file is added, changed or removed (default
+   * true; `agents.reload` reads it either way). Off for a test that reloads on its own word.
+   */
+  watchAgentFiles?: boolean;
   policy?: PolicyEngine;
   providers?: Map<string, ModelProvider>;
   tools?: ReadonlyMap<string, Tool>;
@@ -151,16 +160,24 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   // both reached through netguard (a card can name an address; only netguard decides if it is one).
   const a2aClient = config.a2a ?? createA2aClient({ dataDir: config.dataDir, dispatcher: netguard.dispatcher });
   let runtime: Runtime;
+  // The person's agent files, unless the embedder gave the agents: a broken one is left out and
+  // listed, never fatal; the folder is followed while the plane runs (agent-files.ts).
+  let agentFiles: AgentFiles | null = null;
   try {
     providerSettings = await openProviderSettings(config.dataDir, config.keySealer ?? null, logger);
     providers = config.providers ?? loadProviders(env, { dataDir: config.dataDir, stored: providerSettings.settings, dispatcher: netguard.dispatcher });
     startupMark('plane.providers');
+    const policy = config.policy ?? loadPolicy(config.dataDir);
+    const tools = config.tools ?? builtinTools;
+    agentFiles = config.agents ? null : new AgentFiles({ dataDir: config.dataDir, policy, tools, logger });
+    const agents = agentFiles ? agentFiles.load() : { agents: config.agents ?? [], broken: [] };
     runtime = await Runtime.create({
       journal,
-      agents: config.agents ?? loadAgents(config.dataDir),
-      policy: config.policy ?? loadPolicy(config.dataDir),
+      agents: agents.agents,
+      brokenAgents: agents.broken,
+      policy,
       providers,
-      tools: config.tools ?? builtinTools,
+      tools,
       toolContext: { workspace: workspaceOf(config.dataDir) },
       logger,
       peers: createPeerCaller({ registry: peers.registry, portOf: (id) => peers.portOf(id) }),
@@ -190,6 +207,9 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     state,
   });
 
+  agentFiles?.attach(runtime, (view) => events.publish('agents.changed', view));
+  if (config.watchAgentFiles ?? true) agentFiles?.watch();
+
   const runtimeCommands = runtimeHandlers(runtime);
   const acp = acpHandlers(journal, LOCAL_USER);
   const handlers: CommandHandlers = {
@@ -197,6 +217,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     'journal.changes': ({ afterSeq }) => readJournalChanges(journal, afterSeq),
     ...journalHandlers(journal),
     ...runtimeCommands,
+    ...agentFilesHandlers(agentFiles),
     ...peerHandlers(peers),
     ...acp.handlers,
     ...mcpEndpointHandlers(config.dataDir, runtime),
@@ -265,6 +286,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       closing ??= (async () => {
         state = 'stopping';
         events.publish('plane.statusChanged', status());
+        agentFiles?.close();
         await peers.stopAll();
         // A follow in flight is parked (nothing is written): its effect is resumable, so the next
         // plane re-attaches to the remote task by its id (runtime/a2a-effect.ts).

@@ -2,7 +2,7 @@
  * The runtime's commands. Every front end (window, browser, CLI through the local API) acts as
  * the person at this machine, `user:local`; the transport is recorded as how the run arrived.
  */
-import type { RunView, SpendSummary } from '../../src-shared/ipc/contract';
+import type { AgentsView, RunView, SpendSummary } from '../../src-shared/ipc/contract';
 import { addSpend, NO_SPEND, tokensOf } from '../../src-shared/vocabulary/spend';
 import { readPaymentRequest } from '../../src-shared/vocabulary/payments';
 import { ErrorCode } from '../../src-shared/ipc/errors';
@@ -60,6 +60,21 @@ async function assertCallerMayAnswer(runtime: Runtime, principal: string, runId:
   }
 }
 
+/** The agents a runtime runs and the agent files it could not load: `agents.list`'s answer and the `agents.changed` event's payload. */
+export function agentsView(runtime: Runtime): AgentsView {
+  return {
+    agents: runtime.listAgents().map((a) => ({
+      name: a.manifest.name,
+      description: a.manifest.description,
+      inputSchema: a.manifest.input,
+      grants: a.manifest.grants.map((g) => ({ kind: g.kind, name: g.name, approve: g.approve })),
+      budget: a.manifest.budget,
+      source: a.source,
+    })),
+    broken: runtime.listBrokenAgents(),
+  };
+}
+
 type RuntimeCommands =
   | 'agents.list'
   | 'runs.list'
@@ -79,16 +94,7 @@ type RuntimeCommands =
 
 export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, RuntimeCommands> {
   return {
-    'agents.list': () => ({
-      agents: runtime.listAgents().map((a) => ({
-        name: a.manifest.name,
-        description: a.manifest.description,
-        inputSchema: a.manifest.input,
-        grants: a.manifest.grants.map((g) => ({ kind: g.kind, name: g.name, approve: g.approve })),
-        budget: a.manifest.budget,
-        source: a.source,
-      })),
-    }),
+    'agents.list': () => agentsView(runtime),
     async 'runs.list'({ limit, agent, status, owner, host, context, activeSince, beforeSeq }) {
       if (owner !== undefined) {
         // One owner's runs through the journal's index of admissions: only the page is folded.

@@ -94,7 +94,7 @@ describe('agent manifests', () => {
   const bad: Array<[string, Record<string, unknown>, RegExp]> = [
     ['a bad name', { name: 'Bad Name' }, /x\.json: name: a lowercase name/],
     ['no steps', { steps: [] }, /x\.json: steps: /],
-    ['an unknown field', { colour: 'red' }, /x\.json: \(root\): Unrecognized key: "colour"/],
+    ['an unknown field', { colour: 'red' }, /x\.json: colour: unknown key `colour`: remove it/],
     ['a step of no known kind', { steps: [{ dance: {} }] }, /x\.json: steps\.0: /],
     ['a negative budget', { budget: { maxTokens: -5 } }, /x\.json: budget\.maxTokens: /],
     ['a payment grant without approve', { grants: [{ kind: 'payment', name: 'request', approve: false }] }, /a payment grant always needs a person/],
@@ -125,7 +125,7 @@ describe('agent manifests', () => {
     const dir2 = mkdtempSync(join(tmpdir(), 'ap-manifests-'));
     writeFileSync(join(dir2, 'a.json'), JSON.stringify(base));
     writeFileSync(join(dir2, 'b.json'), JSON.stringify(base));
-    expect(() => loadAgentsFrom(dir2)).toThrow(/b\.json: an agent named ok is already declared in .*a\.json/);
+    expect(() => loadAgentsFrom(dir2)).toThrow(/b\.json: name: an agent named ok is already declared in .*a\.json/);
     const dir3 = mkdtempSync(join(tmpdir(), 'ap-manifests-'));
     writeFileSync(join(dir3, 'c.json'), '{ nope');
     expect(() => loadAgentsFrom(dir3)).toThrow(/c\.json: not valid JSON/);
@@ -138,6 +138,6 @@ describe('agent manifests', () => {
     writeFileSync(join(own, 'mine.json'), JSON.stringify({ ...base, name: 'mine' }));
     expect(loadAgents(dataDir).map((a) => a.manifest.name)).toContain('mine');
     writeFileSync(join(own, 'clash.json'), JSON.stringify({ ...base, name: 'summarize' }));
-    expect(() => loadAgents(dataDir)).toThrow(/clash\.json: an agent named summarize is already declared/);
+    expect(() => loadAgents(dataDir)).toThrow(/clash\.json: name: an agent named summarize is already declared/);
   });
 });

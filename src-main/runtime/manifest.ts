@@ -12,11 +12,11 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { extname, join } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { parse as ParseYaml } from 'yaml';
 import { z } from 'zod';
-import { describeZodError } from '../../src-shared/ipc/errors';
+import { jsonProblem, manifestProblems, yamlProblem } from './manifest-problems';
 import { modelToolName, parseToolRef } from './model-tools';
 import { compileAnswerSchema } from './structured-output';
 import type { ModelRequest } from './model-provider';
@@ -140,8 +140,33 @@ export const ManifestSchema = z
   .strict();
 export type Manifest = z.infer<typeof ManifestSchema>;
 
+/**
+ * A manifest that does not load. The message is `<file>: <field>: <what is wrong and the fix>`;
+ * the parts are kept apart too, for the lists that show a broken agent (`agents list`, the UI).
+ */
 export class ManifestError extends Error {
   override readonly name = 'ManifestError';
+  /** The file (or label) the manifest came from; null when the message was given whole. */
+  readonly source: string | null;
+  /** The field at fault, dotted (`input`, `steps.0.model.prompt`); null for the file as a whole. */
+  readonly field: string | null;
+  /** The line at fault (1-based), for a file that does not parse. */
+  readonly line: number | null;
+  /** What is wrong and how to fix it, without the file and the field. */
+  readonly problem: string;
+
+  constructor(message: string, detail?: { source: string; field: string | null; problem: string; line?: number | null }) {
+    super(message);
+    this.source = detail?.source ?? null;
+    this.field = detail?.field ?? null;
+    this.line = detail?.line ?? null;
+    this.problem = detail?.problem ?? message;
+  }
+}
+
+/** The ManifestError for `problem` at `field` of `source`. */
+export function manifestError(source: string, field: string | null, problem: string, line?: number | null): ManifestError {
+  return new ManifestError(`${source}: ${field !== null ? `${field}: ` : ''}${problem}`, { source, field, problem, line: line ?? null });
 }
 
 export interface LoadedAgent {
@@ -168,8 +193,19 @@ export interface CompileOptions {
 }
 
 export function compileAgent(raw: unknown, source: string, options: CompileOptions = {}): LoadedAgent {
+  if (raw === null || raw === undefined) {
+    throw manifestError(source, null, 'the file is empty: an agent manifest is a mapping with `name:`, `description:`, `input:`, `steps:` and `grants:`');
+  }
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw manifestError(source, null, `the file holds ${Array.isArray(raw) ? 'a list' : 'a single value'}, not a manifest: an agent manifest is a mapping with \`name:\`, \`description:\`, \`input:\`, \`steps:\` and \`grants:\``);
+  }
   const parsed = ManifestSchema.safeParse(raw);
-  if (!parsed.success) throw new ManifestError(`${source}: ${describeZodError(parsed.error)}`);
+  if (!parsed.success) {
+    const problems = manifestProblems(ManifestSchema, raw, parsed.error);
+    const first = problems[0] ?? { field: null, problem: 'does not match the manifest schema' };
+    const message = problems.map((p) => `${p.field !== null ? `${p.field}: ` : ''}${p.problem}`).join('; ');
+    throw new ManifestError(`${source}: ${message}`, { source, field: first.field, problem: problems.length === 1 ? first.problem : message.slice(first.field !== null ? first.field.length + 2 : 0) });
+  }
   const manifest = parsed.data;
   let validate;
   try {
@@ -178,24 +214,27 @@ export function compileAgent(raw: unknown, source: string, options: CompileOptio
     if (JSON.stringify(manifest.input).match(/"\$ref"\s*:\s*"(?!#)/)) throw new Error('external $ref is not allowed');
     validate = (options.bundled ? ajvForBundled : ajv).compile(manifest.input);
   } catch (error) {
-    throw new ManifestError(`${source}: input: not a valid JSON Schema (${(error as Error).message})`);
+    throw manifestError(source, 'input', `not a valid JSON Schema (${(error as Error).message})`);
   }
   const granted = new Set(manifest.grants.map((g) => `${g.kind}:${g.name}`));
   manifest.steps.forEach((step, index) => {
     const need = grantNeeded(step);
-    if (need && !granted.has(need)) throw new ManifestError(`${source}: steps.${index}: needs the grant ${need}, which the manifest does not give`);
-    if ('model' in step) checkModelTools(manifest, step.model.tools ?? [], `${source}: steps.${index}`);
+    if (need && !granted.has(need)) {
+      const [kind, ...name] = need.split(':');
+      throw manifestError(source, `steps.${index}`, `needs the grant ${need}, which the manifest does not give: add \`- {kind: ${kind}, name: ${name.join(':')}}\` under \`grants:\``);
+    }
+    if ('model' in step) checkModelTools(manifest, step.model.tools ?? [], source, `steps.${index}`);
     if ('model' in step && step.model.schema) {
       try {
         compileAnswerSchema(step.model.schema);
       } catch (error) {
-        throw new ManifestError(`${source}: steps.${index}.model.schema: ${(error as Error).message}`);
+        throw manifestError(source, `steps.${index}.model.schema`, (error as Error).message);
       }
     }
     if ('peer' in step) {
       const grant = manifest.grants.find((g) => g.kind === 'peer' && g.name === step.peer.name) as { skills: string[] } | undefined;
       if (grant && !grant.skills.includes(step.peer.skill)) {
-        throw new ManifestError(`${source}: steps.${index}: calls ${step.peer.name}/${step.peer.skill}, but the peer grant allows only ${grant.skills.join(', ')}`);
+        throw manifestError(source, `steps.${index}`, `calls ${step.peer.name}/${step.peer.skill}, but the peer grant allows only ${grant.skills.join(', ')}`);
       }
     }
   });
@@ -216,7 +255,8 @@ export function compileAgent(raw: unknown, source: string, options: CompileOptio
  * one name (names are sanitised to [a-zA-Z0-9_-]{1,64}, so distinct references can collide; a
  * collision would let the model's call land on a tool other than the one it chose).
  */
-function checkModelTools(manifest: Manifest, tools: readonly string[], where: string): void {
+function checkModelTools(manifest: Manifest, tools: readonly string[], source: string, field: string): void {
+  const refuse = (problem: string) => manifestError(source, field, problem);
   const byName = new Map<string, string>();
   for (const ref of tools) {
     const tool = parseToolRef(ref);
@@ -224,23 +264,23 @@ function checkModelTools(manifest: Manifest, tools: readonly string[], where: st
       // Direct recursion is refused here, where it is certain; a longer cycle (a → b → a) is
       // bounded at run time by the delegation depth cap (policy.ts MAX_CHAIN_DEPTH), which fails
       // the call that would go one link too deep as a tool error the model sees.
-      if (tool.name === manifest.name) throw new ManifestError(`${where}: tool ${ref}: an agent cannot offer itself as a tool (direct recursion)`);
+      if (tool.name === manifest.name) throw refuse(`tool ${ref}: an agent cannot offer itself as a tool (direct recursion)`);
       if (!manifest.grants.some((g) => g.kind === 'agent' && g.name === tool.name)) {
-        throw new ManifestError(`${where}: tool ${ref} needs the grant agent:${tool.name}, which the manifest does not give`);
+        throw refuse(`tool ${ref} needs the grant agent:${tool.name}, which the manifest does not give`);
       }
     } else if (tool.kind === 'peer') {
       const grant = manifest.grants.find((g) => g.kind === 'peer' && g.name === tool.peer) as { skills: string[] } | undefined;
-      if (!grant) throw new ManifestError(`${where}: tool ${ref} needs the grant peer:${tool.peer}, which the manifest does not give`);
-      if (!grant.skills.includes(tool.skill)) throw new ManifestError(`${where}: tool ${ref}: the peer grant allows only ${grant.skills.join(', ')}`);
+      if (!grant) throw refuse(`tool ${ref} needs the grant peer:${tool.peer}, which the manifest does not give`);
+      if (!grant.skills.includes(tool.skill)) throw refuse(`tool ${ref}: the peer grant allows only ${grant.skills.join(', ')}`);
     } else if (tool.kind === 'a2a') {
-      if (!manifest.grants.some((g) => g.kind === 'a2a' && g.name === tool.card)) throw new ManifestError(`${where}: tool ${ref} needs the grant a2a:${tool.card}, which the manifest does not give`);
+      if (!manifest.grants.some((g) => g.kind === 'a2a' && g.name === tool.card)) throw refuse(`tool ${ref} needs the grant a2a:${tool.card}, which the manifest does not give`);
     } else if (!manifest.grants.some((g) => g.kind === 'mcp' && g.name === `${tool.server}/${tool.tool}`)) {
-      throw new ManifestError(`${where}: tool ${ref} needs the grant mcp:${tool.server}/${tool.tool}, which the manifest does not give`);
+      throw refuse(`tool ${ref} needs the grant mcp:${tool.server}/${tool.tool}, which the manifest does not give`);
     }
     const name = modelToolName(tool);
     const previous = byName.get(name);
     if (previous !== undefined) {
-      throw new ManifestError(`${where}: tools ${previous} and ${ref} are ambiguous: both reach the model as ${name}`);
+      throw refuse(`tools ${previous} and ${ref} are ambiguous: both reach the model as ${name}`);
     }
     byName.set(name, ref);
   }
@@ -279,33 +319,130 @@ function parseYaml(text: string): unknown {
 export type PreParsedManifests = Record<string, { sha256: string; value: unknown }>;
 
 export function parseManifestText(text: string, source: string): unknown {
+  const json = extname(source) === '.json';
   try {
-    return extname(source) === '.json' ? JSON.parse(text) : parseYaml(text);
+    return json ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new ManifestError(`${source}: not valid ${extname(source) === '.json' ? 'JSON' : 'YAML'} (${(error as Error).message.split('\n')[0]})`);
+    const found = json ? jsonProblem(error, text) : yamlProblem(error);
+    throw manifestError(source, null, found.problem, found.line ?? null);
   }
 }
 
+/** The file names a folder of manifests holds: .json, .yaml and .yml. */
+export const MANIFEST_EXTENSIONS: readonly string[] = ['.json', '.yaml', '.yml'];
+
+/** An agent file that does not load, as the lists show it: the agent's name, the file, the field and the fix. */
+export interface BrokenAgent {
+  /** The name the file declares when it can be read, else the file's name without its extension. */
+  name: string;
+  /** The file. */
+  source: string;
+  /** The field at fault, dotted; null for the file as a whole. */
+  field: string | null;
+  /** The line at fault, for a file that does not parse. */
+  line: number | null;
+  /** What is wrong and how to fix it. */
+  problem: string;
+}
+
+/** `<file>: <field>: <problem>`, one line: how a broken agent is named in a refusal or a log. */
+export function brokenAgentLine(broken: BrokenAgent): string {
+  return `${broken.source}: ${broken.field !== null ? `${broken.field}: ` : ''}${broken.problem}`;
+}
+
+export interface AgentFolder {
+  agents: LoadedAgent[];
+  broken: BrokenAgent[];
+  /** Each manifest file read, by path: the SHA-256 of its text (what a reload compares). */
+  digests: Map<string, string>;
+}
+
+export interface ReadFolderOptions extends CompileOptions {
+  preParsed?: PreParsedManifests;
+  /**
+   * Of two files declaring one name, the one to keep, by name: the file that held it before (a
+   * reload does not hand a running agent's name to a file that appeared beside it). Otherwise
+   * the first file in name order keeps it.
+   */
+  prefer?: ReadonlyMap<string, string>;
+  /** Refuses a file the plane must not trust (throws; its message says why and the fix). */
+  trust?: (path: string) => void;
+}
+
+/** The name a broken file is listed under: the one it declares, when that can be read. */
+function declaredName(raw: unknown, source: string): string {
+  const name = raw !== null && typeof raw === 'object' ? (raw as { name?: unknown }).name : undefined;
+  return typeof name === 'string' && name.length > 0 && name.length <= 200 ? name : basename(source, extname(source));
+}
+
 /**
- * Every manifest in a folder (.json, .yaml, .yml), refusing duplicates by name; `preParsed`
- * answers for files whose text it holds (PreParsedManifests).
+ * Every manifest in a folder (.json, .yaml, .yml): those that load, and those that do not, each
+ * with its file, field and fix; of two files declaring one name the second is the broken one.
+ * One bad file never hides the others. A folder that is not there holds nothing.
  */
-export function loadAgentsFrom(dir: string, options: CompileOptions & { preParsed?: PreParsedManifests } = {}): LoadedAgent[] {
-  const files = readdirSync(dir)
-    .filter((f) => ['.json', '.yaml', '.yml'].includes(extname(f)))
-    .sort();
-  const agents: LoadedAgent[] = [];
-  const seen = new Map<string, string>();
+export function readAgentFolder(dir: string, options: ReadFolderOptions = {}): AgentFolder {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { agents: [], broken: [], digests: new Map() };
+    throw error;
+  }
+  const files = names.filter((f) => MANIFEST_EXTENSIONS.includes(extname(f))).sort();
+  const loaded: LoadedAgent[] = [];
+  const broken: BrokenAgent[] = [];
+  const digests = new Map<string, string>();
   for (const file of files) {
     const source = join(dir, file);
-    const text = readFileSync(source, 'utf8');
-    const known = options.preParsed !== undefined && Object.hasOwn(options.preParsed, file) ? options.preParsed[file] : undefined;
-    const raw = known && known.sha256 === createHash('sha256').update(text).digest('hex') ? known.value : parseManifestText(text, source);
-    const agent = compileAgent(raw, source, { ...(options.bundled !== undefined ? { bundled: options.bundled } : {}) });
-    const previous = seen.get(agent.manifest.name);
-    if (previous) throw new ManifestError(`${source}: an agent named ${agent.manifest.name} is already declared in ${previous}`);
-    seen.set(agent.manifest.name, source);
-    agents.push(agent);
+    let raw: unknown;
+    try {
+      options.trust?.(source);
+      let text: string;
+      try {
+        text = readFileSync(source, 'utf8');
+      } catch (error) {
+        // Gone since the folder was read (an editor's temporary): nothing to load.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      const digest = createHash('sha256').update(text).digest('hex');
+      digests.set(source, digest);
+      const known = options.preParsed !== undefined && Object.hasOwn(options.preParsed, file) ? options.preParsed[file] : undefined;
+      raw = known && known.sha256 === digest ? known.value : parseManifestText(text, source);
+      loaded.push(compileAgent(raw, source, { ...(options.bundled !== undefined ? { bundled: options.bundled } : {}) }));
+    } catch (error) {
+      if (error instanceof ManifestError) {
+        broken.push({ name: declaredName(raw, source), source, field: error.field, line: error.line, problem: error.problem });
+      } else {
+        broken.push({ name: declaredName(raw, source), source, field: null, line: null, problem: error instanceof Error ? error.message : String(error) });
+      }
+    }
   }
-  return agents;
+  // One file per name: the preferred one, else the first in name order.
+  const holder = new Map<string, string>();
+  for (const agent of loaded) {
+    const name = agent.manifest.name;
+    const preferred = options.prefer?.get(name);
+    if (!holder.has(name) || (preferred === agent.source && holder.get(name) !== preferred)) holder.set(name, agent.source);
+  }
+  const agents: LoadedAgent[] = [];
+  for (const agent of loaded) {
+    const kept = holder.get(agent.manifest.name)!;
+    if (kept === agent.source) agents.push(agent);
+    else broken.push({ name: agent.manifest.name, source: agent.source, field: 'name', line: null, problem: `an agent named ${agent.manifest.name} is already declared in ${kept}: rename one of them (\`name:\`)` });
+  }
+  broken.sort((a, b) => a.source.localeCompare(b.source));
+  return { agents, broken, digests };
+}
+
+/**
+ * Every manifest in a folder, refusing the folder when any one does not load (the bundled
+ * agents, which are part of the build, and tests); `preParsed` answers for files whose text it
+ * holds (PreParsedManifests).
+ */
+export function loadAgentsFrom(dir: string, options: CompileOptions & { preParsed?: PreParsedManifests } = {}): LoadedAgent[] {
+  const folder = readAgentFolder(dir, options);
+  const first = folder.broken[0];
+  if (first) throw new ManifestError(brokenAgentLine(first), { source: first.source, field: first.field, problem: first.problem, line: first.line });
+  return folder.agents;
 }

@@ -29,13 +29,14 @@ import { errorFields } from '../base/logger';
 import { startupMark } from '../base/startup-trace';
 import { type ModelProvider, pricingOf, unconfiguredProviderMessage } from './model-provider';
 import { UNPRICED_REMEDY, unpricedModelWords } from './model-effect';
-import type { LoadedAgent } from './manifest';
-import { grantNeeded } from './manifest';
+import type { BrokenAgent, LoadedAgent } from './manifest';
+import { brokenAgentLine, grantNeeded } from './manifest';
 import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
 import { RunContext, type RunGovernance } from './run-context';
 import { readRunHistory, RunFold, summaryOf, type PendingWait, type RunHistory, type RunSummary } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import { agentProgram, type RunProgram } from './run-program';
+import type { StepDeps } from './step-runner';
 import type { PeerCaller } from './peer-effect';
 import type { McpToolCaller } from './mcp-effect';
 import type { A2aCaller } from './a2a-effect';
@@ -47,6 +48,11 @@ import type { ModelTextSink } from './model-stream';
 export interface RuntimeOptions {
   journal: Journal;
   agents: readonly LoadedAgent[];
+  /**
+   * Agent files that did not load (the person's own, <data dir>/agents): not runnable, listed
+   * with their problem, and a run of one is refused with it rather than as "no agent named".
+   */
+  brokenAgents?: readonly BrokenAgent[];
   policy: PolicyEngine;
   providers: ReadonlyMap<string, ModelProvider>;
   tools: ReadonlyMap<string, Tool>;
@@ -183,6 +189,73 @@ export class PlaneBuildError extends Error {
   override readonly name = 'PlaneBuildError';
 }
 
+/** What makes one agent of a set unrunnable beside the others: the field, the words a refusal of the plane uses, and the fix. */
+export interface AgentSetProblem {
+  agent: string;
+  field: string | null;
+  message: string;
+  fix: string;
+}
+
+/**
+ * An agent's grants and, through each `agent:<name>` grant, the grants of the agents it may
+ * call as tools (each once): starting it lends all of them, so a principal's declared
+ * authority must cover all of them. A delegation does not widen what its root may do.
+ */
+function reachableGrants(agents: ReadonlyMap<string, LoadedAgent>, name: string, seen = new Set<string>()): string[] {
+  const agent = agents.get(name);
+  if (!agent || seen.has(name)) return [];
+  seen.add(name);
+  const own = agent.manifest.grants.map((g) => `${g.kind}:${g.name}`);
+  const called = agent.manifest.grants.filter((g) => g.kind === 'agent').flatMap((g) => reachableGrants(agents, g.name, seen));
+  return [...new Set([...own, ...called])];
+}
+
+/**
+ * What a set of agents may not hold, agent by agent (manifests load one by one; these need the
+ * set, the policy and the tools): a principal allowed to start an agent whose reachable grants
+ * exceed that principal's declared authority (refused, not clipped), a tool that does not
+ * exist, an agent tool naming an agent the set does not have.
+ */
+export function agentSetProblems(agents: readonly LoadedAgent[], policy: PolicyEngine, tools: ReadonlyMap<string, Tool>): AgentSetProblem[] {
+  const byName = new Map(agents.map((a) => [a.manifest.name, a]));
+  const problems: AgentSetProblem[] = [];
+  for (const agent of byName.values()) {
+    const name = agent.manifest.name;
+    const grants = reachableGrants(byName, name);
+    for (const principal of policy.principalsAllowedToStart(name)) {
+      const beyond = grantsBeyond(policy.policy.authority[principal] ?? [], grants);
+      if (beyond.length > 0) {
+        problems.push({
+          agent: name,
+          field: 'grants',
+          message: `${principal} may start agent ${name}, whose grants ${beyond.join(', ')} exceed ${principal}'s authority`,
+          fix: `remove those grants, or add them to ${principal}'s authority in policy.json`,
+        });
+      }
+    }
+    agent.manifest.steps.forEach((step, index) => {
+      const need = grantNeeded(step);
+      // A model provider that is not configured is refused at run admission (start), not here:
+      // a plane without an Anthropic key still runs every agent that does not need one.
+      if (need?.startsWith('tool:') && !tools.has(need.slice('tool:'.length))) {
+        problems.push({ agent: name, field: `steps.${index}.tool.name`, message: `agent ${name} uses tool ${need.slice(5)}, which does not exist`, fix: `use one of the tools there are: ${[...tools.keys()].join(', ')}` });
+      }
+      for (const ref of 'model' in step ? (step.model.tools ?? []) : []) {
+        if (ref.startsWith('agent:') && !byName.has(ref.slice('agent:'.length))) {
+          problems.push({
+            agent: name,
+            field: `steps.${index}.model.tools`,
+            message: `agent ${name} offers the tool ${ref}, but no agent named ${ref.slice('agent:'.length)} is declared`,
+            fix: `declare that agent, or remove the tool (and its grant)`,
+          });
+        }
+      }
+    });
+  }
+  return problems;
+}
+
 /**
  * The start-up trace's mark (base/startup-trace.ts) for a start-up check run in the background
  * ending: from then on runs may start. The benches time it beside the URL line.
@@ -208,6 +281,8 @@ const SUMMARY_CACHE = 20_000;
 /** Calls listed on one run's page: a run that made more shows the first this many. */
 const MAX_LINKED_CALLS = 500;
 const HALT_SCOPE = /^(subject|agent):.+$/;
+/** The doors a person at this plane comes through (the window, the browser, the CLI). */
+const PERSON_VIAS: ReadonlySet<StartRequest['via']> = new Set(['ipc', 'web', 'cli']);
 
 /** The kinds the follower acts on (Runtime.follow): halts and their lifts, decisions, cancels. */
 const FOLLOWED_KINDS: readonly RecordKind[] = ['HaltApplied', 'Decision', 'Cancelled'];
@@ -215,8 +290,11 @@ const FOLLOWED_KINDS: readonly RecordKind[] = ['HaltApplied', 'Decision', 'Cance
 const FOLLOW_PAGE = 1000;
 
 export class Runtime {
-  private readonly agents: ReadonlyMap<string, LoadedAgent>;
+  private agents: ReadonlyMap<string, LoadedAgent>;
+  /** Agent files that did not load, by the name each is listed under (the first of a name). */
+  private brokenAgents = new Map<string, BrokenAgent>();
   private readonly programs = new Map<string, RunProgram>();
+  private readonly stepDeps: StepDeps;
   private readonly host: string;
   /** Runs this runtime hosts (admitted here, or by an earlier process of the same host). */
   private readonly ownRuns = new Set<string>();
@@ -240,8 +318,9 @@ export class Runtime {
 
   private constructor(private readonly options: RuntimeOptions) {
     this.agents = new Map(options.agents.map((a) => [a.manifest.name, a]));
+    this.brokenAgents = brokenByName(options.brokenAgents ?? []);
     this.host = options.host ?? 'plane';
-    const deps = {
+    this.stepDeps = {
       providers: options.providers,
       tools: options.tools,
       toolContext: options.toolContext,
@@ -250,7 +329,7 @@ export class Runtime {
       ...(options.a2a ? { a2a: options.a2a } : {}),
       agents: this.agentRunner(),
     };
-    for (const agent of options.agents) this.programs.set(agent.manifest.name, agentProgram(agent, deps));
+    for (const agent of options.agents) this.programs.set(agent.manifest.name, agentProgram(agent, this.stepDeps));
     for (const program of options.programs ?? []) {
       if (this.programs.has(program.id)) throw new PlaneBuildError(`two programs are named ${program.id}`);
       this.programs.set(program.id, program);
@@ -315,43 +394,8 @@ export class Runtime {
 
   /** A rule letting a principal start an agent whose grants exceed that principal's declared authority is refused, not clipped. */
   private checkAuthority(): void {
-    const problems: string[] = [];
-    for (const agent of this.agents.values()) {
-      const grants = this.reachableGrants(agent.manifest.name);
-      for (const principal of this.options.policy.principalsAllowedToStart(agent.manifest.name)) {
-        const beyond = grantsBeyond(this.options.policy.policy.authority[principal] ?? [], grants);
-        if (beyond.length > 0) problems.push(`${principal} may start agent ${agent.manifest.name}, whose grants ${beyond.join(', ')} exceed ${principal}'s authority`);
-      }
-      for (const step of agent.manifest.steps) {
-        const need = grantNeeded(step);
-        // A model provider that is not configured is refused at run admission (start), not here:
-        // a plane without an Anthropic key still runs every agent that does not need one.
-        if (need?.startsWith('tool:') && !this.options.tools.has(need.slice('tool:'.length))) {
-          problems.push(`agent ${agent.manifest.name} uses tool ${need.slice(5)}, which does not exist`);
-        }
-        // Manifests load one by one; whether an agent tool names an agent of this plane is known here.
-        for (const ref of 'model' in step ? (step.model.tools ?? []) : []) {
-          if (ref.startsWith('agent:') && !this.agents.has(ref.slice('agent:'.length))) {
-            problems.push(`agent ${agent.manifest.name} offers the tool ${ref}, but no agent named ${ref.slice('agent:'.length)} is declared`);
-          }
-        }
-      }
-    }
-    if (problems.length > 0) throw new PlaneBuildError(`the plane's configuration is refused: ${problems.join('; ')}`);
-  }
-
-  /**
-   * An agent's grants and, through each `agent:<name>` grant, the grants of the agents it may
-   * call as tools (each once): starting it lends all of them, so a principal's declared
-   * authority must cover all of them. A delegation does not widen what its root may do.
-   */
-  private reachableGrants(name: string, seen = new Set<string>()): string[] {
-    const agent = this.agents.get(name);
-    if (!agent || seen.has(name)) return [];
-    seen.add(name);
-    const own = agent.manifest.grants.map((g) => `${g.kind}:${g.name}`);
-    const called = agent.manifest.grants.filter((g) => g.kind === 'agent').flatMap((g) => this.reachableGrants(g.name, seen));
-    return [...new Set([...own, ...called])];
+    const problems = agentSetProblems([...this.agents.values()], this.options.policy, this.options.tools);
+    if (problems.length > 0) throw new PlaneBuildError(`the plane's configuration is refused: ${problems.map((p) => p.message).join('; ')}`);
   }
 
   /**
@@ -387,6 +431,27 @@ export class Runtime {
 
   listAgents(): LoadedAgent[] {
     return [...this.agents.values()];
+  }
+
+  /** Agent files that did not load, each with its file, field and problem. */
+  listBrokenAgents(): BrokenAgent[] {
+    return [...this.brokenAgents.values()];
+  }
+
+  /**
+   * Replaces the agents (the person's files read again while the plane runs). A run already
+   * executing keeps the program it started with; anything scheduled from now on (a new run, a
+   * run resumed after a decision) runs the agent as it is now, so an edited step shows up on
+   * replay as divergence, exactly as after a restart. Throws PlaneBuildError, changing nothing,
+   * for a set agentSetProblems refuses: the caller leaves such agents out as broken first.
+   */
+  replaceAgents(agents: readonly LoadedAgent[], broken: readonly BrokenAgent[]): void {
+    const problems = agentSetProblems(agents, this.options.policy, this.options.tools);
+    if (problems.length > 0) throw new PlaneBuildError(`the plane's configuration is refused: ${problems.map((p) => p.message).join('; ')}`);
+    for (const name of this.agents.keys()) this.programs.delete(name);
+    this.agents = new Map(agents.map((a) => [a.manifest.name, a]));
+    for (const agent of agents) this.programs.set(agent.manifest.name, agentProgram(agent, this.stepDeps));
+    this.brokenAgents = brokenByName(broken);
   }
 
   listPrograms(): RunProgram[] {
@@ -450,6 +515,10 @@ export class Runtime {
     await this.usable();
     const program = this.programs.get(request.agent);
     if (!program) {
+      // The person at this plane learns what is wrong with the file; a protocol caller (MCP, A2A,
+      // a peer) learns no more than that there is no such agent, as for any it cannot run.
+      const broken = PERSON_VIAS.has(request.via) ? this.brokenAgents.get(request.agent) : undefined;
+      if (broken) throw new PlaneError(ErrorCode.Conflict, `agent ${request.agent} is broken: ${brokenAgentLine(broken)}`);
       throw new PlaneError(ErrorCode.NotFound, request.agent.startsWith('skill:') ? `no skill named ${request.agent.slice(6)}` : `no agent named ${request.agent} (see \`agentplane agents list\`)`);
     }
     // Every model provider the agent's steps name must be configured, checked before anything
@@ -545,7 +614,12 @@ export class Runtime {
       return;
     }
     const program = this.agents.has(request.agent) ? this.programs.get(request.agent) : undefined;
-    if (!program) throw new EffectFailure('NoSuchAgent', `no agent named ${request.agent} is declared on this plane`, 'DidNotHappen');
+    if (!program) {
+      const broken = this.brokenAgents.get(request.agent);
+      // Said to a model, which may be a provider's: that the file is broken, not what it holds.
+      if (broken) throw new EffectFailure('AgentBroken', `agent ${request.agent} cannot run: its manifest file does not load (the plane's agent list says why)`, 'DidNotHappen');
+      throw new EffectFailure('NoSuchAgent', `no agent named ${request.agent} is declared on this plane`, 'DidNotHappen');
+    }
     // Checked here too (admission checks it again) so the model is told exactly what was wrong.
     const errors = program.validateInput(request.input);
     if (errors.length > 0) throw new EffectFailure('AgentInputInvalid', `the input for agent ${request.agent} does not match its schema: ${errors.join('; ')}`, 'DidNotHappen');
@@ -642,7 +716,8 @@ export class Runtime {
     if (history.cancelled) await this.cancelChildren(runId, history.cancelled.by);
     const program = this.programs.get(history.agent);
     if (!program) {
-      await this.seal(history, null, 'failed', undefined, { code: 'AgentGone', message: `${history.agent} is no longer declared on this plane` });
+      const broken = this.brokenAgents.get(history.agent);
+      await this.seal(history, null, 'failed', undefined, { code: 'AgentGone', message: broken ? `${history.agent} is broken: ${brokenAgentLine(broken)}` : `${history.agent} is no longer declared on this plane` });
       return;
     }
     const governance: RunGovernance = {
@@ -956,8 +1031,13 @@ export class Runtime {
     if (value?.kind === 'budget') {
       await this.options.journal.append({ runId: request.runId, kind: 'BudgetVerdict', body: { step: pending.step, verdict: 'raised', spent: history.spend, budget: value.budget } });
     }
-    if (request.decision !== 'snooze') this.schedule(request.runId);
-    return this.history(request.runId);
+    if (request.decision === 'snooze') return this.history(request.runId);
+    this.schedule(request.runId);
+    // A deny ends the run (its replay up to the wait performs nothing): answered once it has, so
+    // the person is shown the run as their decision left it (denied), as cancel() answers, and
+    // not `running` for the moment before its seal. An approval goes on for as long as the run's
+    // work takes, so it is answered at once.
+    return request.decision === 'deny' ? this.settled(request.runId) : this.history(request.runId);
   }
 
   /**
@@ -1127,3 +1207,10 @@ export class Runtime {
   }
 }
 
+
+/** Broken agent files by the name each is listed under; of two under one name, the first. */
+function brokenByName(broken: readonly BrokenAgent[]): Map<string, BrokenAgent> {
+  const byName = new Map<string, BrokenAgent>();
+  for (const entry of broken) if (!byName.has(entry.name)) byName.set(entry.name, entry);
+  return byName;
+}

@@ -110,6 +110,25 @@ export const AgentSummarySchema = deferred(() => z.object({
 }));
 export type AgentSummary = z.infer<typeof AgentSummarySchema>;
 
+/** An agent file of the person's (<data dir>/agents) that does not load: not runnable, shown with what to fix. */
+export const BrokenAgentSchema = deferred(() => z.object({
+  /** The name the file declares when it can be read, else the file's name without its extension. */
+  name: z.string(),
+  /** The file. */
+  source: z.string(),
+  /** The field at fault, dotted (`input`, `steps.0.model.prompt`); null for the file as a whole. */
+  field: z.string().nullable(),
+  /** The line at fault, for a file that does not parse. */
+  line: z.number().int().nullable(),
+  /** What is wrong and how to fix it. */
+  problem: z.string(),
+}));
+export type BrokenAgent = z.infer<typeof BrokenAgentSchema>;
+
+/** The agents a plane can run and the agent files it could not load: `agents.list`, and the `agents.changed` event. */
+export const AgentsViewSchema = deferred(() => z.object({ agents: z.array(AgentSummarySchema), broken: z.array(BrokenAgentSchema) }));
+export type AgentsView = z.infer<typeof AgentsViewSchema>;
+
 export const WaitSchema = deferred(() => z.object({
   waitId: WaitIdSchema,
   reason: WaitReasonSchema,
@@ -282,7 +301,17 @@ export const commands = lazyEntries({
   /** Verifies the whole journal of this data dir against its signed checkpoints. */
   'journal.verify': () => ({ request: Empty, response: VerifyReportSchema }),
 
-  'agents.list': () => ({ request: Empty, response: z.object({ agents: z.array(AgentSummarySchema) }) }),
+  /** The agents this plane can run, and the agent files it could not load (each with its file, field and fix). */
+  'agents.list': () => ({ request: Empty, response: AgentsViewSchema }),
+  /**
+   * Reads <data dir>/agents again now (the plane also watches it): by agent name, what became
+   * runnable (`added`), what still runs from a changed file (`changed`) and what no longer runs
+   * (`removed`: its file gone or now broken), and every file that does not load. A person's command only.
+   */
+  'agents.reload': () => ({
+    request: Empty,
+    response: z.object({ added: z.array(z.string()), changed: z.array(z.string()), removed: z.array(z.string()), broken: z.array(BrokenAgentSchema) }),
+  }),
   /**
    * The newest runs (by last activity). With `owner`: that owner's runs only, newest admission
    * first, read through the journal's index of each owner's admissions (another owner's runs are
@@ -514,6 +543,8 @@ export const events = {
   'plane.statusChanged': PlaneStatusSchema,
   /** The set of peers or one peer's state changed; the payload is the whole list. */
   'peers.changed': deferred(() => z.object({ peers: z.array(PeerSummarySchema) })),
+  /** Agent files were added, changed or removed while the plane runs; the payload is `agents.list`'s whole answer. */
+  'agents.changed': AgentsViewSchema,
   /**
    * The journal grew (one notification per commit, or per batch of other processes' appends):
    * it now holds every seq up to `seq`, and `fromSeq` is the first it did not announce before
@@ -559,7 +590,7 @@ const eventOf = <K extends EventName>(name: K) => z.object({ name: z.literal(nam
  * sequence of their own: the journal's seq orders what happened (`journal.appended`), and the
  * other events are whole snapshots, re-read on every reconnect, so the latest one is the truth.
  */
-export const PlaneEventSchema = deferred(() => z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('journal.appended'), eventOf('runs.streaming')]));
+export const PlaneEventSchema = deferred(() => z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('agents.changed'), eventOf('journal.appended'), eventOf('runs.streaming')]));
 export type PlaneEvent = z.infer<typeof PlaneEventSchema>;
 /** Every event of `events` is in PlaneEventSchema (a missing one does not compile). */
 const _everyEventTravels: Exclude<EventName, PlaneEvent['name']> extends never ? true : never = true;

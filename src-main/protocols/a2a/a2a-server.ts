@@ -6,6 +6,9 @@
  * - `GET /.well-known/agent-card.json`: the plane's directory card (its agents as skills, each
  *   pointing at its own card). Cards are public: a caller reads them before it has credentials.
  * - `GET /a2a/<agent>/.well-known/agent-card.json`: that agent's signed card (card-signature.ts).
+ * - `GET /`: a JSON index for whoever opens the printed URL (`AGENTPLANE_A2A_URL`): the directory
+ *   card's URL, and per agent its card and its JSON-RPC endpoint, with what a call needs. Public
+ *   like the cards, and naming nothing they do not (never the token).
  * - `POST /a2a/<agent>`: JSON-RPC. Needs the bearer token (401 + WWW-Authenticate otherwise: a
  *   refused credential is the one HTTP-level error; every other error is HTTP 200 with a JSON-RPC
  *   error, as the seed says) and `A2A-Version: 1.0` (a missing header is a 0.3 client — the spec
@@ -411,6 +414,25 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     return signAgentCard(card, options.key);
   }
 
+  /** `GET /`: where the cards and the endpoints are, for a person or a client that starts at the root. */
+  async function rootIndex(): Promise<Json> {
+    const { agents } = await ask<{ agents: AgentSummary[] }>('agents.list', {});
+    const origin = options.origin();
+    return {
+      name: 'AgentPlane',
+      description: 'An A2A 1.0 server: one JSON-RPC endpoint per agent, each described by its signed agent card.',
+      protocolVersion: A2A_PROTOCOL_VERSION,
+      agentCard: `${origin}/.well-known/agent-card.json`,
+      agents: agents.map((a) => ({
+        name: a.name,
+        description: a.description,
+        agentCard: `${origin}/a2a/${encodeURIComponent(a.name)}/.well-known/agent-card.json`,
+        endpoint: `${origin}/a2a/${encodeURIComponent(a.name)}`,
+      })),
+      calls: `POST JSON-RPC 2.0 to an agent's endpoint with Authorization: Bearer <token> and A2A-Version: ${A2A_PROTOCOL_VERSION}; the cards and this index need neither`,
+    };
+  }
+
   async function readOwn(taskId: unknown): Promise<RunView> {
     if (typeof taskId !== 'string' || taskId.length === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: id must be a task id', { field: 'id' });
     const answer = RUN_ID.test(taskId) ? await door.dispatch('runs.get', { runId: taskId }, context) : null;
@@ -782,6 +804,10 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     const path = url.pathname;
     if (req.method === 'GET' && path === '/.well-known/agent-card.json') {
       json(res, 200, await directoryCard());
+      return;
+    }
+    if (req.method === 'GET' && path === '/') {
+      json(res, 200, await rootIndex());
       return;
     }
     const cardMatch = /^\/a2a\/([^/]+)\/\.well-known\/agent-card\.json$/.exec(path);

@@ -26,6 +26,8 @@ interface LoadedEffects {
   started: Map<number, RecordView>;
   /** step → its latest EffectDone or EffectFailed. */
   outcomes: Map<number, RecordView>;
+  /** step → its (latest) Suspended: the wait for a person before the effect. */
+  waits: Map<number, RecordView>;
 }
 
 const cache = new WeakMap<object, LoadedEffects>();
@@ -34,13 +36,14 @@ const cache = new WeakMap<object, LoadedEffects>();
 function effectsOf(pages: Record<number, RecordView[]>): LoadedEffects {
   let effects = cache.get(pages);
   if (!effects) {
-    effects = { startTimes: new Map(), started: new Map(), outcomes: new Map() };
+    effects = { startTimes: new Map(), started: new Map(), outcomes: new Map(), waits: new Map() };
     for (const page of Object.values(pages)) {
       for (const r of page) {
         if (r.kind === 'EffectStarted') {
           effects.startTimes.set(`${String(r.body.step)}/${String(r.body.key)}`, Date.parse(r.time));
           effects.started.set(Number(r.body.step), r);
         } else if (r.kind === 'EffectDone' || r.kind === 'EffectFailed') effects.outcomes.set(Number(r.body.step), r);
+        else if (r.kind === 'Suspended') effects.waits.set(Number(r.body.step), r);
       }
     }
     cache.set(pages, effects);
@@ -88,16 +91,28 @@ export function headsStep(previous: RecordView | undefined, record: RecordView):
 /**
  * The head of a step's group, in words: `peer beta/ask · 1.2 s · done`, or `… · not ended`
  * while its outcome is not written (or not loaded); the effect is left out when the head is the
- * EffectStarted itself, whose own summary names it. Null for a record with no step.
+ * EffectStarted itself, whose own summary names it. A step that waited for a person heads with
+ * the wait, which is never done: `payment request` only. Null for a record with no step.
  */
 /**
  * `peer beta/ask`; a model call as `model anthropic:claude-sonnet-4-5`, with the model that
  * answered when it was another (`… → claude-sonnet-4-5-20250929`, src-shared model-refs.ts).
  */
 function effectWords(started: RecordView, outcome: RecordView | undefined): string {
-  const asked = readModelRequest(started.body.effect, started.body.request);
-  if (asked) return `model ${modelCallWords(asked.provider, asked.model, outcome?.kind === 'EffectDone' ? answeredModelOf(outcome.body.result) : null)}`;
-  return `${String(started.body.effect)} ${String(started.body.name)}`;
+  return effectNamed(started.body, outcome?.kind === 'EffectDone' ? answeredModelOf(outcome.body.result) : null);
+}
+
+function effectNamed(effect: Record<string, unknown>, answered: string | null): string {
+  const asked = readModelRequest(effect.effect, effect.request);
+  if (asked) return `model ${modelCallWords(asked.provider, asked.model, answered)}`;
+  return `${String(effect.effect)} ${String(effect.name)}`;
+}
+
+/** What a step that waits for a person would do, from its wait's subject (`payment request`); else the wait's reason (`input`). */
+function waitWords(wait: RecordView | undefined): string {
+  const subject = wait?.body.subject as Record<string, unknown> | undefined;
+  const effect = (subject?.effect !== undefined ? subject : subject?.next) as Record<string, unknown> | undefined;
+  return effect?.effect !== undefined ? effectNamed(effect, null) : String(wait?.body.reason ?? 'waiting for a person');
 }
 
 export function stepHeading(pages: Record<number, RecordView[]>, record: RecordView): string | null {
@@ -106,6 +121,11 @@ export function stepHeading(pages: Record<number, RecordView[]>, record: RecordV
   const effects = effectsOf(pages);
   const started = effects.started.get(step);
   const outcome = effects.outcomes.get(step);
+  // A step heads with its wait for a person (or the ceiling that made it wait): that row reads as
+  // the wait, what the step would do and nothing of how it ended, which its outcome's row says.
+  if (record.kind === 'Suspended' || (record.kind === 'BudgetVerdict' && record.body.verdict === 'ceilingReached')) {
+    return started ? effectWords(started, undefined) : waitWords(effects.waits.get(step));
+  }
   const timing = outcome ? effectTiming(pages, outcome) : null;
   const what = started && started !== record ? effectWords(started, outcome) : null;
   return [what, ...(timing ? outcomeWords(timing) : ['not ended'])]

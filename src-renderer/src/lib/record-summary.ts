@@ -25,6 +25,18 @@ function lastMessageOf(request: unknown): string {
 }
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : oneLineJson(v, 80));
 
+/** A Suspended record's reason as what the run waits for: a person's decision, never something done. */
+const WAITING: Record<string, string> = {
+  approval: 'waiting for approval',
+  payment: 'waiting for approval of the payment',
+  oversight: 'waiting for a person’s review',
+  budget: 'waiting at the budget ceiling for a person',
+  input: 'waiting for an answer',
+  recovery: 'in doubt, waiting for a person to resolve it',
+  halt: 'withheld by a halt',
+  permission: 'waiting for an answer to the permission request',
+};
+
 export const KIND_LABELS: Record<string, string> = {
   RunAdmitted: 'Admitted',
   AdmissionRefused: 'Refused',
@@ -113,7 +125,7 @@ export function summarizeRecord(record: RecordView): string {
       return `${verdict} · spent ${spent ? plural(tokensOf(spent), 'token') : '?'} of ${budgetLine(budget)}`;
     }
     case 'Suspended':
-      return `waiting for ${str(body.reason)} · ${str(body.waitId)}`;
+      return `${WAITING[str(body.reason)] ?? `waiting for ${str(body.reason)}`} · ${str(body.waitId)}`;
     case 'Decision':
       return `${str(body.decision)} by ${str(body.by)}${body.reason ? `: ${str(body.reason)}` : ''}${body.until ? ` until ${str(body.until)}` : ''}${body.value !== undefined ? ` · ${oneLineJson(body.value, 60)}` : ''}`;
     case 'Cancelled':

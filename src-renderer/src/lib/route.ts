@@ -7,7 +7,7 @@ import { sections, type SectionId } from '../sections/sections';
 
 export interface Route {
   section: SectionId;
-  /** Runs: the run whose timeline is open; Editor sessions (acp): the session's run. */
+  /** Runs: the run whose timeline is open (as the address has it: maybe no run id at all); Editor sessions (acp): the session's run. */
   runId: string | null;
   /** Runs: the record selected in the timeline. */
   seq: number | null;
@@ -34,8 +34,9 @@ export function parseRoute(hash: string): Route {
   }
   const [section, a, b] = parts;
   if (!isSection(section)) return DEFAULT_ROUTE;
-  if (section === 'runs' && a && isRunId(a)) {
-    const seq = b !== undefined && /^\d+$/.test(b) ? Number(b) : null;
+  // A run id that is no run id stays in the route, so the view can say there is no such run.
+  if (section === 'runs' && a) {
+    const seq = isRunId(a) && b !== undefined && /^\d+$/.test(b) ? Number(b) : null;
     return { section, runId: a, seq, peerId: null };
   }
   if (section === 'acp' && a && isRunId(a)) return { section, runId: a, seq: null, peerId: null };
@@ -44,7 +45,7 @@ export function parseRoute(hash: string): Route {
 }
 
 export function formatRoute(route: Route): string {
-  if (route.section === 'runs' && route.runId) return `#/runs/${route.runId}${route.seq !== null ? `/${route.seq}` : ''}`;
+  if (route.section === 'runs' && route.runId) return `#/runs/${encodeURIComponent(route.runId)}${route.seq !== null ? `/${route.seq}` : ''}`;
   if (route.section === 'acp' && route.runId) return `#/acp/${route.runId}`;
   if (route.section === 'peers' && route.peerId) return `#/peers/${route.peerId}`;
   return `#/${route.section}`;

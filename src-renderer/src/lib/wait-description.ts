@@ -32,6 +32,8 @@ export interface WaitDescription {
   /** The effect's arguments; for a subject this build does not recognise, the whole subject as written. */
   args: unknown;
   estimate: Spend | null;
+  /** A payment's cost: its amount (`42.50 USD`), shown in place of a model-cost estimate. */
+  amount: string | null;
   /** Budget waits: what was spent, the ceiling, which one was reached, what the next effect may cost. */
   budget: { spent: Spend; budget: Budget; ceiling: Ceiling; next: Spend } | null;
   /** Input waits: the question. */
@@ -88,7 +90,7 @@ function readAgentCall(effect: string, request: unknown): { agent: string; input
 }
 
 export function describeWait(wait: Wait): WaitDescription {
-  const base: WaitDescription = { title: REASON_LABELS[wait.reason], summary: REASON_LABELS[wait.reason], effect: null, args: undefined, estimate: null, budget: null, prompt: null, scope: null, permission: null };
+  const base: WaitDescription = { title: REASON_LABELS[wait.reason], summary: REASON_LABELS[wait.reason], effect: null, args: undefined, estimate: null, amount: null, budget: null, prompt: null, scope: null, permission: null };
   const subject = wait.subject;
   switch (subject.kind) {
     case 'approval':
@@ -116,11 +118,11 @@ export function describeWait(wait: Wait): WaitDescription {
         const summary = subject.kind === 'oversight' ? `Review the start of a run of agent ${child.agent} before it runs` : `Start a run of agent ${child.agent}?`;
         return { ...base, summary, effect, args: child.input, estimate: subject.estimate };
       }
-      const summary = payment
-        ? `Pay ${paymentAmount(payment.amount, payment.currency)} to ${payment.payee}`
-        : subject.kind === 'oversight'
-          ? `Review ${effect} before it runs`
-          : `Allow ${effect}?`;
+      if (payment) {
+        const amount = paymentAmount(payment.amount, payment.currency);
+        return { ...base, summary: `Pay ${amount} to ${payment.payee}`, effect, args: subject.request, amount };
+      }
+      const summary = subject.kind === 'oversight' ? `Review ${effect} before it runs` : `Allow ${effect}?`;
       return { ...base, summary, effect, args: subject.request, estimate: subject.estimate };
     }
     case 'recovery': {

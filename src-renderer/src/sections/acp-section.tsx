@@ -10,20 +10,30 @@ import { StatusPill } from '../components/status-pill';
 import { useNow } from '../components/use-now';
 import { count, relative } from '../lib/display-format';
 import { partyLine, SESSION_STATE_LABELS, SESSION_STATE_TONES } from '../lib/acp-display';
+import { shellLine } from '../lib/mcp-snippets';
 import { ACP_LIST_LIMIT } from '../store/acp-slice';
 import { useApp } from '../store/store-context';
 import { AcpSessionPage } from './acp-session';
 
-export const TAP_COMMAND = 'agentplane acp tap -- <agent command>';
-export const DEMO_COMMAND = 'agentplane acp demo';
-export const ZED_SNIPPET = `{
+/**
+ * The commands as they run from the AgentPlane folder (`agentplane` is on no PATH until `npm
+ * link`), journaling into this plane's data dir (`--data-dir`; without it the tap finds another).
+ */
+export function acpCommands(dataDir: string | undefined) {
+  const dir = dataDir ? ['--data-dir', dataDir] : [];
+  return {
+    tap: `${shellLine(['npx', 'agentplane', 'acp', 'tap', ...dir])} -- <agent command>`,
+    demo: shellLine(['npx', 'agentplane', 'acp', 'demo', ...dir]),
+    zed: `{
   "agent_servers": {
     "My agent via AgentPlane": {
       "command": "agentplane",
-      "args": ["acp", "tap", "--name", "my-agent", "--", "my-agent", "--acp"]
+      "args": [${['acp', 'tap', ...dir, '--name', 'my-agent', '--', 'my-agent', '--acp'].map((a) => JSON.stringify(a)).join(', ')}]
     }
   }
-}`;
+}`,
+  };
+}
 
 function CommandLine({ text, label }: { text: string; label: string }) {
   return (
@@ -35,28 +45,30 @@ function CommandLine({ text, label }: { text: string; label: string }) {
 }
 
 function AcpEmpty({ empty }: { empty: string }) {
+  const commands = acpCommands(useApp((s) => s.status?.dataDir));
   return (
     <section className="empty-state acp-empty" aria-labelledby="acp-empty-heading">
       <h2 id="acp-empty-heading">Connect an editor</h2>
       <p>{empty}</p>
       <p>
-        Point your editor at the tap instead of at the agent: the editor starts <code>agentplane acp tap</code>, the tap starts the agent and relays every message both ways, and
+        Point your editor at the tap instead of at the agent: the editor starts the tap, the tap starts the agent and relays every message both ways, and
         each one is journaled here as it passes.
       </p>
-      <CommandLine text={TAP_COMMAND} label="Copy the tap command" />
+      <CommandLine text={commands.tap} label="Copy the tap command" />
       <p>To see it work without an editor, run the demo: a scripted editor and agent talking through the tap.</p>
-      <CommandLine text={DEMO_COMMAND} label="Copy the demo command" />
+      <CommandLine text={commands.demo} label="Copy the demo command" />
       <h3>Zed</h3>
       <p>
-        Add an agent server to Zed&apos;s <code>settings.json</code>, with your agent&apos;s command after <code>--</code>:
+        Add an agent server to Zed&apos;s <code>settings.json</code>, with your agent&apos;s command after <code>--</code>. Zed runs <code>agentplane</code> from its PATH:{' '}
+        <code>npm link</code> in the AgentPlane folder puts it there.
       </p>
       <div className="json-block">
         <div className="json-block-bar">
           <span className="json-block-label">Zed settings: agent_servers</span>
-          <CopyButton value={ZED_SNIPPET} label="Copy the Zed settings snippet" />
+          <CopyButton value={commands.zed} label="Copy the Zed settings snippet" />
         </div>
         <pre tabIndex={0} role="region" aria-label="Zed settings snippet">
-          {ZED_SNIPPET}
+          {commands.zed}
         </pre>
       </div>
     </section>

@@ -165,6 +165,12 @@ export function McpEndpointPanel() {
                 <code>{shellLine(endpoint.stdioCommand)}</code>
                 <CopyButton value={shellLine(endpoint.stdioCommand)} label="Copy the stdio command" />
               </span>
+              {endpoint.stdioCommand[0] === 'agentplane' ? (
+                <span className="muted">
+                  {' '}
+                  A host runs <code>agentplane</code> from its PATH: <code>npm link</code> in the AgentPlane folder puts it there.
+                </span>
+              ) : null}
             </dd>
             <dt>Revisions served</dt>
             <dd>{endpoint.versions.length === 0 ? 'none' : `${endpoint.versions.join(', ')} (preferred first)`}</dd>

@@ -9,6 +9,7 @@ import type { AgentSummary } from '../../../src-shared/ipc/contract';
 import { budgetLine } from '../lib/display-format';
 import { cleanValue, formSupported, initialValue, validate, type JsonSchema } from '../lib/schema-form';
 import { SchemaFields } from './schema-fields';
+import { BrokenAgents } from './broken-agents';
 import { useApp } from '../store/store-context';
 
 /** `{"topic": ""}` from `{required: [topic], properties: {topic: {type: string}}}`. */
@@ -31,6 +32,7 @@ function agentHint(agent: AgentSummary): string {
 export function RunStartForm({ onClose }: { onClose(): void }) {
   const id = useId();
   const agents = useApp((s) => s.agents);
+  const broken = useApp((s) => s.brokenAgents);
   const preset = useApp((s) => s.startAgent);
   const focusRequest = useApp((s) => s.startFormRequest);
   const startRun = useApp((s) => s.startRun);
@@ -143,11 +145,21 @@ export function RunStartForm({ onClose }: { onClose(): void }) {
               {a.name}
             </option>
           ))}
+          {broken.length > 0 ? (
+            <optgroup label="Broken: fix the file to run">
+              {broken.map((b) => (
+                <option key={`${b.source}\u0000${b.name}`} value={`broken:${b.source}`} disabled>
+                  {b.name} (broken)
+                </option>
+              ))}
+            </optgroup>
+          ) : null}
         </select>
         <span className="field-hint" id={`${id}-agent-hint`}>
-          {agent ? agentHint(agent) : 'No agents are loaded.'}
+          {agent ? agentHint(agent) : agentName ? `${agentName} can no longer be run (its file changed): pick another agent.` : 'No agents are loaded.'}
         </span>
       </div>
+      <BrokenAgents broken={broken} />
       {canForm ? (
         <div className="field field-wide">
           <label className="choice">

@@ -9,6 +9,7 @@ import { useId, useState } from 'react';
 import type { RunView } from '../../../src-shared/ipc/contract';
 import { recordKinds } from '../../../src-shared/journal/records';
 import { CopyButton } from '../components/copy-button';
+import { EmptyState } from '../components/empty-state';
 import { Fact } from '../components/fact';
 import { JsonBlock } from '../components/json-block';
 import { MeterBar } from '../components/meter-bar';
@@ -263,13 +264,13 @@ function TimelineSearch() {
 export function RunTimeline({ runId }: { runId: string }) {
   const run = useApp((s) => s.runs[runId]);
   const navigate = useApp((s) => s.navigate);
-  const search = useApp((s) => s.search);
-  const total = useApp((s) => s.timeline.count);
-  const active = searchActive(search);
+  // The plane has no such run (or the address names no run id): say so, rather than wait for ever.
+  const missing = useApp((s) => !run && s.missingRuns[runId] === true);
+  const back = () => navigate({ section: 'runs' });
   return (
     <div className="timeline-view">
       <nav className="breadcrumb" aria-label="Breadcrumb">
-        <button type="button" className="link-button" onClick={() => navigate({ section: 'runs' })}>
+        <button type="button" className="link-button" onClick={back}>
           ← All runs
         </button>
         <span aria-hidden="true"> / </span>
@@ -277,6 +278,17 @@ export function RunTimeline({ runId }: { runId: string }) {
           {runId}
         </span>
       </nav>
+      {missing ? <EmptyState text={`No run ${runId} in this plane's journal.`} action={{ label: 'Show all runs', onClick: back }} /> : <RunTimelineBody run={run} runId={runId} />}
+    </div>
+  );
+}
+
+function RunTimelineBody({ run, runId }: { run: RunView | undefined; runId: string }) {
+  const search = useApp((s) => s.search);
+  const total = useApp((s) => s.timeline.count);
+  const active = searchActive(search);
+  return (
+    <>
       <RunHeader run={run} runId={runId} />
       <TimelineSearch />
       <div className="timeline-split">
@@ -288,6 +300,6 @@ export function RunTimeline({ runId }: { runId: string }) {
         <RecordInspector />
       </div>
       <LiveAnswers />
-    </div>
+    </>
   );
 }

@@ -173,6 +173,8 @@ function RunsList({ empty }: { empty: string }) {
 export function RunsSection({ empty }: { empty: string }) {
   const openRunId = useApp((s) => s.route.runId);
   const startFormRequest = useApp((s) => s.startFormRequest);
+  const brokenNames = useApp((s) => s.brokenAgents.map((b) => b.name).join(', '));
+  const brokenCount = useApp((s) => s.brokenAgents.length);
   const [starting, setStarting] = useState(false);
   useEffect(() => {
     if (startFormRequest > 0) setStarting(true);
@@ -187,6 +189,14 @@ export function RunsSection({ empty }: { empty: string }) {
           Start a run
         </button>
       </div>
+      {brokenCount > 0 && !starting ? (
+        <p className="inline-error">
+          {brokenCount === 1 ? `The agent file of ${brokenNames} does not load.` : `${brokenCount} agent files do not load: ${brokenNames}.`}{' '}
+          <button type="button" className="button small ghost" onClick={() => setStarting(true)}>
+            Show what to fix
+          </button>
+        </p>
+      ) : null}
       {starting ? <RunStartForm onClose={() => setStarting(false)} /> : null}
       <RunsList empty={empty} />
     </div>

@@ -31,7 +31,7 @@ export const sections = [
   {
     id: 'acp',
     label: 'Editor sessions',
-    empty: 'No editor sessions observed yet. Agent Client Protocol sessions between your editor and an agent, run through agentplane acp tap, appear here live, as a verifiable record.',
+    empty: 'No editor sessions observed yet. Agent Client Protocol sessions between your editor and an agent, run through the tap, appear here live, as a verifiable record.',
   },
   {
     id: 'mcp',

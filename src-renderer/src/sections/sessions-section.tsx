@@ -9,7 +9,7 @@ import { useId } from 'react';
 import type { PeerSummary } from '../../../src-shared/ipc/contract';
 import { EmptyState } from '../components/empty-state';
 import { useNow } from '../components/use-now';
-import { dateTime, relative } from '../lib/display-format';
+import { dateTime, plural, relative } from '../lib/display-format';
 import type { IdentityRow, SessionRow } from '../store/peers-slice';
 import { useApp } from '../store/store-context';
 import { useSessionPolling } from './peers-section';
@@ -136,7 +136,9 @@ export function SessionsSection({ empty }: { empty: string }) {
   const refreshSessions = useApp((s) => s.refreshSessions);
   useSessionPolling();
   const running = peers.filter((p) => p.status === 'running');
-  const total = running.reduce((n, p) => n + (sessions[p.id]?.rows.length ?? 0) + (sessions[p.id]?.identities.length ?? 0), 0);
+  // Counted as listed: each peer's sessions table, and its identity credentials table apart.
+  const total = running.reduce((n, p) => n + (sessions[p.id]?.rows.length ?? 0), 0);
+  const identities = running.reduce((n, p) => n + (sessions[p.id]?.identities.length ?? 0), 0);
   if (running.length === 0) {
     return (
       <div className="section-body">
@@ -149,7 +151,8 @@ export function SessionsSection({ empty }: { empty: string }) {
     <div className="section-body">
       <div className="toolbar">
         <p className="toolbar-summary">
-          {total} {total === 1 ? 'session' : 'sessions'} on {running.length} running {running.length === 1 ? 'peer' : 'peers'} · refreshed every 5 s
+          {plural(total, 'session')}
+          {identities > 0 ? ` and ${plural(identities, 'identity credential')} in use` : ''} on {plural(running.length, 'running peer')} · refreshed every 5 s
         </p>
         <button type="button" className="button small" onClick={() => void refreshSessions()}>
           Refresh now

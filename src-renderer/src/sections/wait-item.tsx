@@ -334,7 +334,7 @@ export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
             <code>{description.effect}</code>
           </Fact>
         ) : null}
-        {description.estimate ? <Fact label="Would cost">{spendLine(description.estimate)} (estimate)</Fact> : null}
+        {description.amount ? <Fact label="Would cost">{description.amount}</Fact> : description.estimate ? <Fact label="Would cost">{spendLine(description.estimate)} (estimate)</Fact> : null}
         {/* An observed editor session spends nothing through the plane: no meter to show. */}
         {wait.reason === 'permission' ? null : <Fact label="Spent so far">{spendLine(run.spend)}</Fact>}
         <Fact label="Subject hash" title={wait.subjectHash}>

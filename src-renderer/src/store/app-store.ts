@@ -131,6 +131,8 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
     const applyEvent = (event: PlaneEvent) => {
       if (event.name === 'plane.statusChanged') set({ status: event.payload });
       else if (event.name === 'peers.changed') set({ peers: event.payload.peers, peersLoaded: true });
+      // Agent files added, changed or removed while the plane runs: the whole list.
+      else if (event.name === 'agents.changed') set({ agents: event.payload.agents, brokenAgents: event.payload.broken, agentsLoaded: true });
       // Live text, not the journal: it moves no seq and never triggers a re-read.
       else if (event.name === 'runs.streaming') get().noteModelText(event.payload);
       else onAppended(event.payload);

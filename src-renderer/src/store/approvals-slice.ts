@@ -64,8 +64,9 @@ export function createApprovalsSlice({ set, get, client, env }: SliceDeps): Appr
     for (const run of fresh) {
       const wait = run.pending!;
       const what = describeWait(wait);
-      // The human question leads ("Pay 12.50 USD to ACME Corp — for …, run …"); the kind of wait follows.
-      const line = `${waitHeadline(run, what)}. ${what.title}: ${run.agent} for ${run.owner}${what.effect ? ` (${what.effect})` : ''}`;
+      // The human question, for whom and which run, once ("Pay 12.50 USD to ACME Corp — for …, run …");
+      // a budget's question (its numbers) is named as one.
+      const line = `${wait.reason === 'budget' ? `${what.title}: ` : ''}${waitHeadline(run, what)}.`;
       get().announce(`New in Approvals. ${line}`);
       if (get().preferences.notifications && env.notifications.permission() === 'granted') env.notifications.show('AgentPlane: a run is waiting for you', line);
     }

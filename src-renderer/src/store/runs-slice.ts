@@ -5,7 +5,8 @@
  * with `runs.get` once its burst of commits goes quiet (coalesced: a burst costs one read per
  * run touched, a run busy for long one read a second), never once per record.
  */
-import type { AgentSummary, RunChange, RunLinks, RunView } from '../../../src-shared/ipc/contract';
+import type { AgentSummary, BrokenAgent, RunChange, RunLinks, RunView } from '../../../src-shared/ipc/contract';
+import { ErrorCode } from '../../../src-shared/ipc/error-codes';
 import type { Result } from '../../../src-shared/ipc/result';
 import type { RunOutcome, RunStatus } from '../../../src-shared/vocabulary/runs';
 import { coalesce, type SliceDeps } from './store-types';
@@ -29,9 +30,13 @@ export interface RunsSlice {
   runs: Record<string, RunView>;
   runsLoaded: boolean;
   runsError: string | null;
+  /** Run ids the plane answered it has no run for (or that are no run id): the address named them. */
+  missingRuns: Record<string, true | undefined>;
   /** Which process hosts a run (from its view; also learned from the journal tail). */
   runHosts: Record<string, string | undefined>;
   agents: AgentSummary[];
+  /** Agent files the plane could not load, with their problem (`agents.list`, `agents.changed`). */
+  brokenAgents: BrokenAgent[];
   agentsLoaded: boolean;
   runFilter: RunFilter;
   /** The agent preselected in the start form (the palette sets it). */
@@ -75,12 +80,15 @@ export function matchesFilter(run: RunView, filter: RunFilter, host: string | un
 }
 
 export function createRunsSlice({ set, get, client, env }: SliceDeps): RunsSlice {
-  const upsert = (run: RunView) => set((s) => ({ runs: { ...s.runs, [run.runId]: run }, runHosts: { ...s.runHosts, [run.runId]: run.host } }));
+  const upsert = (run: RunView) => set((s) => ({ runs: { ...s.runs, [run.runId]: run }, runHosts: { ...s.runHosts, [run.runId]: run.host }, ...(s.missingRuns[run.runId] ? { missingRuns: { ...s.missingRuns, [run.runId]: undefined } } : {}) }));
 
 
   const read = async (runId: string) => {
     const result = await client.tryCall('runs.get', { runId });
-    if (!result.ok) return;
+    if (!result.ok) {
+      if (result.error.code === ErrorCode.NotFound) set((s) => ({ missingRuns: { ...s.missingRuns, [runId]: true } }));
+      return;
+    }
     upsert(result.value);
     get().reconcileTimeline(result.value);
   };
@@ -97,11 +105,13 @@ export function createRunsSlice({ set, get, client, env }: SliceDeps): RunsSlice
 
   return {
     runs: {},
+    missingRuns: {},
     runLinks: {},
     runsLoaded: false,
     runsError: null,
     runHosts: {},
     agents: [],
+    brokenAgents: [],
     agentsLoaded: false,
     runFilter: NO_FILTER,
     startAgent: null,
@@ -134,7 +144,7 @@ export function createRunsSlice({ set, get, client, env }: SliceDeps): RunsSlice
 
     async refreshAgents() {
       const result = await client.tryCall('agents.list', {});
-      if (result.ok) set({ agents: result.value.agents, agentsLoaded: true });
+      if (result.ok) set({ agents: result.value.agents, brokenAgents: result.value.broken, agentsLoaded: true });
     },
 
     touchRun: touch,

@@ -18,6 +18,7 @@
  */
 import type { CommandResponse, RecordView, RunView, VerifyReportView } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
+import { isRunId } from '../../../src-shared/vocabulary/ids';
 import { applyModelText, NO_LIVE_ANSWERS, pruneByRecords, type LiveAnswers, type ModelTextUpdate } from '../lib/live-answer';
 import { searchableText } from '../lib/record-summary';
 import { messageOf, type SliceDeps } from './store-types';
@@ -220,6 +221,8 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
       anchors[p] = chunk[0]!.seq;
       if (chunk.length === PAGE_SIZE) anchors[p + 1] = chunk[chunk.length - 1]!.seq + 1;
     }
+    // Nothing there (a run the journal does not hold): the page is read, empty, not asked for again and again.
+    if (records.length === 0) pages[page] ??= [];
     if (nextSeq !== null && records.length % PAGE_SIZE === 0) anchors[page + records.length / PAGE_SIZE] = nextSeq;
     let count = t.count;
     // A page read while the run grows can end past the last seq the run's view knew: record
@@ -339,6 +342,12 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
           patch(() => ({ pendingSeq: seq }));
           trySelectPending();
         }
+        return;
+      }
+      if (!isRunId(runId)) {
+        // An address naming no run id: nothing to read, and the view says there is no such run.
+        get().closeTimeline();
+        set((s) => ({ missingRuns: { ...s.missingRuns, [runId]: true } }));
         return;
       }
       wanted = [0];
