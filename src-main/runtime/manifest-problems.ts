@@ -45,6 +45,11 @@ function expectedWords(expected: string, path: readonly Segment[]): string {
 }
 
 /** A value as the person wrote it: what kind it is, and a short look at it. */
+/** A bound's message the schema wrote itself, or null for zod's own ("Too small: …", "Too big: …"). */
+function ownWords(issue: { message: string }): string | null {
+  return /^Too (small|big)\b/.test(issue.message) ? null : issue.message;
+}
+
 export function describeValue(value: unknown): string {
   if (value === null) return 'empty (null)';
   if (Array.isArray(value)) return 'a list';
@@ -263,12 +268,13 @@ function problemsOf(root: Schema, raw: unknown, issue: Issue, prefix: readonly S
         return [{ field, problem: `must have at least ${minimum} ${minimum === 1 ? 'item' : 'items'}` }];
       }
       if (issue.origin === 'string') return [{ field, problem: minimum <= 1 ? 'must not be empty' : `must be at least ${minimum} characters` }];
-      if (issue.origin === 'number' || issue.origin === 'int') return [{ field, problem: `must be at least ${issue.inclusive === false ? `more than ${minimum}` : minimum}, not ${describeValue(value)}` }];
+      // A bound with words of its own in the schema (`maxTurns must be between 1 and 32`) says it best.
+      if (issue.origin === 'number' || issue.origin === 'int') return [{ field, problem: `${ownWords(issue) ?? `must be at least ${issue.inclusive === false ? `more than ${minimum}` : minimum}`} (found ${String(value)})` }];
       return [{ field, problem: issue.message }];
     }
     case 'too_big': {
       const maximum = Number(issue.maximum);
-      if (issue.origin === 'number' || issue.origin === 'int') return [{ field, problem: `must be at most ${maximum}, not ${describeValue(value)}` }];
+      if (issue.origin === 'number' || issue.origin === 'int') return [{ field, problem: `${ownWords(issue) ?? `must be at most ${maximum}`} (found ${String(value)})` }];
       if (issue.origin === 'string') return [{ field, problem: `must be at most ${maximum} characters` }];
       return [{ field, problem: issue.message }];
     }

@@ -281,8 +281,10 @@ const SUMMARY_CACHE = 20_000;
 /** Calls listed on one run's page: a run that made more shows the first this many. */
 const MAX_LINKED_CALLS = 500;
 const HALT_SCOPE = /^(subject|agent):.+$/;
-/** The doors a person at this plane comes through (the window, the browser, the CLI). */
-const PERSON_VIAS: ReadonlySet<StartRequest['via']> = new Set(['ipc', 'web', 'cli']);
+/** Whether a request came through a door a person at this plane uses (the window, the browser, the CLI). */
+function fromAPerson(via: StartRequest['via']): boolean {
+  return via === 'ipc' || via === 'web' || via === 'cli';
+}
 
 /** The kinds the follower acts on (Runtime.follow): halts and their lifts, decisions, cancels. */
 const FOLLOWED_KINDS: readonly RecordKind[] = ['HaltApplied', 'Decision', 'Cancelled'];
@@ -517,7 +519,7 @@ export class Runtime {
     if (!program) {
       // The person at this plane learns what is wrong with the file; a protocol caller (MCP, A2A,
       // a peer) learns no more than that there is no such agent, as for any it cannot run.
-      const broken = PERSON_VIAS.has(request.via) ? this.brokenAgents.get(request.agent) : undefined;
+      const broken = fromAPerson(request.via) ? this.brokenAgents.get(request.agent) : undefined;
       if (broken) throw new PlaneError(ErrorCode.Conflict, `agent ${request.agent} is broken: ${brokenAgentLine(broken)}`);
       throw new PlaneError(ErrorCode.NotFound, request.agent.startsWith('skill:') ? `no skill named ${request.agent.slice(6)}` : `no agent named ${request.agent} (see \`agentplane agents list\`)`);
     }
