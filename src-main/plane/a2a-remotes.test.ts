@@ -6,24 +6,18 @@
  * newest first, a failed one with its error. A protocol caller and a bad limit are refused.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useA2aTeardown } from '../../tests/support/a2a-support';
 import type { JWK } from 'jose';
 import { startSdkRemote, type SdkRemote } from '../../tests/doubles/sdk-a2a-remote';
 import { agent, call, failure, testPlane } from '../../tests/support/runtime-support';
 import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from './plane';
 import { keyIdOf, type PlaneKey } from '../journal/plane-key';
-import { createNetguard, staticAllowList, type Netguard } from '../net/netguard';
+import { createNetguard, staticAllowList } from '../net/netguard';
 import { createA2aClient } from '../protocols/a2a/client/a2a-client';
 
-const planes: Plane[] = [];
-const remotes: SdkRemote[] = [];
-const guards: Netguard[] = [];
-afterEach(async () => {
-  for (const p of planes.splice(0)) await p.close().catch(() => undefined);
-  for (const g of guards.splice(0)) await g.close();
-  for (const r of remotes.splice(0)) await r.close();
-});
+const { planes, remotes, guards } = useA2aTeardown();
 
 /** The SDK test remote: its one agent answers `{echoed}` at once, or fails when the input says so; its card signed by `key` (changeable). */
 async function startRemote(): Promise<SdkRemote> {

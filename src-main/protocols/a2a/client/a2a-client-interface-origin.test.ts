@@ -6,23 +6,17 @@
  * @a2a-js/sdk servers on loopback (tests/doubles/sdk-a2a-remote.ts), both on netguard's allow
  * list, through a real plane; what each server received is asserted directly.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useA2aTeardown } from '../../../../tests/support/a2a-support';
 import { startSdkRemote, type SdkRemote, type SdkRemoteOptions } from '../../../../tests/doubles/sdk-a2a-remote';
 import { agent, call, testPlane } from '../../../../tests/support/runtime-support';
 import { tempDataDir } from '../../../../tests/support/journal-support';
 import type { Plane } from '../../../plane/plane';
 import type { LoadedAgent } from '../../../runtime/manifest';
-import { createNetguard, staticAllowList, type Netguard } from '../../../net/netguard';
+import { createNetguard, staticAllowList } from '../../../net/netguard';
 import { createA2aClient } from './a2a-client';
 
-const planes: Plane[] = [];
-const remotes: SdkRemote[] = [];
-const guards: Netguard[] = [];
-afterEach(async () => {
-  for (const p of planes.splice(0)) await p.close().catch(() => undefined);
-  for (const g of guards.splice(0)) await g.close();
-  for (const r of remotes.splice(0)) await r.close();
-});
+const { planes, remotes, guards } = useA2aTeardown();
 
 async function remote(options: SdkRemoteOptions = {}): Promise<SdkRemote> {
   const started = await startSdkRemote({ behaviour: 'complete', streaming: false, ...options });

@@ -11,7 +11,8 @@
  * Signatures: cards are signed with card-signature.ts signAgentCard (Ed25519, the key in the
  * protected header) under keys made here, and verified by the client's default verifier.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useA2aTeardown } from '../../../../tests/support/a2a-support';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
@@ -20,20 +21,13 @@ import { agent, call, testPlane } from '../../../../tests/support/runtime-suppor
 import { tempDataDir } from '../../../../tests/support/journal-support';
 import type { Plane } from '../../../plane/plane';
 import { keyIdOf, type PlaneKey } from '../../../journal/plane-key';
-import { createNetguard, staticAllowList, type Netguard } from '../../../net/netguard';
+import { createNetguard, staticAllowList } from '../../../net/netguard';
 import { createA2aClient } from './a2a-client';
 import type { LoadedAgent } from '../../../runtime/manifest';
 import { LARGE_VALUE_BYTES } from '../../../runtime/large-values';
 import { journalPath } from '../../../journal/sqlite-store';
 
-const planes: Plane[] = [];
-const remotes: SdkRemote[] = [];
-const guards: Netguard[] = [];
-afterEach(async () => {
-  for (const p of planes.splice(0)) await p.close().catch(() => undefined);
-  for (const g of guards.splice(0)) await g.close();
-  for (const r of remotes.splice(0)) await r.close();
-});
+const { planes, remotes, guards } = useA2aTeardown();
 
 type Remote = SdkRemote;
 type Behaviour = 'echo' | 'slow' | 'forever' | 'fail' | 'message';
