@@ -17,8 +17,7 @@ import { summarizeRecord } from '../lib/record-summary';
 import { parseRoute } from '../lib/route';
 import { createAppStore, type AppState, type AppStore } from '../store/app-store';
 import { StoreContext } from '../store/store-context';
-import { manualEnv } from '../store/testing/store-harness';
-import { useSyncedHarnesses, type StoreHarness } from '../store/testing/store-harness';
+import { follow, manualEnv, useSyncedHarnesses, type StoreHarness } from '../store/testing/store-harness';
 import { AcpSection } from './acp-section';
 import { McpSection } from './mcp-section';
 import { RunsSection } from './runs-section';
@@ -142,14 +141,6 @@ describe('11. Sessions: what the header counts is what the peers list', () => {
   });
 });
 
-/** Moves the store's clock in small steps until `condition` holds (the plane works in real time meanwhile). */
-async function follow(h: StoreHarness, condition: () => boolean, what: string) {
-  await h.until(() => {
-    h.env.clock.advance(100);
-    return condition();
-  }, what);
-  await h.settle();
-}
 
 async function waitingPayment(h: StoreHarness): Promise<string> {
   const started = await h.store.getState().startRun('pay-vendor', { amount: 42.5, payee: 'ACME Corp' });

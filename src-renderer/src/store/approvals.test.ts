@@ -7,19 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../src-shared/ipc/errors';
 import { testPlane } from '../../../tests/support/runtime-support';
-import { useSyncedHarnesses, type StoreHarness } from './testing/store-harness';
+import { follow, useSyncedHarnesses, type StoreHarness } from './testing/store-harness';
 
 // The bundled agents: write-note asks a person before it writes a file.
 const harness = useSyncedHarnesses(() => testPlane());
 
-/** Moves the store's clock in small steps until `condition` holds (the plane works in real time meanwhile). */
-async function follow(h: StoreHarness, condition: () => boolean, what: string) {
-  await h.until(() => {
-    h.env.clock.advance(100);
-    return condition();
-  }, what);
-  await h.settle();
-}
 
 async function waitingNote(h: StoreHarness, title: string): Promise<string> {
   const started = await h.store.getState().startRun('write-note', { title, topic: 'inbox' });

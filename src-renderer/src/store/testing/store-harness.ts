@@ -129,3 +129,12 @@ export function useSyncedHarnesses(makePlane: () => Promise<Plane> = () => testP
   };
 }
 
+
+/** Moves the store's clock in small steps until `condition` holds (the plane works in real time meanwhile). */
+export async function follow(h: StoreHarness, condition: () => boolean, what: string) {
+  await h.until(() => {
+    h.env.clock.advance(100);
+    return condition();
+  }, what);
+  await h.settle();
+}
