@@ -16,7 +16,7 @@ import react from '@vitejs/plugin-react';
 const ZOD_JSON_SCHEMA = '\0renderer-zod-json-schema:';
 
 /**
- * Leaves zod's JSON Schema output out of the renderer (issue 16: initial JavaScript ≤ 120 kB
+ * Leaves zod's JSON Schema output out of the renderer (docs/PERFORMANCE.md: initial JavaScript ≤ 120 kB
  * gzip; scripts/renderer-size.mjs checks it). zod's classic schemas import the JSON Schema
  * generator and one processor per schema type for `.toJSONSchema()` and Standard Schema's
  * `jsonSchema`, so every bundle that validates with zod carries it (about 5 kB gzip, in the
@@ -222,7 +222,7 @@ export default defineConfig({
       outDir: resolve('out/renderer'),
       emptyOutDir: true,
       // electron-vite's renderer preset leaves the bundle unminified; the page is parsed on
-      // every window and every browser tab of `serve`, so ship it minified (issue 16).
+      // every window and every browser tab of `serve`, so ship it minified (docs/PERFORMANCE.md).
       minify: true,
       rolldownOptions: {
         input: { index: resolve('src-renderer/index.html') },

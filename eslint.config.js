@@ -1,4 +1,4 @@
-// ESLint flat config. The layer rules of DESIGN.md live here, as VS Code keeps its import
+// ESLint flat config. The layer rules of docs/DESIGN.md live here, as VS Code keeps its import
 // patterns in lint: which folder may import which, and which packages each layer may use.
 // tests/lint-layers.test.ts lints a deliberately bad fixture for every rule to prove it bites.
 import js from '@eslint/js';
@@ -19,6 +19,47 @@ const RENDERER_TESTS = ['src-renderer/**/*.test.{ts,tsx}', 'src-renderer/**/test
 
 /** Files whose layer rules are proved by fixtures; typed rules cannot run on virtual paths. */
 const FIXTURE = '**/*.lint-fixture.{ts,tsx}';
+
+/**
+ * The journal's door: outside src-main/journal nothing reaches the journal's store. The layers
+ * above read through the Journal's own methods (journal.ts), the seam a second backend plugs in
+ * beneath, so neither a `<journal>.store` nor an import of a store module may appear outside it.
+ * From those modules only plain data and plain helpers may be imported: row types, and the
+ * data dir's file name and the hash every layer shares. The check of `.store` is by name (a
+ * journal is a value called `journal`, `…Journal`, or a `journal` property).
+ */
+const JOURNAL_DOOR_SYNTAX = [
+  {
+    selector: "MemberExpression[property.name='store']:matches([object.name=/(^j|J)ournal$/], [object.property.name=/(^j|J)ournal$/])",
+    message: "outside src-main/journal, ask the Journal (journal.ts's methods), never its store: the journal's door (eslint.config.js).",
+  },
+];
+const JOURNAL_DOOR_IMPORTS = [
+  {
+    regex: '(^|/)journal/sqlite-store$',
+    allowImportNames: ['journalPath', 'sha256Hex'],
+    message: 'outside src-main/journal, the SQLite store is not imported (only journalPath and sha256Hex): ask the Journal, the journal\'s door (eslint.config.js).',
+  },
+  {
+    regex: '(^|/)journal/journal$',
+    importNames: ['journalStoreOf'],
+    message: "outside src-main/journal, a journal's store is not reached through journalStoreOf: ask the Journal, the journal's door (eslint.config.js).",
+  },
+  { regex: '(^|/)journal/sqlite-reader$', message: 'outside src-main/journal, the SQLite reader is not imported: ask the Journal, the journal\'s door (eslint.config.js).' },
+  {
+    regex: '(^|/)journal/journal-store$',
+    allowImportNames: ['PreparedDraft', 'StoredRecord', 'JournalHead', 'RunSummaryRow', 'ObservedRunRow', 'ChildRunRow', 'OwnedRunRow', 'OwnedRunsQuery'],
+    message: "outside src-main/journal, only journal-store.ts's plain row types are imported, never the store's interface: ask the Journal, the journal's door (eslint.config.js).",
+  },
+];
+
+/** Security defaults that must not be weakened anywhere (docs/DESIGN.md "Security baseline"). */
+const SECURITY_SYNTAX = [
+  { selector: "Property[key.name='nodeIntegration'][value.value=true]", message: 'nodeIntegration stays off.' },
+  { selector: "Property[key.name='contextIsolation'][value.value=false]", message: 'contextIsolation stays on.' },
+  { selector: "Property[key.name='sandbox'][value.value=false]", message: 'sandbox stays on.' },
+  { selector: "Property[key.name='webSecurity'][value.value=false]", message: 'webSecurity stays on.' },
+];
 
 export default tseslint.config(
   {
@@ -53,7 +94,7 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
 
-  // ---- Layer rules (DESIGN.md "Layout", STYLE.md 1 and 2) ----
+  // ---- Layer rules (docs/DESIGN.md "Layout", docs/STYLE.md 1 and 2) ----
   {
     // src-shared: pure TypeScript, imports nothing of ours and no package but zod.
     files: ['src-shared/**/*.{ts,tsx}'],
@@ -62,7 +103,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         layer(
-          deny(['**/src-main/**', '**/src-renderer/**', '**/src-preload/**'], 'src-shared imports nothing of ours (DESIGN.md layer rules).'),
+          deny(['**/src-main/**', '**/src-renderer/**', '**/src-preload/**'], 'src-shared imports nothing of ours (docs/DESIGN.md layer rules).'),
           deny(NODE_BUILTINS, 'src-shared is pure: no Node built-ins, so it runs in the renderer too.'),
           { regex: '^(?!zod(/|$))[^.]', message: 'src-shared may import only zod among packages.' },
         ),
@@ -151,17 +192,28 @@ export default tseslint.config(
       },
     };
   }),
+  // The journal's door (JOURNAL_DOOR_SYNTAX, JOURNAL_DOOR_IMPORTS): every file outside
+  // src-main/journal, tests too. The imports go through the typescript-eslint rule of the same
+  // job, a rule of its own name, so they add to the layer rules above instead of replacing them
+  // (a file's options for one rule are replaced, not merged, by a later block). bench/ is left
+  // out: a bench measures the SQLite store itself (its WAL syncs and commit counters).
   {
-    // Security defaults that must not be weakened anywhere (DESIGN.md "Security baseline").
+    files: ['**/*.{ts,tsx}'],
+    ignores: ['src-main/journal/**', 'bench/**'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: JOURNAL_DOOR_IMPORTS }] },
+  },
+  {
+    files: ['tests/**/*.{ts,tsx}', 'e2e/**/*.{ts,tsx}'],
+    rules: { 'no-restricted-syntax': ['error', ...JOURNAL_DOOR_SYNTAX] },
+  },
+  {
+    // Security defaults that must not be weakened anywhere (SECURITY_SYNTAX), and the journal's door.
     files: ['src-*/**/*.{ts,tsx}'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        { selector: "Property[key.name='nodeIntegration'][value.value=true]", message: 'nodeIntegration stays off.' },
-        { selector: "Property[key.name='contextIsolation'][value.value=false]", message: 'contextIsolation stays on.' },
-        { selector: "Property[key.name='sandbox'][value.value=false]", message: 'sandbox stays on.' },
-        { selector: "Property[key.name='webSecurity'][value.value=false]", message: 'webSecurity stays on.' },
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', ...SECURITY_SYNTAX, ...JOURNAL_DOOR_SYNTAX] },
+  },
+  {
+    // Inside the journal its own files reach its store; the security defaults hold as everywhere.
+    files: ['src-main/journal/**/*.{ts,tsx}'],
+    rules: { 'no-restricted-syntax': ['error', ...SECURITY_SYNTAX] },
   },
 );

@@ -12,7 +12,7 @@
  * Both called by the same SDK client (JSON-RPC transport), interleaved, in the same process and run.
  *
  * The subject makes every call durable (two journal commits with fsync); the baseline keeps tasks
- * in memory. Goal (issue 15): throughput ≥ 0.5× the SDK server's.
+ * in memory. Goal (docs/PERFORMANCE.md): throughput ≥ 0.5× the SDK server's.
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -154,7 +154,7 @@ async function run(): Promise<BenchResult> {
 
 const benchmark: Benchmark = {
   name: 'a2a',
-  goal: { maxRatio: 2, text: 'throughput ≥ 0.5× the SDK server (issue 15)' },
+  goal: { maxRatio: 2, text: 'throughput ≥ 0.5× the SDK server' },
   run,
 };
 export default benchmark;

@@ -342,7 +342,7 @@ function fileSystemOf(dir: string): string {
 }
 
 /**
- * Where the tap's own time goes (issue 16, item 6): the bench process's profile sees only the
+ * Where the tap's own time goes (docs/PERFORMANCE.md): the bench process's profile sees only the
  * driver, so one more tap, never one of the measured ones, is run under `node --cpu-prof` on a
  * data dir of its own for one burst, until its journal has caught up and it has exited. Node
  * writes a profile per thread: the main thread (forwarding) and the journaling worker

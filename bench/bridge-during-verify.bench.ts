@@ -29,13 +29,14 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { appVersion } from '../src-main/base/app-paths';
 import { startWebBridge } from '../src-main/bridge/web-bridge';
-import { storeVerifyPlan, verifyJournalStore } from '../src-main/journal/bundle';
+import { storeVerifyPlan } from '../src-main/journal/store-verify';
 import { Journal } from '../src-main/journal/journal';
 import { createPlane } from '../src-main/plane/plane';
 import type { AnyRecordDraft } from '../src-shared/journal/records';
 import { runDrafts } from '../tests/support/journal-support';
 import type { Benchmark, BenchResult } from './bench-types';
 import { summarise, type LatencySummary } from './measure';
+import { verifyJournalStore } from '../src-main/journal/journal-workers';
 
 const RECORDS = 200_000;
 const BATCH = 10_000;

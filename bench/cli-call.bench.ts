@@ -1,5 +1,5 @@
 /**
- * How long one CLI call takes (issue 16, item 5: start-up, for the process a script starts
+ * How long one CLI call takes (docs/PERFORMANCE.md: start-up, for the process a script starts
  * most). Subject: the built CLI, `node bin/agentplane.js peer list --json` and `runs list --json`
  * against a running `agentplane serve`, from spawn to exit. Baseline: `node` running a small
  * script (written by this bench) that reads the same plane.json and makes the same POST with

@@ -1,5 +1,5 @@
 /**
- * Where a benchmark's time goes (issue 16, item 6): a CPU profile of the bench process taken
+ * Where a benchmark's time goes (docs/PERFORMANCE.md): a CPU profile of the bench process taken
  * with the inspector (V8's sampling profiler, the one `--cpu-prof` writes), summarised as the
  * functions with the most self time. bench/run.ts wraps every benchmark's run in one, so every
  * bench prints a summary without editing it.

@@ -24,7 +24,7 @@ import Database from 'better-sqlite3';
 import { canonicalize } from '../src-shared/journal/canonical-json';
 import { recordPreimageFromBodyText } from '../src-shared/journal/record-hash';
 import { CURRENT_VERSION, GENESIS_PREV_HASH, type AnyRecordDraft } from '../src-shared/journal/records';
-import { DEFAULT_CHECKPOINT_EVERY, Journal } from '../src-main/journal/journal';
+import { journalStoreOf, DEFAULT_CHECKPOINT_EVERY, Journal } from '../src-main/journal/journal';
 import { migrate } from '../src-main/journal/migrations';
 import { sha256Hex, type SqliteJournalStore } from '../src-main/journal/sqlite-store';
 import { runDrafts } from '../tests/support/journal-support';
@@ -100,7 +100,7 @@ function bareTable(db: Database.Database): void {
 }
 
 /**
- * Where an append's time went (issue 16, item 3), per record, from the subject's own counters:
+ * Where an append's time went (docs/PERFORMANCE.md), per record, from the subject's own counters:
  * its transactions (the chain's hashes, the INSERTs, the COMMIT's WAL writes) and its WAL syncs
  * (wal-sync.ts), and the rest of the subject's time (the body's schema check, canonical text,
  * the Merkle accumulator, checkpoint signing, the promises and the yield). Beside it, the
@@ -190,7 +190,7 @@ async function run(): Promise<BenchResult> {
     const ms = { subjectSingle: 0, baselineSingle: 0, subjectGroup: 0, baselineGroup: 0, bareGroup: 0 };
     // The subject's own counters across its timed rounds (SqliteJournalStore.writeStats): what
     // its transactions and its WAL syncs took, so the notes can say where the rest went.
-    const store = journal.store as SqliteJournalStore;
+    const store = journalStoreOf(journal) as SqliteJournalStore;
     const inside = { subjectSingle: { transactionMs: 0, syncMs: 0 }, subjectGroup: { transactionMs: 0, syncMs: 0 } };
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate which side goes first, so drift lands on both.
@@ -275,7 +275,7 @@ async function run(): Promise<BenchResult> {
 
 const benchmark: Benchmark = {
   name: 'journal-append',
-  goal: { maxRatio: 1.25, text: 'durable append ≤ 1.25× a raw SQLite INSERT of the same rows at the same durability, single and 100 per commit (issue 16)' },
+  goal: { maxRatio: 1.25, text: 'durable append ≤ 1.25× a raw SQLite INSERT of the same rows at the same durability, single and 100 per commit' },
   run,
 };
 

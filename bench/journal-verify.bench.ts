@@ -22,12 +22,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { bundleWorkerTimes, exportBundle, parseRecordLine, recordOfLineBytes, verifyBundleFile, verifyBundleFileInThread, verifyJournalStore } from '../src-main/journal/bundle';
+import { exportBundle } from '../src-main/journal/bundle-export';
+import { parseRecordLine, recordOfLineBytes } from '../src-main/journal/bundle-format';
+import { bundleWorkerTimes, verifyBundleFile, verifyBundleFileInThread } from '../src-main/journal/bundle-verify';
 import type { JobTimes } from '../src-main/journal/journal-worker-pool';
 import { verifyCheckpoint } from '../src-main/journal/checkpoints';
-import { verifyJournalStoreInWorker } from '../src-main/journal/journal-workers';
+import { verifyJournalStore, verifyJournalStoreInWorker } from '../src-main/journal/journal-workers';
 import type { SqliteJournalStore } from '../src-main/journal/sqlite-store';
-import { Journal } from '../src-main/journal/journal';
+import { journalStoreOf, Journal } from '../src-main/journal/journal';
 import { runDrafts } from '../tests/support/journal-support';
 import type { Benchmark, BenchResult } from './bench-types';
 
@@ -156,7 +158,7 @@ async function run(): Promise<BenchResult> {
       const rate = (elapsedMs: number) => (RECORDS * ROUNDS) / (elapsedMs / 1000);
       const scaling = await parallelScaling(Buffer.byteLength(records[0]!.preimage));
       const processScaling = await processParallelScaling(Buffer.byteLength(records[0]!.preimage));
-      const phases = await profilePhases(lines, reader.store as SqliteJournalStore, reader.checkpoints.readAll(), reader.key.publicKey);
+      const phases = await profilePhases(lines, journalStoreOf(reader) as SqliteJournalStore, reader.checkpoints.readAll(), reader.key.publicKey);
       const perRecord = (elapsedMs: number) => `${((elapsedMs * 1000) / (RECORDS * ROUNDS)).toFixed(2)} µs`;
       return {
         subject: 'verifyBundleFile (bundle file) and verifyJournalStore (data dir): order, SHA-256, prevHash, Merkle root, signed checkpoints',
@@ -323,7 +325,7 @@ async function processParallelScaling(recordBytes: number): Promise<{ speedup: n
 
 /**
  * Each part of a verification on its own over the same records, so the bench says where the
- * time goes (issue 16, item 6): reading rows as text from SQLite, reading bundle lines from
+ * time goes (docs/PERFORMANCE.md): reading rows as text from SQLite, reading bundle lines from
  * their bytes, the checkpoints' signatures.
  */
 async function profilePhases(lines: readonly string[], store: SqliteJournalStore, checkpoints: readonly string[], publicKey: KeyObject): Promise<string> {

@@ -124,7 +124,7 @@ async function run(): Promise<BenchResult> {
 
 const benchmark: Benchmark = {
   name: 'mcp-agent',
-  goal: { maxRatio: 2, text: 'p50 ≤ 2× the bare SDK server + one durable commit, throughput ≥ 0.5× (issue 13)' },
+  goal: { maxRatio: 2, text: 'p50 ≤ 2× the bare SDK server + one durable commit, throughput ≥ 0.5×' },
   run,
 };
 export default benchmark;

@@ -1,5 +1,5 @@
 /**
- * What the plane's memory costs (issue 16, item 5): `agentplane serve`'s resident set idle on a
+ * What the plane's memory costs (docs/PERFORMANCE.md): `agentplane serve`'s resident set idle on a
  * journal of RECORDS records (1,000,000 unless BENCH_MEMORY_RECORDS says otherwise), and how
  * much it grows while a person browses that journal in the UI. Goal: at most 50 MB of growth,
  * judged as a ratio against 50 MB (so 1.00× is the goal exactly). Shown beside it: the idle

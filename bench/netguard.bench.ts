@@ -12,7 +12,7 @@
  * pays inside its own connector too, and which loopback cannot show honestly (a name that
  * resolves to loopback is refused, as it must be).
  *
- * Goal (issue 15): netguard's cost per connection ≤ 1.2× a plain undici connect.
+ * Goal (docs/PERFORMANCE.md): netguard's cost per connection ≤ 1.2× a plain undici connect.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -14,13 +14,13 @@
  * with keep-alive, the same headers and body), in the same process and run, interleaved as in
  * bridge-roundtrip.bench.ts.
  *
- * After the comparison, a sequential ping is split in the notes (issue 16, item 6): pings
+ * After the comparison, a sequential ping is split in the notes (docs/PERFORMANCE.md): pings
  * interleaved with calls of an unknown method (every check a ping passes, no run), and the
  * journal's own counters for each ping's transaction and WAL sync (SqliteJournalStore.writeStats);
  * then a loaded one: pings at the throughput rounds' concurrency, with the same counters, this
  * process's CPU time, and how many runs shared each commit.
  *
- * Goal (issue 16): p50 ≤ the bare route's p50 + 1.5 × one durable commit measured in the same
+ * Goal (docs/PERFORMANCE.md): p50 ≤ the bare route's p50 + 1.5 × one durable commit measured in the same
  * run (a raw one-row better-sqlite3 transaction, WAL, synchronous=FULL, in the same directory),
  * and throughput at c=16 ≥ 0.5× the bare route's; both are printed as ratios that must be ≤ 1.
  * The journal is on whatever file system holds the OS temp dir (AGENTPLANE_BENCH_DIR
@@ -42,6 +42,7 @@ import { createLocalProvider } from '../src-main/providers/local-provider';
 import type { Benchmark, BenchResult } from './bench-types';
 import { timedConcurrent, type Operation } from './measure';
 import { compareRoundTrips } from './round-trip-comparison';
+import { journalStoreOf } from '../src-main/journal/journal';
 
 /**
  * Calls of each before the timed ones. 300 left both sides cold: the ping's p50 in the judged
@@ -149,7 +150,7 @@ async function sequentialSplit(pool: Pool, session: string, store: SqliteJournal
 const LOADED_CALLS = 4000;
 
 /**
- * A loaded ping split the same way (issue 16, item 6): LOADED_CALLS more pings at the
+ * A loaded ping split the same way (docs/PERFORMANCE.md): LOADED_CALLS more pings at the
  * throughput rounds' concurrency, with the journal's counters and this process's CPU time
  * across them. Under load the thread, not the disk, is the limit, so what matters is what
  * each call costs it: the commit's transaction and, while syncs run inline (wal-sync.ts), the
@@ -222,7 +223,7 @@ async function run(): Promise<BenchResult> {
     // across turns (wal-sync.ts) shares under load.
     let journalCommits = 0;
     peer.journal.onAppend(() => (journalCommits += 1));
-    const store = peer.journal.store as SqliteJournalStore;
+    const store = journalStoreOf(peer.journal) as SqliteJournalStore;
     const syncsBefore = store.settings().walSyncs;
     const comparison = await compareRoundTrips(subject.call, baseline.call, { warmUp: WARM_UP, sequential: SEQUENTIAL, concurrency: CONCURRENCY, requestsPerRound: REQUESTS_PER_ROUND, rounds: ROUNDS });
     const walSyncs = store.settings().walSyncs - syncsBefore;

@@ -18,7 +18,7 @@
  * operation (the same request, body bytes read and dropped) from both, so a reader sees the
  * client-side work alone. It is shown, not judged: a difference of two noisy medians.
  *
- * Goal (issue 14): driver overhead per streamed token ≤ 1.5× the raw read, per provider.
+ * Goal (docs/PERFORMANCE.md): driver overhead per streamed token ≤ 1.5× the raw read, per provider.
  *
  * A trap when reading the numbers: the runner executes under tsx, whose esbuild transform keeps
  * function names (`keepNames`), so a closure created per delta (an arrow function defined

@@ -1,5 +1,5 @@
 /**
- * How long the renderer takes to load (issue 16, item 4). Subject: `agentplane serve`'s page,
+ * How long the renderer takes to load (docs/PERFORMANCE.md). Subject: `agentplane serve`'s page,
  * opened cold in headless Chromium on a data dir with four peers registered, from navigation
  * start until the Peers view (the default view) shows its first rows: the rows are in the DOM
  * and a frame has been produced with them. Baseline: a blank React page (React and ReactDOM

@@ -6,7 +6,7 @@
  * awaited before the next (as runs writing effect after effect do). Counted where requests
  * leave the client, from the first commit until everything has settled.
  *
- * Goal (issue 10): at most runs touched + 1 requests (a re-read per run, one read of the open
+ * Goal (docs/PERFORMANCE.md): at most runs touched + 1 requests (a re-read per run, one read of the open
  * timeline's new records), judged as a ratio against that number.
  *
  * Shown beside it: the previous store's follower, replayed against the same kind of plane in

@@ -1,5 +1,5 @@
 /**
- * How long `agentplane serve` takes to come up (issue 16, item 5). Subject: the built CLI
+ * How long `agentplane serve` takes to come up (docs/PERFORMANCE.md). Subject: the built CLI
  * (`node bin/agentplane.js serve --no-open`, ports 0) from spawn until its
  * `AGENTPLANE_UI_URL=` line is on stdout, on a fresh data dir each round and on one whose
  * journal already holds EXISTING_RECORDS records. Baseline: `node` running a tiny script (written

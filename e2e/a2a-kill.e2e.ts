@@ -4,7 +4,8 @@
  * server on 127.0.0.1 in this process (its origin allowed with `agentplane net allow`, as a
  * person would), whose task works until the test releases it.
  *
- * What the seed promises across the kill (runtime/a2a-effect.ts): the message was sent exactly
+ * What must hold across the kill (runtime/a2a-effect.ts; docs/GOVERNED-RUNTIME.md, "A2A, calling
+ * out"): the message was sent exactly
  * once (the remote counts its SendMessage receipts), and the send's journaled result (the remote
  * task's id and interface) lets the restarted plane re-attach to that task by its id — the
  * follow effect is resumable, its reads safe to repeat — so the run completes with the remote's

@@ -1,5 +1,5 @@
 /**
- * The CLI never lies (issue 11, item 2), against the built CLI as real processes: a peer
+ * The CLI never lies, against the built CLI as real processes: a peer
  * command that needs a live plane refuses when none runs, `run --wait` exits non-zero on a
  * failed run, `--json` has one shape for success and failure (usage errors included), a
  * malformed run id reads like an unknown one, help speaks to users, a fresh data dir gets

@@ -1,5 +1,5 @@
 /**
- * A CLI call loads what its command needs, and no more (issue 16: start-up). Each call is a
+ * A CLI call loads what its command needs, and no more (docs/PERFORMANCE.md: start-up). Each call is a
  * process, and most are one command against a running plane: `peer list`, `mcp servers list`,
  * `acp sessions` once loaded the peer server, the plane's MCP stdio server and the ACP tap with
  * their SDKs, fastify and SQLite, because the module that registers a command imported what

@@ -3,8 +3,8 @@
  * `_electron.launch` starts the built main process (out/main/index.js), and the page talks to
  * the plane over the preload's IPC instead of the web bridge.
  *
- * The Electron binary is not part of `npm install` (TOOLCHAIN.md) and cannot be downloaded on
- * CI, so where it is absent this suite is skipped with the reason printed; the Chromium suite
+ * The Electron binary is not part of `npm install` (electron 42 and later fetch it on first use,
+ * never in postinstall, so an offline install succeeds) and cannot be downloaded on CI, so where it is absent this suite is skipped with the reason printed; the Chromium suite
  * runs the same checks against the same renderer there. Detection mirrors
  * src-main/cli/electron-binary.ts (path.txt plus the file it names) without importing it, and
  * never calls the `electron` package's own resolver, which would try to download.

@@ -1,5 +1,5 @@
 /**
- * The seed's scenario suite ("What the test suite actually exercises", seed 000), ported:
+ * The protocol's scenario suite (docs/PEER-PROTOCOL.md, "What the test suite actually exercises"):
  * two REAL, independent peer processes, each binding its own address —
  *
  *   peer A  127.0.0.1  stateless
@@ -7,7 +7,7 @@
  *
  * — sharing one secret and one plane data dir (the design's "one data dir, several peers"),
  * plus two small peers with low limits for the rate limiter (R1: MCPV2_RATE_LIMIT; R2:
- * MCPV2_SESSION_RATE_LIMIT and MCPV2_SESSION_TIMEOUT=1, both set through the seed's
+ * MCPV2_SESSION_RATE_LIMIT and MCPV2_SESSION_TIMEOUT=1, both set through the protocol's
  * environment variables) and an identity-mode peer Y for per-peer credentials.
  *
  * The 17 categories run MCPV2_TEST_ITERATIONS times (3 by default) against the same processes;
@@ -84,7 +84,7 @@ const words = (text: string) => text.split(/\s+/).filter(Boolean);
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const rand = () => randomBytes(4).toString('hex');
 
-/** A 401 with the seed's -32001, the WWW-Authenticate challenge and the given reason. */
+/** A 401 with the protocol's -32001, the WWW-Authenticate challenge and the given reason. */
 function expectRefusedSession(answer: HttpAnswer, reason: string | RegExp): void {
   expect(answer.status, answer.text).toBe(401);
   expect(answer.headers['www-authenticate']).toBe('Bearer');
@@ -105,8 +105,9 @@ async function patientSession(peer: PeerProcess, from = '127.0.0.1'): Promise<{ 
   }
 }
 
-// A multi-block Claude history: two text blocks and a tool call in one assistant turn (the seed's
-// adapter once read only content[0]), a tool result, and a final answer.
+// A multi-block Claude history: two text blocks and a tool call in one assistant turn (the original
+// adapter read only content[0]: docs/PEER-PROTOCOL.md, "Cross-provider history translation"), a
+// tool result, and a final answer.
 const CLAUDE_HISTORY = {
   system: 'You are a terse travel assistant.',
   messages: [
@@ -135,7 +136,8 @@ beforeAll(async () => {
   running.push(A);
   B = await startPeerProcess({ dataDir, name: 'peer-b', publicIp: HOST_B, secret: SECRET, llmMode: true, customSkills: CUSTOM_SKILLS });
   running.push(B);
-  // The seed's environment variables rather than flags, for the limit peers.
+  // The protocol's environment variables (docs/PEER-PROTOCOL.md) rather than flags, for the limit
+  // peers.
   R1 = await startPeerProcess({ dataDir, name: 'peer-r1', env: { MCPV2_SECRET: SECRET, MCPV2_RATE_LIMIT: '5' } });
   running.push(R1);
   R2 = await startPeerProcess({ dataDir, name: 'peer-r2', env: { MCPV2_SECRET: SECRET, MCPV2_SESSION_RATE_LIMIT: '2', MCPV2_SESSION_TIMEOUT: '1' } });
@@ -235,7 +237,8 @@ for (let iteration = 1; iteration <= ITERATIONS; iteration++) {
 
     it('[04 expired] an expired session is refused with 401 (client-minted and peer-issued with MCPV2_SESSION_TIMEOUT=1)', () =>
       timed('04 expired', async () => {
-        // Client-minted with the shared secret: one rule for every token (the seed's bug 2).
+        // Client-minted with the shared secret: one rule for every token (docs/PEER-PROTOCOL.md,
+        // "Session token").
         const expired = mintSession({ secret: SECRET, clientIp: '127.0.0.1', ttlSeconds: 1, now: Date.now() - 5_000 });
         for (const peer of [A, B]) expectRefusedSession(await sendBatch(peer, expired.sessionId, PING), /expired/);
         const live = mintSession({ secret: SECRET, clientIp: '127.0.0.1', ttlSeconds: 60 });
@@ -260,7 +263,8 @@ for (let iteration = 1; iteration <= ITERATIONS; iteration++) {
       timed('05 future', async () => {
         const future = mintSession({ secret: SECRET, clientIp: '127.0.0.1', ttlSeconds: 3600, now: Date.now() + 3_600_000 });
         expectRefusedSession(await sendBatch(A, future.sessionId, PING), /future/);
-        // Within MCPV2_CLOCK_SKEW (300 s) a clock ahead of ours is tolerated, as the seed says.
+        // Within MCPV2_CLOCK_SKEW (300 s) a clock ahead of ours is tolerated (docs/PEER-PROTOCOL.md,
+        // "Session token").
         const skewed = mintSession({ secret: SECRET, clientIp: '127.0.0.1', ttlSeconds: 3600, now: Date.now() + 60_000 });
         expect(resultOf(await callSkill(A, skewed.sessionId, 'ping'))).toMatchObject({ pong: true });
         // Forged: well-formed, signed with another secret (a far-future one, and a present one).
@@ -624,8 +628,9 @@ describe('once', () => {
       expect(sessionPayload(fromA.sessionId).ip).toBe('127.0.0.1');
       expectRefusedSession(await sendBatch(B, fromA.sessionId, PING, { from: '127.0.0.2' }), /wrong-ip/);
       expectRefusedSession(await sendBatch(A, fromA.sessionId, PING, { from: '127.0.0.2' }), /wrong-ip/);
-      // The seed's trust model: the token names a caller IP, not a peer. Any peer holding the
-      // shared secret accepts it from that IP (identity mode is the answer to this).
+      // The shared-secret trust model (docs/PEER-PROTOCOL.md, "Security model"): the token names a
+      // caller IP, not a peer. Any peer holding the shared secret accepts it from that IP (identity
+      // mode is the answer to this).
       expect(resultOf(await callSkill(B, fromA.sessionId, 'ping', {}, { from: '127.0.0.1' }))).toMatchObject({ pong: true });
 
       const fromB = await getSession(B, '127.0.0.2');

@@ -1,9 +1,9 @@
 /**
- * The Peers view speaks UI, not CLI (issue 11, item 7), in Chromium against `agentplane serve`
+ * The Peers view speaks UI, not CLI, in Chromium against `agentplane serve`
  * with the demo peers: a stopped peer's prompt and payment forms are disabled and say why; a
  * peer created on the port a running peer holds is refused at once, at the port field, with a
  * remedy named in this form's own words (never a CLI flag). A run starts from a form generated
- * from the agent's input schema (issue 11, item 4). Each view is scanned with axe.
+ * from the agent's input schema. Each view is scanned with axe.
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

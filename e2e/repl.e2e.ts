@@ -1,5 +1,6 @@
 /**
- * `agentplane repl` driven the way a person (or the seed's test_cli.py) drives it: the real
+ * `agentplane repl` driven the way a person drives it (docs/PEER-PROTOCOL.md, "The interactive
+ * client"): the real
  * built CLI as a child process, one command per line written to its stdin, its stdout read up
  * to the next `mcpv2> ` prompt. Nothing of the REPL is imported; what a command claims is
  * checked from outside — a direct HTTP health call, a direct authenticated call with the
@@ -170,7 +171,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('agentplane repl, driven over stdin (the seed test_cli.py suite)', () => {
+describe('agentplane repl, driven over stdin (the interactive client suite)', () => {
   let repl: ReplProcess;
   let dataDir: string;
   let work: string;
@@ -261,7 +262,7 @@ describe('agentplane repl, driven over stdin (the seed test_cli.py suite)', () =
     expect(carried, output).toBeDefined();
     expect(rejected).toBe(carried);
     expect(fresh, output).toBeDefined();
-    expect(fresh).not.toBe(carried); // the retry did not reuse the address's token (the seed's bug)
+    expect(fresh).not.toBe(carried); // the retry did not reuse the address's token (docs/PEER-PROTOCOL.md, "The interactive client")
     expect(output).toContain('retry with the fresh session succeeded');
     expect(output).toContain(`connected to ${peer.address}`);
   });
@@ -281,7 +282,7 @@ describe('agentplane repl, driven over stdin (the seed test_cli.py suite)', () =
     const binary = join(work, 'blob.bin');
     writeFileSync(binary, Buffer.from(Array.from({ length: 256 }, (_, i) => i)));
 
-    // A path with spaces needs the quoting the seed's split() could not do.
+    // A path with spaces needs the quoting a whitespace split could not do (docs/PEER-PROTOCOL.md).
     expect(await repl.run(`SentTo "${text}" ${peer.address}`)).toContain('as notes for the peer.md (15 bytes, sent as utf8)');
     expect(await repl.run(`SendTo ${binary} ${peer.address}`)).toContain('as blob.bin (256 bytes, sent as base64)');
 

@@ -36,7 +36,7 @@ const stages = [
     step('lint', bin('eslint'), ['--max-warnings', '0', '.']),
     step('mcp-tools', process.execPath, ['scripts/mcp-tools.mjs']),
   ],
-  // The renderer's initial JavaScript against its budget (issue 16); it reads the build's output.
+  // The renderer's initial JavaScript against its budget (docs/PERFORMANCE.md); it reads the build's output.
   [step('renderer-size', process.execPath, ['scripts/renderer-size.mjs'], { needs: ['build'] })],
   // Unit tests read the build too (the bundled agents, the renderer bundle's scan). Without the
   // MCP tools only the conformance test skips, and says so in the skipped count: not a need.

@@ -1,4 +1,4 @@
-// The renderer's initial JavaScript, gzipped, against its budget (issue 16: the renderer loads
+// The renderer's initial JavaScript, gzipped, against its budget (docs/PERFORMANCE.md: the renderer loads
 // at once; initial JavaScript ≤ 120 kB gzip). "Initial" is what the browser fetches before the
 // first view can paint: the entry script of out/renderer/index.html and every chunk it lists as
 // a modulepreload (Vite lists there exactly the chunks the entry imports statically, however

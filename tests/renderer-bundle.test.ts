@@ -1,5 +1,5 @@
 /**
- * The built renderer bundle carries nothing of Node (DESIGN.md layer rules): no better-sqlite3,
+ * The built renderer bundle carries nothing of Node (docs/DESIGN.md layer rules): no better-sqlite3,
  * fastify, undici or other main-only package, no `node:` or bare built-in specifier, no
  * `require` of a built-in, and no `ipcRenderer` (the page reaches main only through the
  * preload's one object). The lint rules stop such imports in source; this scan checks what

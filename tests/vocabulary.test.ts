@@ -19,6 +19,7 @@ import { PlaneStatusSchema } from '../src-shared/ipc/contract';
 import { CredentialUseSchema, recordBodies } from '../src-shared/journal/records';
 import { DecisionSchema, PermissionOutcomeSchema, RecoveryResolutionSchema } from '../src-shared/vocabulary/decisions';
 import { DispositionSchema, EffectKindSchema } from '../src-shared/vocabulary/effects';
+import { FailureCodeSchema } from '../src-shared/vocabulary/failures';
 import { PeerAuthModeSchema, PeerStatusSchema } from '../src-shared/vocabulary/peers';
 import { RunOutcomeSchema, RunStatusSchema } from '../src-shared/vocabulary/runs';
 import { CeilingSchema } from '../src-shared/vocabulary/spend';
@@ -44,6 +45,7 @@ const VOCABULARY: VocabularyEnum[] = [
   { name: 'wait reason', members: WaitReasonSchema.options, home: 'src-shared/vocabulary/waits.ts' },
   { name: 'disposition', members: DispositionSchema.options, home: 'src-shared/vocabulary/effects.ts' },
   { name: 'effect kind', members: EffectKindSchema.options, home: 'src-shared/vocabulary/effects.ts' },
+  { name: 'failure code', members: FailureCodeSchema.options, home: 'src-shared/vocabulary/failures.ts' },
   { name: 'ceiling', members: CeilingSchema.options, home: 'src-shared/vocabulary/spend.ts' },
   // Written once, beside their only use.
   { name: 'budget verdict', members: recordBodies.BudgetVerdict[1].shape.verdict.options, home: 'src-shared/journal/records.ts' },

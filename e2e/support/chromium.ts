@@ -1,6 +1,7 @@
 /**
  * Debian's Chromium driven by playwright-core. Playwright's own browser download does not work
- * on these machines (TOOLCHAIN.md), so the system binary is used with the flags measured there.
+ * on the project's build machines, so the system binary (Debian's `chromium` package) is used
+ * with the flags measured there.
  * A missing binary is a failure with the install command, never a skip: CI installs it, and a
  * skipped UI test would let a broken UI pass.
  */
@@ -10,7 +11,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
- * From TOOLCHAIN.md. `--disable-dev-shm-usage` because containers often give /dev/shm 64 MB,
+ * Measured on the build machines. `--disable-dev-shm-usage` because containers often give /dev/shm 64 MB,
  * which Chromium outgrows and then crashes tabs. The profile folder goes through
  * launchPersistentContext, never as --user-data-dir (Playwright refuses that flag).
  */

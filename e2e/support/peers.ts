@@ -1,10 +1,10 @@
 /**
- * MCPv2 peers as real child processes, the way the seed's test suite runs them:
- * `node bin/agentplane.js peer start --port … --secret … --public-ip …`, each binding its own
- * address. A peer's stdout and stderr go to a log FILE, never to a pipe: the seed found that a
- * child writing into an unread pipe blocks once the OS buffer (~64 KB) is full, silently
- * hanging the parent. The bound port is read from the `MCPV2_BOUND_PORT=` line of that file,
- * never guessed.
+ * MCPv2 peers as real child processes, the way the protocol's test suite runs them
+ * (docs/PEER-PROTOCOL.md): `node bin/agentplane.js peer start --port … --secret … --public-ip …`,
+ * each binding its own address. A peer's stdout and stderr go to a log FILE, never to a pipe
+ * (docs/PEER-PROTOCOL.md, "Running peers as processes"): a child writing into an unread pipe blocks
+ * once the OS buffer (~64 KB) is full, silently hanging the parent. The bound port is read from the
+ * `MCPV2_BOUND_PORT=` line of that file, never guessed.
  *
  * The HTTP helpers send from a chosen source address (an undici `Agent` with
  * `localAddress`), so a test can be "a caller at 127.0.0.2" against a peer that binds
@@ -104,7 +104,7 @@ function spawnPeer(options: PeerOptions): LaunchedPeer & { logFile: string } {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const logFile = options.logFile ?? join(options.dataDir, `${options.name ?? options.peerId ?? 'peer'}-${++logCounter}.log`);
   const launched = launchPeerProcess({
-    cliPath: CLI,
+    command: [process.execPath, CLI],
     args: argsOf(options),
     logFile,
     logMode: 'truncate',
@@ -264,7 +264,7 @@ export async function getSession(peer: Pick<PeerProcess, 'origin'>, from = '127.
 
 export interface BatchOptions {
   from?: string;
-  /** How the token travels: the Authorization header (default) or the seed's `?sessionId=`. */
+  /** How the token travels: the Authorization header (default) or the protocol's `?sessionId=`. */
   via?: 'bearer' | 'query';
 }
 

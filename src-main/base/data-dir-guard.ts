@@ -1,5 +1,5 @@
 /**
- * The data dir is the user's alone (DESIGN.md, security baseline). It holds the plane's signing
+ * The data dir is the user's alone (docs/DESIGN.md, "Security baseline"). It holds the plane's signing
  * key, the peers' secrets, the bridge token (plane.json) and every run's inputs, and the plane
  * trusts what it reads there: a folder owned by someone else, or one group or others can write,
  * lets another local user read those, plant a symlink where the plane will write, or swap a

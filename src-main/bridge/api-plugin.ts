@@ -10,7 +10,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { Plane } from '../plane/plane';
 import { secretsEqual } from '../base/constant-time';
-import { sendError } from './web-bridge';
+import { sendError } from './send-error';
 
 interface ApiOptions {
   plane: Plane;

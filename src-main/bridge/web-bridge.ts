@@ -16,10 +16,11 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { NO_ROUTE_SCHEMAS } from '../base/fastify-schemas';
 import websocket from '@fastify/websocket';
-import { ErrorCode, httpStatusOf, type ErrorBody } from '../../src-shared/ipc/errors';
+import { ErrorCode } from '../../src-shared/ipc/errors';
 import type { Plane } from '../plane/plane';
 import { loopbackGuard } from '../net/loopback-guard';
 import { apiPlugin } from './api-plugin';
+import { sendError } from './send-error';
 import { staticUiPlugin } from './static-ui-plugin';
 
 export const BRIDGE_BODY_LIMIT = 1024 * 1024;
@@ -28,7 +29,7 @@ export interface WebBridgeOptions {
   plane: Plane;
   /** 0 picks a free port. */
   port: number;
-  /** Loopback only unless the operator says otherwise; see DESIGN.md's security baseline. */
+  /** Loopback only unless the operator says otherwise; see docs/DESIGN.md's "Security baseline". */
   host?: string;
   /** The per-launch token; generated when absent. */
   token?: string;
@@ -43,10 +44,6 @@ export interface WebBridge {
   /** The address to open, token included: `http://127.0.0.1:<port>/?token=<token>`. */
   readonly url: string;
   close(): Promise<void>;
-}
-
-export function sendError(reply: { code(n: number): { send(body: unknown): unknown } }, error: ErrorBody): unknown {
-  return reply.code(httpStatusOf[error.code]).send({ ok: false, error });
 }
 
 export async function buildBridgeApp(options: WebBridgeOptions & { token: string; port: number }): Promise<{

@@ -1,11 +1,12 @@
 /**
- * `agentplane peer …`. `peer start` runs one MCPv2 peer in the foreground with the seed's
- * flags and environment variables (MCPV2_PORT, MCPV2_SECRET, MCPV2_LLM_MODE, …), journaling into
- * the data dir; it prints the seed's lines (MCPV2_BOUND_PORT, MCPV2_PEER_ADDRESS,
- * MCPV2_DEMO_SESSION_ADDRESS). The other subcommands act on the plane's peers through the running
- * plane (or the data dir), exactly as the UI does; up, stop, restart, sessions and
- * revoke-session act only through a running plane, since a peer lives only as long as the plane
- * that started it. What `peer start` runs is in peer-run.ts, loaded only by that command.
+ * `agentplane peer …`. `peer start` runs one MCPv2 peer in the foreground with the MCPv2 protocol's
+ * flags (docs/PEER-PROTOCOL.md) and environment variables (MCPV2_PORT, MCPV2_SECRET,
+ * MCPV2_LLM_MODE, …), journaling into the data dir; it prints the protocol's lines
+ * (MCPV2_BOUND_PORT, MCPV2_PEER_ADDRESS, MCPV2_DEMO_SESSION_ADDRESS). The other subcommands act on
+ * the plane's peers through the running plane (or the data dir), exactly as the UI does; up, stop,
+ * restart, sessions and revoke-session act only through a running plane, since a peer lives only as
+ * long as the plane that started it. What `peer start` runs is in peer-run.ts, loaded only by that
+ * command.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError } from './cli-error';

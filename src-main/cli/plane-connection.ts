@@ -1,5 +1,5 @@
 /**
- * How a CLI command reaches a plane. DESIGN.md: one data dir, one plane. When a plane is
+ * How a CLI command reaches a plane. docs/DESIGN.md: one data dir, one plane. When a plane is
  * running for the data dir (its plane.json names a live pid), the command goes through that
  * plane's local API with its token, so a run suspended in the desktop app is approved from a
  * terminal and continues there. When none is running, the command opens the data dir itself:

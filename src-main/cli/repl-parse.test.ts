@@ -1,5 +1,5 @@
 /**
- * The REPL's shell-like word splitting and flag parsing. The seed's CLI split on whitespace and
+ * The REPL's shell-like word splitting and flag parsing. The original CLI split on whitespace and
  * tore `SentTo "hello there" mcpv2://…` apart; these pin the shlex (POSIX) rules that replaced
  * it, the errors that replace a wrong parse, and a property: quoting any list of words and
  * tokenizing the result gives the words back.
@@ -15,7 +15,7 @@ describe('tokenize', () => {
     expect(tokenize('   ')).toEqual([]);
   });
 
-  it('keeps a double-quoted prompt of several words as one word (the seed bug)', () => {
+  it('keeps a double-quoted prompt of several words as one word (docs/PEER-PROTOCOL.md, "The interactive client")', () => {
     expect(tokenize('SentTo "hello there" mcpv2://h:1/mcpv2')).toEqual(['SentTo', 'hello there', 'mcpv2://h:1/mcpv2']);
   });
 

@@ -2,7 +2,8 @@
  * How the REPL reads one line: words split the way a POSIX shell splits them, then flags
  * picked out against a small per-command spec.
  *
- * Why a tokenizer and not `line.split(/\s+/)`: the seed's CLI did exactly that, and
+ * Why a tokenizer and not `line.split(/\s+/)`: the protocol's original CLI did exactly that
+ * (docs/PEER-PROTOCOL.md, "The interactive client"), and
  * `SentTo "hello there" mcpv2://…` became the prompt `"hello` and the address `there`, with
  * the real address silently dropped. The rules here are shlex's (POSIX mode):
  * - whitespace separates words; quoted and unquoted pieces that touch form one word

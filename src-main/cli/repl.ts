@@ -1,31 +1,27 @@
 /**
- * `agentplane repl`: the seed's interactive MCPv2 client (`mcpv2_cli.py`), prompt `mcpv2> `.
- * It reads one command per line from stdin — a TTY or a pipe alike, so a script or a test can
- * drive it the way a person does — runs each to completion before reading the next, and on
- * `exit`, `quit`, end of input or a signal stops every peer it started before leaving.
+ * `agentplane repl`: the protocol's interactive MCPv2 client (docs/PEER-PROTOCOL.md, "The
+ * interactive client"; the original is `mcpv2_cli.py`), prompt `mcpv2> `. It reads one command
+ * per line from stdin — a TTY or a pipe alike, so a script or a test can drive it the way a
+ * person does — runs each to completion before reading the next, and on `exit`, `quit`, end of
+ * input or a signal stops every peer it started before leaving.
  *
- * Invariants, each carried over from a bug the seed found:
+ * Invariants, each carried over from a bug of the original client:
  * - `ReadyTo` really starts a peer (`agentplane peer start` as a child process) and reports it
- *   only once the peer has written its port file, printed its addresses and passed
- *   `/mcpv2/health`. The child's stdout and stderr go to a log FILE, never to a pipe: a pipe
- *   nobody reads fills (~64 KB) and the peer then blocks forever in write() — the seed's
- *   `subprocess.PIPE` deadlock. A peer that fails to start is reported with its own words
- *   (the `agentplane: …` line it wrote to the log), not with a timeout.
+ *   only once it is healthy; `StopTo` is confirmed by the port refusing connections afterwards
+ *   (repl-peers.ts).
  * - `ConnectTo` proves a session authenticates (a real `ping`), not only that a port answers.
  *   When the session is refused (401) the retry uses `freshSession()`, which always asks the
- *   peer for a new token: the seed's retry re-read the address's cached token and failed the
- *   same way every time. The session fingerprints printed make the difference visible.
+ *   peer for a new token: the original client's retry re-read the address's cached token and
+ *   failed the same way every time. The session fingerprints printed make the difference visible.
  * - Arguments are split like a shell (repl-parse.ts); unbalanced quotes are an error, never a
  *   silently different command.
- * - `StopTo` is confirmed by the port refusing connections afterwards, not by a message.
  * - Secrets and session tokens are never printed in full: the secret reaches the child through
  *   its environment (not argv, which `ps` shows), and sessions are shown as fingerprints. The
- *   demo address is the exception the seed makes on purpose, labelled as same-host only.
+ *   demo address is the exception the protocol makes on purpose (docs/PEER-PROTOCOL.md),
+ *   labelled as same-host only.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -33,67 +29,20 @@ import type { Command } from 'commander';
 import { HealthSchema, skillArguments } from '../../src-shared/protocol/mcpv2';
 import { appRoot, resolveDataDir } from '../base/app-paths';
 import { Mcpv2Client, PeerClientError, endpointOf, type PeerEndpoint } from '../peers/peer-client';
-import { bannerLine, launchPeerProcess, PeerLaunchError, type Exit, type PeerProcess } from '../peers/peer-process';
 import { parseArgs, portFromWord, ReplParseError, tokenize, type ArgSpec, type ParsedArgs } from './repl-parse';
+import { ReplCommandFailed, ReplPeers } from './repl-peers';
 
 export const PROMPT = 'mcpv2> ';
 
-/** How long a peer may take from spawn to a passing health check. */
-const READY_TIMEOUT_MS = 30_000;
-/** SIGTERM, then this long for a clean exit (the peer closes its journal), then SIGKILL. */
-const STOP_GRACE_MS = 5_000;
-/** After exit, how long the port may take to refuse connections before we say it did not. */
-const PORT_FREE_TIMEOUT_MS = 2_000;
 /** Reaching a peer, getting a session, a ping: short. A model answering `ask`: long. */
 const CONNECT_TIMEOUT_MS = 10_000;
 const CALL_TIMEOUT_MS = 120_000;
 const PROVIDERS = ['claude', 'openai', 'gemini', 'deepseek'] as const;
 const MAX_UPLOAD_CHARS = skillArguments.upload_file.shape.content.maxLength ?? 16 * 1024 * 1024;
-const WILDCARD_PROBE: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '::1' };
 
 /** A mistake in what was typed (bad value, unknown port): printed after `error: `, the loop goes on. */
 class ReplUsageError extends Error {
   override readonly name = 'ReplUsageError';
-}
-
-/** A command that failed for a reason outside the REPL (a peer that would not start): printed as is. */
-class ReplCommandFailed extends Error {
-  override readonly name = 'ReplCommandFailed';
-}
-
-interface TrackedPeer {
-  port: number;
-  /** Where to probe health and the port: the bind host, or loopback for a wildcard bind. */
-  probeHost: string;
-  address: string;
-  /** Null when the peer printed no demo address. */
-  demoAddress: string | null;
-  pid: number;
-  process: PeerProcess;
-  logFile: string;
-  exit: Exit | null;
-}
-
-const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
-
-/** Whether host:port accepts a TCP connection right now. */
-function acceptsConnections(host: string, port: number): Promise<boolean> {
-  return new Promise((answer) => {
-    const socket = connect({ host, port });
-    socket.setTimeout(1000);
-    socket.once('connect', () => (socket.destroy(), answer(true)));
-    socket.once('timeout', () => (socket.destroy(), answer(false)));
-    socket.once('error', () => answer(false));
-  });
-}
-
-async function portRefusesWithin(host: string, port: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (!(await acceptsConnections(host, port))) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(100);
-  }
 }
 
 /** A short, stable name for a session token: enough to tell two apart, useless to an attacker. */
@@ -143,18 +92,18 @@ export interface ReplOptions {
 }
 
 export class Repl {
-  private readonly peers = new Map<number, TrackedPeer>();
+  private readonly peers: ReplPeers;
   /** One session per peer (`host:port`), fetched with freshSession() and renewed on a 401. */
   private readonly sessions = new Map<string, string>();
   private readonly commands: ReplCommand[];
-  private workDir: string | null = null;
-  private launches = 0;
 
   constructor(
-    private readonly dataDir: string,
+    dataDir: string,
     private readonly say: (line: string) => void,
-    private readonly cliPath: string,
+    cliPath: string,
   ) {
+    // A stopped peer's session is forgotten with it.
+    this.peers = new ReplPeers(dataDir, cliPath, say, (peer) => this.sessions.delete(sessionKey(endpointOf(peer.address))));
     this.commands = this.defineCommands();
   }
 
@@ -186,16 +135,12 @@ export class Repl {
 
   /** Stops every peer this REPL started; used by exit, end of input and signals. */
   async stopAll(): Promise<void> {
-    const running = [...this.peers.values()];
-    if (running.length > 0) this.say(`stopping ${running.length} peer${running.length === 1 ? '' : 's'} this REPL started…`);
-    await Promise.all(running.map((peer) => this.stopPeer(peer)));
-    if (this.workDir) rmSync(this.workDir, { recursive: true, force: true });
-    this.workDir = null;
+    await this.peers.stopAll();
   }
 
   /** Last resort on a second signal: SIGKILL every peer still running, without waiting. */
   killAllNow(): void {
-    for (const peer of this.peers.values()) if (!peer.exit) peer.process.child.kill('SIGKILL');
+    this.peers.killAllNow();
   }
 
   private defineCommands(): ReplCommand[] {
@@ -290,7 +235,7 @@ export class Repl {
     // The secret goes through the environment: argv is visible to every user through `ps`.
     const env: NodeJS.ProcessEnv = { ...process.env, ...(typeof flags.secret === 'string' ? { MCPV2_SECRET: flags.secret } : {}) };
 
-    const peer = await this.launch(argv, env, bindHost);
+    const peer = await this.peers.launch(argv, env, bindHost);
     this.say(`peer started on port ${peer.port} (pid ${peer.pid}; its output goes to ${peer.logFile})`);
     this.say(`  share this address:  ${peer.address}`);
     if (peer.demoAddress) {
@@ -298,56 +243,6 @@ export class Repl {
       this.say(`                       ${peer.demoAddress}`);
     }
     this.say(`  a remote peer fetches its own session; stop this one with StopTo ${peer.port}`);
-  }
-
-  /**
-   * The peers' logs and port files. mkdtemp makes it readable by this user only, which matters:
-   * a peer's log holds its demo session token. Removed when the REPL ends.
-   */
-  private launchDir(): string {
-    this.workDir ??= mkdtempSync(join(tmpdir(), 'agentplane-repl-'));
-    return this.workDir;
-  }
-
-  private async launch(argv: string[], env: NodeJS.ProcessEnv, bindHost: string | null): Promise<TrackedPeer> {
-    const n = ++this.launches;
-    const logFile = join(this.launchDir(), `peer-${n}.log`);
-    // The watchdog pipe: a peer started here stops when the REPL ends, however it ends.
-    const launched = launchPeerProcess({
-      cliPath: this.cliPath,
-      args: [...argv, '--data-dir', this.dataDir],
-      logFile,
-      logMode: 'truncate',
-      portFile: join(this.launchDir(), `peer-${n}.port`),
-      env,
-    });
-    let lastHealthError = '';
-    let probeHost = '';
-    let announcement;
-    try {
-      announcement = await launched.announced(READY_TIMEOUT_MS, async ({ port, address }) => {
-        const endpoint = endpointOf(address);
-        probeHost = bindHost ? (WILDCARD_PROBE[bindHost] ?? bindHost) : endpoint.host;
-        try {
-          await new Mcpv2Client({ host: probeHost, port, sessionId: null }, 2000).health();
-          return true;
-        } catch (error) {
-          lastHealthError = (error as Error).message;
-          return false;
-        }
-      });
-    } catch (error) {
-      if (!(error instanceof PeerLaunchError)) throw error;
-      if (error.reason === 'exited') throw new ReplCommandFailed(`ReadyTo failed — the peer exited before it was ready: ${launched.ownError()}`);
-      throw new ReplCommandFailed(
-        `ReadyTo failed — the peer was not healthy within ${READY_TIMEOUT_MS / 1000} s${lastHealthError ? ` (${lastHealthError})` : ''}; it was killed. Its log:\n${launched.ownError()}`,
-      );
-    }
-    const demoAddress = bannerLine(launched.log(), 'MCPV2_DEMO_SESSION_ADDRESS') ?? null;
-    const peer: TrackedPeer = { port: announcement.port, probeHost, address: announcement.address, demoAddress, pid: launched.pid, process: launched, logFile, exit: null };
-    void launched.exited.then((e) => (peer.exit = e));
-    this.peers.set(peer.port, peer);
-    return peer;
   }
 
   private async stopTo({ positionals }: ParsedArgs): Promise<void> {
@@ -359,28 +254,11 @@ export class Repl {
     }
     const peer = this.peers.get(port);
     if (!peer) {
-      const mine = [...this.peers.keys()];
+      const mine = this.peers.ports();
       this.say(`no peer on port ${port} was started by this REPL${mine.length ? ` (it runs peers on port${mine.length === 1 ? '' : 's'} ${mine.join(', ')})` : ' (it runs none)'}; StopTo only stops peers started here with ReadyTo`);
       return;
     }
-    await this.stopPeer(peer);
-  }
-
-  private async stopPeer(peer: TrackedPeer): Promise<void> {
-    this.peers.delete(peer.port);
-    this.sessions.delete(sessionKey(endpointOf(peer.address)));
-    let how: string;
-    if (peer.exit) {
-      how = `had already exited (${peer.exit.code ?? peer.exit.signal}); its log: ${peer.process.ownError()}`;
-    } else {
-      const ended = await peer.process.stop(STOP_GRACE_MS);
-      how = ended === 'killed' ? `did not exit within ${STOP_GRACE_MS / 1000} s of SIGTERM and was killed (SIGKILL)` : 'stopped (SIGTERM)';
-    }
-    const free = await portRefusesWithin(peer.probeHost, peer.port, PORT_FREE_TIMEOUT_MS);
-    this.say(
-      `peer on port ${peer.port} (pid ${peer.pid}) ${how}; ` +
-        (free ? `port ${peer.port} is free (connections are refused)` : `WARNING: port ${peer.port} still accepts connections — something else holds it`),
-    );
+    await this.peers.stop(peer);
   }
 
   // ---- sessions ----

@@ -12,11 +12,12 @@ import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GENESIS_PREV_HASH } from '../../src-shared/journal/records';
-import { storeVerifyPlan, verifyJournalStore } from './bundle';
+import { storeVerifyPlan } from './store-verify';
 import { Journal } from './journal';
-import { JournalWorkers } from './journal-workers';
+import { JournalWorkers } from './journal-worker-pool';
 import { journalPath } from './sqlite-store';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
+import { verifyJournalStore } from './journal-workers';
 
 const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');
 

@@ -23,10 +23,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { verifyJournalStore } from './bundle';
-import { Journal } from './journal';
+import { journalStoreOf, Journal } from './journal';
 import { journalPath } from './sqlite-store';
 import { seededRandom, tempDataDir } from '../../tests/support/journal-support';
+import { verifyJournalStore } from './journal-workers';
 
 const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');
 const KILLS = Math.max(50, Number(process.env.AGENTPLANE_CRASH_KILLS ?? 0) || 0);
@@ -126,7 +126,7 @@ async function checkAfterCrash(dataDir: string, acked: Map<number, string>, cont
     expect(rows.length, `${context}: readRange holds every seq up to the head`).toBe(head.seq);
     expect(rows.every((row, index) => row.seq === index + 1), `${context}: no gap`).toBe(true);
     // Every acknowledged record is there, with exactly the hash that was acknowledged.
-    const hashes = await journal.store.readHashes(1, head.seq);
+    const hashes = await journalStoreOf(journal).readHashes(1, head.seq);
     const lost = [...acked].filter(([seq, hash]) => hashes[seq - 1] !== hash);
     expect(lost, `${context}: acknowledged records missing or different`).toEqual([]);
     return head.seq;

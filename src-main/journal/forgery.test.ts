@@ -25,15 +25,17 @@ import { VerifyReportSchema } from '../../src-shared/ipc/contract';
 import { recordPreimage, recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { addJournalCommands } from '../cli/journal-commands';
 import { journalHandlers } from '../plane/journal-handlers';
-import { exportBundle, verifyJournalStore } from './bundle';
+import { exportBundle } from './bundle-export';
 import { peekCheckpoint, signCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { Journal } from './journal';
 import { leafHash, MerkleAccumulator } from './merkle';
 import { keyIdOf } from './plane-key';
-import { journalPath, type RecordRow } from './sqlite-store';
+import { journalPath } from './sqlite-store';
+import type { RecordRow } from './sqlite-reader';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 import { sha256HexOf, type VerifyScope } from './verify';
+import { verifyJournalStore } from './journal-workers';
 
 const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');
 

@@ -7,10 +7,9 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { RecordBody } from '../../src-shared/journal/records';
-import { verifyStoreRecords, type StoreVerifyPlan } from './bundle';
-import type { TextReads } from './bundle';
 import type { JournalReads } from './journal-store';
-import type { StoredRecordText } from './sqlite-store';
+import type { StoredRecordText } from './sqlite-reader';
+import { verifyStoreRecords, type StoreVerifyPlan, type TextReads } from './store-verify';
 import type { VerifyReport } from './verify';
 
 export interface JournalIndex {

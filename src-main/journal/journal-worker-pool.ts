@@ -1,10 +1,13 @@
 /**
- * The journal's worker pool (the pool itself; what runs on it is journal-workers.ts and
- * bundle.ts): whole-journal verification, exports and the runtime's start-up
- * scan run in `worker_threads`, so the thread that answers the UI, the bridge and the peers
- * keeps answering while they run. Verifying 100,000 records in-thread held every other request
- * for over a second (it now gives the loop a turn between pages, and still takes the thread's
- * CPU for its whole length).
+ * The journal's worker pool (the pool itself; what runs on it is journal-workers.ts,
+ * bundle-export.ts, bundle-verify.ts and store-verify.ts): whole-journal verification, exports
+ * and the runtime's start-up scan run in `worker_threads`, so the thread that answers the UI,
+ * the bridge and the peers keeps answering while they run. Verifying 100,000 records in-thread
+ * held every other request for over a second (it now gives the loop a turn between pages, and
+ * still takes the thread's CPU for its whole length).
+ *
+ * It imports only the shapes of what its jobs carry (bundle-format.ts, store-verify.ts,
+ * journal-scan.ts, verify-chunks.ts), none of which reaches back to the Journal that owns a pool.
  *
  * - Each worker reads through a read-only SQLite connection of its own, opened by better-sqlite3
  *   alone (SqliteJournalReader.open). SQLite's locks are POSIX advisory locks that belong to the
@@ -29,10 +32,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { appRoot } from '../base/app-paths';
-import type { ExportPlan, ExportResult, StoreVerifyPlan } from './bundle';
+import type { ExportPlan, ExportResult } from './bundle-format';
 import { BundleError } from './bundle-error';
 import { JournalError, type JournalErrorCode } from './journal-error';
 import type { ChunkIndex, JournalScan } from './journal-scan';
+import type { StoreVerifyPlan } from './store-verify';
 import type { ChunkPlan, ChunkSummary } from './verify-chunks';
 import type { VerifyReport } from './verify';
 

@@ -21,16 +21,18 @@
 import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
-import { verifyBundleChunk, verifyStoreChunk, verifyStoreRecords, writeBundle, type TextReads } from './bundle';
+import { writeBundle } from './bundle-export';
+import { verifyBundleChunk } from './bundle-verify';
 import { JournalError } from './journal-error';
 import { JournalIndexer, scanStoreRecords } from './journal-scan';
 import type { JournalReads, StoredRecord } from './journal-store';
 import type { JobMessage, ReplyMessage, WorkerConfig, WorkerReply } from './journal-worker-pool';
-import { SqliteJournalReader } from './sqlite-store';
+import { SqliteJournalReader } from './sqlite-reader';
+import { verifyStoreChunk, verifyStoreRecords, type TextReads } from './store-verify';
 
 const config = workerData as WorkerConfig;
 const port = parentPort;
-if (!port) throw new Error('journal-worker.ts runs as a worker thread of the journal pool (journal-workers.ts)');
+if (!port) throw new Error('journal-worker.ts runs as a worker thread of the journal pool (journal-worker-pool.ts)');
 
 let reader: SqliteJournalReader | null = null;
 

@@ -15,11 +15,15 @@ import type { AnyRecordDraft } from '../../src-shared/journal/records';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 import { call } from '../../tests/support/runtime-support';
 import { createPlane } from '../plane/plane';
-import { BundleError, exportBundle, storeVerifyPlan, verifyBundleFile, verifyJournalStore, type StoreVerifyPlan } from './bundle';
-import { Journal } from './journal';
+import { BundleError } from './bundle-error';
+import { exportBundle } from './bundle-export';
+import { verifyBundleFile } from './bundle-verify';
+import { storeVerifyPlan, type StoreVerifyPlan } from './store-verify';
+import { journalStoreOf, Journal } from './journal';
 import { JournalError } from './journal-error';
 import { scanStoreRecords } from './journal-scan';
-import { exportBundleInWorker, JournalWorkers, SCAN_IN_WORKER_FROM_RECORDS, scanInWorkers, scanWholeJournal, verifyJournalStoreInWorker } from './journal-workers';
+import { JournalWorkers } from './journal-worker-pool';
+import { exportBundleInWorker, SCAN_IN_WORKER_FROM_RECORDS, scanInWorkers, scanWholeJournal, verifyJournalStore, verifyJournalStoreInWorker } from './journal-workers';
 import { journalPath } from './sqlite-store';
 
 const RESPONSIVE_RECORDS = 50_000;
@@ -137,7 +141,7 @@ describe('the journal worker pool answers what the in-thread path answers', () =
     await journal.appendBatch([...unsealed('open-1'), halt('agent:echo', false), ...unsealed('open-2', 'peer:beta'), halt('agent:echo', true), halt('subject:x', false)]);
     await journal.checkpoint();
     const plan: StoreVerifyPlan = { checkpoints: journal.checkpoints.readAll(), publicKey: journal.key.publicJwk as Record<string, unknown>, journalId: journal.journalId };
-    const here = await scanStoreRecords(journal.store, plan, { publicKey: journal.key.publicKey });
+    const here = await scanStoreRecords(journalStoreOf(journal), plan, { publicKey: journal.key.publicKey });
     expect(here.report).toMatchObject({ ok: true, count: 84 * 12 + 5 + 1 + 5 + 2 });
     expect(here.index.unsealed).toEqual([
       { runId: 'open-1', host: null },
@@ -181,7 +185,7 @@ describe('the journal worker pool answers what the in-thread path answers', () =
     await journal.appendBatch([sealed('mid-1'), admitted('last-1', 'peer:beta')]);
     await journal.checkpoint();
     const plan: StoreVerifyPlan = { checkpoints: journal.checkpoints.readAll(), publicKey: journal.key.publicJwk as Record<string, unknown>, journalId: journal.journalId };
-    const onePass = await scanStoreRecords(journal.store, plan, { publicKey: journal.key.publicKey });
+    const onePass = await scanStoreRecords(journalStoreOf(journal), plan, { publicKey: journal.key.publicKey });
     expect(onePass.index.unsealed).toEqual([
       { runId: 'long-2', host: 'peer:beta' },
       { runId: 'late-1', host: null },
@@ -196,7 +200,7 @@ describe('the journal worker pool answers what the in-thread path answers', () =
     // where the pass stopped: the same answer as in-thread.
     const forged = (await journal.readRange(9000, 9100, 100)).find((r) => r.kind === 'RunAdmitted')!;
     forgeBody(journal, forged.seq);
-    const forgedHere = await scanStoreRecords(journal.store, plan, { publicKey: journal.key.publicKey });
+    const forgedHere = await scanStoreRecords(journalStoreOf(journal), plan, { publicKey: journal.key.publicKey });
     expect(forgedHere.report.ok).toBe(false);
     expect(await scanInWorkers(journal, plan)).toEqual(forgedHere);
   }, 120_000);
@@ -207,11 +211,11 @@ describe('the journal worker pool answers what the in-thread path answers', () =
     const plan = (): StoreVerifyPlan => ({ checkpoints: journal.checkpoints.readAll(), publicKey: journal.key.publicJwk as Record<string, unknown>, journalId: journal.journalId });
     const small = await scanWholeJournal(journal, plan());
     expect(journal.workers.stats().started).toBe(0);
-    expect(small).toEqual(await scanStoreRecords(journal.store, plan(), { publicKey: journal.key.publicKey }));
+    expect(small).toEqual(await scanStoreRecords(journalStoreOf(journal), plan(), { publicKey: journal.key.publicKey }));
     await journal.appendBatch(runDrafts('one-more', 0).slice(0, 1));
     const large = await scanWholeJournal(journal, plan());
     expect(journal.workers.stats().started).toBeGreaterThanOrEqual(1);
-    expect(large).toEqual(await scanStoreRecords(journal.store, plan(), { publicKey: journal.key.publicKey }));
+    expect(large).toEqual(await scanStoreRecords(journalStoreOf(journal), plan(), { publicKey: journal.key.publicKey }));
     expect(large.index.unsealed.map((r) => r.runId)).toContain('one-more');
   }, 60_000);
 });
@@ -238,7 +242,7 @@ describe('the event loop during a large verify', () => {
     expect(pooled.value.threadId).not.toBe(threadId);
     // ...and the loop was never held for anything like the verify's length, in a worker or
     // in-thread: the store's reads answer at once, so the in-thread pass gives the loop a turn
-    // after each page (bundle.ts nextTurn), where it once held it for its whole length.
+    // after each page (store-verify.ts nextTurn), where it once held it for its whole length.
     expect(pooled.maxGapMs).toBeLessThan(inThread.elapsedMs / 4);
     expect(pooled.ticks).toBeGreaterThan(pooled.elapsedMs / 10 / 4);
     expect(inThread.maxGapMs).toBeLessThan(inThread.elapsedMs / 4);

@@ -1,5 +1,5 @@
 /**
- * What the journal runs on its worker pool (journal-worker-pool.ts, re-exported here):
+ * What the journal runs on its worker pool (journal-worker-pool.ts):
  * whole-journal verification, exports and the runtime's start-up scan, in `worker_threads`, so
  * the thread that answers the UI, the bridge and the peers keeps answering while they run.
  * Verifying 100,000 records in-thread held every other request for over a second (it now gives
@@ -14,14 +14,14 @@
  */
 import { rmSync } from 'node:fs';
 import type { KeyObject } from 'node:crypto';
-import { partialFileOf, planExport, storeVerifyPlan, unexpectedKey, type BundleVerifyOptions, type ExportResult, type StoreVerifyPlan } from './bundle';
-import type { Journal } from './journal';
+import { partialFileOf, planExport } from './bundle-export';
+import type { BundleVerifyOptions, ExportResult } from './bundle-format';
+import { journalStoreOf, type Journal } from './journal';
 import type { JournalWorkers } from './journal-worker-pool';
 import { mergeChunkIndexes, scanStoreRecords, type JournalScan } from './journal-scan';
+import { storeVerifyPlan, unexpectedKey, verifyStoreOfJournal, type StoreVerifyPlan } from './store-verify';
 import { chunkCount, claimedCheckpoints, foldChunks, PARALLEL_VERIFY_FROM_RECORDS, sameCheckpoints, type ChunkPlan } from './verify-chunks';
 import { RecordChecks, verifyCheckpoints, type SignedCheckpoints, type VerifyReport, type VerifyScope } from './verify';
-
-export * from './journal-worker-pool';
 
 /**
  * A journal this large or larger is scanned at start in the workers; a smaller one in-thread.
@@ -33,6 +33,15 @@ export * from './journal-worker-pool';
  * the plane nothing else.
  */
 export const SCAN_IN_WORKER_FROM_RECORDS = 100_000;
+
+/**
+ * Verifies a data dir's journal on the calling thread (store-verify.ts verifyStoreOfJournal,
+ * given this journal's store). Records after the newest checkpoint are reported as `unsigned`
+ * and `unsignedTail`, not counted as verified.
+ */
+export function verifyJournalStore(journal: Journal, options: BundleVerifyOptions = {}): Promise<VerifyReport> {
+  return verifyStoreOfJournal(journal, journalStoreOf(journal), options);
+}
 
 /**
  * `verifyJournalStore` in the journal's workers: the same checks and the same report. The plan
@@ -141,7 +150,7 @@ export async function exportBundleInWorker(journal: Journal, scope: VerifyScope,
  */
 export async function scanWholeJournal(journal: Journal, plan: StoreVerifyPlan): Promise<JournalScan> {
   const head = await journal.head();
-  if (head.seq < SCAN_IN_WORKER_FROM_RECORDS) return scanStoreRecords(journal.store, plan, { publicKey: journal.key.publicKey });
+  if (head.seq < SCAN_IN_WORKER_FROM_RECORDS) return scanStoreRecords(journalStoreOf(journal), plan, { publicKey: journal.key.publicKey });
   return scanInWorkers(journal, plan, head.seq);
 }
 

@@ -7,12 +7,12 @@ import { recordPreimage } from '../../src-shared/journal/record-hash';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import { CURRENT_VERSION, GENESIS_PREV_HASH, checkRecordBody } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
-import { Journal, prepare } from './journal';
+import { journalStoreOf, Journal, prepare } from './journal';
 import { JournalError } from './journal-error';
-import { verifyJournalStore } from './bundle';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
 import { migrate, migrations } from './migrations';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
+import { verifyJournalStore } from './journal-workers';
 
 const open: Journal[] = [];
 async function openJournal(dataDir = tempDataDir(), checkpointEvery = 1000): Promise<Journal> {
@@ -30,7 +30,7 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 describe('journal store', () => {
   it('opens in WAL mode, synchronous=NORMAL, with the WAL synced before each acknowledgement', async () => {
     const journal = await openJournal();
-    expect((journal.store as SqliteJournalStore).settings()).toMatchObject({ journalMode: 'wal', synchronous: 1, walSyncedBeforeAck: true });
+    expect((journalStoreOf(journal) as SqliteJournalStore).settings()).toMatchObject({ journalMode: 'wal', synchronous: 1, walSyncedBeforeAck: true });
   });
 
   it('chains records: gapless seq from 1, prevHash links, hash over the canonical preimage', async () => {
@@ -66,7 +66,7 @@ describe('journal store', () => {
 
   it('counts what its appends cost: commits, records, time in the transactions and in the syncs', async () => {
     const journal = await openJournal();
-    const store = journal.store as SqliteJournalStore;
+    const store = journalStoreOf(journal) as SqliteJournalStore;
     const before = store.writeStats();
     await journal.appendBatch(runDrafts('run-a', 2));
     await journal.append({ runId: null, kind: 'PeerLifecycle', body: { peerId: 'p1', event: 'started', address: 'mcpv2://127.0.0.1:9/mcpv2' } });
@@ -303,11 +303,11 @@ describe('journal store', () => {
       body: { agent: 'skill:ask', owner: 'plane', chain: ['plane'], input: {}, inputProvenance: 'plane', budget: { maxEffects: 1 }, trigger: { via: 'peer' as const, by: 'plane' }, host: 'peer:beta', ...extra },
     });
     await journal.appendBatch([admit('run-p', {}), admit('run-c1', { parentRunId: 'run-p', parentStep: 2 }), admit('run-x', {}), admit('run-c2', { parentRunId: 'run-p' })]);
-    expect(await journal.store.childRuns('run-p', 10)).toEqual([
+    expect(await journalStoreOf(journal).childRuns('run-p', 10)).toEqual([
       { runId: 'run-c1', seq: 2, agent: 'skill:ask', host: 'peer:beta', parentStep: 2 },
       { runId: 'run-c2', seq: 4, agent: 'skill:ask', host: 'peer:beta', parentStep: null },
     ]);
-    expect(await journal.store.childRuns('run-c1', 10)).toEqual([]);
+    expect(await journalStoreOf(journal).childRuns('run-c1', 10)).toEqual([]);
     const raw = new Database(journalPath(dataDir), { readonly: true });
     const plan = raw
       .prepare("EXPLAIN QUERY PLAN SELECT run_id FROM records WHERE kind = 'RunAdmitted' AND json_extract(body, '$.parentRunId') IS NOT NULL AND json_extract(body, '$.parentRunId') = ?")
@@ -322,11 +322,11 @@ describe('journal store', () => {
     await journal.appendBatch([observe('run-a', 'tap/started', 'sa'), ...runDrafts('run-x', 3), observe('run-b', 'tap/started', 'sb'), observe('run-a', 'message', 'sa')]);
     // A run that is not the tap's (its first record is not tap/started) is not a session.
     await journal.appendBatch([...runDrafts('run-y', 1), observe('run-y', 'tap/started', 'sy')]);
-    expect(await journal.store.observedRuns(10)).toEqual([
+    expect(await journalStoreOf(journal).observedRuns(10)).toEqual([
       { runId: 'run-a', sessionId: 'sa', firstSeq: 1, lastSeq: 11, records: 2, lastKind: 'Observation' },
       { runId: 'run-b', sessionId: 'sb', firstSeq: 10, lastSeq: 10, records: 1, lastKind: 'Observation' },
     ]);
-    expect(await journal.store.observedRuns(1)).toHaveLength(1);
+    expect(await journalStoreOf(journal).observedRuns(1)).toHaveLength(1);
     const raw = new Database(journalPath(journal.dataDir), { readonly: true });
     const plan = raw
       .prepare("EXPLAIN QUERY PLAN SELECT run_id FROM records o WHERE o.kind = 'Observation' AND json_extract(o.body, '$.update') = 'tap/started'")
@@ -388,7 +388,7 @@ describe('journal store', () => {
     const dataDir = tempDataDir();
     const journal = await openJournal(dataDir);
     await journal.appendBatch(runDrafts('before', 2));
-    const db = (journal.store as SqliteJournalStore).connectionForTests;
+    const db = (journalStoreOf(journal) as SqliteJournalStore).connectionForTests;
     const pages = Number(db.pragma('page_count', { simple: true }));
     db.pragma(`max_page_count = ${pages + 1}`);
     const big = { runId: 'big', kind: 'Cancelled' as const, body: { by: 'x'.repeat(20_000) } };
@@ -406,7 +406,7 @@ describe('journal store', () => {
     expect((failure as Error).message).toMatch(/nothing was written \(SQLITE_FULL/);
     const head = await journal.head();
     expect(head.seq).toBe(6 + acknowledged.length);
-    expect(await journal.store.integrityCheck()).toBe('ok');
+    expect(await journalStoreOf(journal).integrityCheck()).toBe('ok');
     db.pragma('max_page_count = 1073741823');
     await journal.append({ runId: 'after', kind: 'Cancelled', body: { by: 'me' } });
     expect(await verifyJournalStore(journal)).toMatchObject({ ok: true, count: 0, unsignedTail: { fromSeq: 1, toSeq: head.seq + 1 } });

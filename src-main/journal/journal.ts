@@ -23,12 +23,12 @@ import {
 import { CheckpointLog, peekCheckpoint, signCheckpoint, verifyCheckpoint, type SignedCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { JournalError } from './journal-error';
-import type { JournalHead, JournalStore, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import type { ChildRunRow, JournalHead, JournalStore, ObservedRunRow, OwnedRunRow, OwnedRunsQuery, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { leafHash, leafHashOfHex, MerkleAccumulator } from './merkle';
 import { existsSync } from 'node:fs';
 import { ensurePrivateDataDir } from '../base/data-dir-guard';
 import { loadOrCreatePlaneKey, loadPlaneKey, type PlaneKey } from './plane-key';
-import { JournalWorkers } from './journal-workers';
+import { JournalWorkers } from './journal-worker-pool';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
@@ -52,7 +52,21 @@ export interface JournalOptions {
 
 export type AppendListener = (records: readonly JournalRecord[]) => void;
 
+/** Set by Journal's static block: the one way to a Journal's store (journalStoreOf). */
+let storeOfJournal: (journal: Journal) => JournalStore;
+
 export class Journal {
+  static {
+    storeOfJournal = (journal) => journal.#store;
+  }
+
+  /**
+   * The storage engine behind this journal. A true private field: no other layer can reach it,
+   * not even through a cast or a computed name; they ask the Journal, whose reads below are the
+   * seam a second backend plugs into (docs/ARCHITECTURE.md, "the journal's door"). The journal's
+   * own files reach it through journalStoreOf.
+   */
+  readonly #store: JournalStore;
   /** Replaced once, at open, by the tree saved with the last checkpoint (restoreTree). */
   private accumulator = new MerkleAccumulator();
   private readonly listeners = new Set<AppendListener>();
@@ -71,13 +85,14 @@ export class Journal {
 
   private constructor(
     readonly dataDir: string,
-    readonly store: JournalStore,
+    store: JournalStore,
     readonly key: PlaneKey,
     readonly checkpoints: CheckpointLog,
     private readonly now: () => number,
     private readonly checkpointEvery: number,
     readonly readOnly: boolean,
   ) {
+    this.#store = store;
     const latest = this.latestCheckpointSize();
     this.lastCheckpointSize = latest;
   }
@@ -118,7 +133,7 @@ export class Journal {
   }
 
   get journalId(): string {
-    return this.store.journalId;
+    return this.#store.journalId;
   }
 
   get size(): number {
@@ -131,13 +146,13 @@ export class Journal {
   }
 
   /**
-   * The journal's worker pool (journal-workers.ts): whole-journal verification, exports and the
+   * The journal's worker pool (journal-worker-pool.ts): whole-journal verification, exports and the
    * runtime's start-up scan run there, off this thread. Created here but started by its first
    * job; closed with the journal.
    */
   get workers(): JournalWorkers {
     if (this.closed) throw new JournalError('Closed', 'the journal is closed');
-    this.pool ??= new JournalWorkers({ databasePath: this.store.location });
+    this.pool ??= new JournalWorkers({ databasePath: this.#store.location });
     return this.pool;
   }
 
@@ -197,7 +212,7 @@ export class Journal {
   }
 
   private async commit(prepared: readonly PreparedDraft[]): Promise<JournalRecord[]> {
-    const records = await this.store.append(prepared, this.recordTime);
+    const records = await this.#store.append(prepared, this.recordTime);
     const first = records[0];
     if (!first) return records;
     if (this.foldsInFlight === 0 && first.seq === this.accumulator.size + 1) {
@@ -236,10 +251,10 @@ export class Journal {
    */
   async checkpoint(): Promise<SignedCheckpoint> {
     if (this.readOnly) throw new JournalError('Refused', 'this journal was opened read-only');
-    const head = (await this.store.head()).seq;
+    const head = (await this.#store.head()).seq;
     // Records can be committed and not yet synced (wal-sync.ts); a signed checkpoint over a
     // record a power loss then took would read as the journal cut short, so it waits for them.
-    await this.store.durable?.();
+    await this.#store.durable?.();
     await this.fold(() => this.catchUp(head));
     return this.signHead();
   }
@@ -261,7 +276,7 @@ export class Journal {
   /** Keeps the tree's state for the next open (restoreTree); only ever at a signed checkpoint's size. */
   private saveTree(): void {
     try {
-      this.store.saveTreeState?.(this.accumulator.serialize());
+      this.#store.saveTreeState?.(this.accumulator.serialize());
     } catch {
       // A cache (see restoreTree): without it the next open folds every record, as it always did.
     }
@@ -278,7 +293,7 @@ export class Journal {
    * record is folded.
    */
   private async restoreTree(head: number): Promise<boolean> {
-    const saved = this.store.loadTreeState?.();
+    const saved = this.#store.loadTreeState?.();
     if (saved === null || saved === undefined) return false;
     let tree: MerkleAccumulator;
     try {
@@ -338,24 +353,74 @@ export class Journal {
   };
 
   head(): Promise<JournalHead> {
-    return this.store.head();
+    return this.#store.head();
   }
 
   readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
-    return this.store.readRange(fromSeq, toSeq, limit);
+    return this.#store.readRange(fromSeq, toSeq, limit);
   }
 
   readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
-    return this.store.readRun(runId, fromSeq, limit);
+    return this.#store.readRun(runId, fromSeq, limit);
   }
 
   readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]> {
-    return this.store.readKinds(fromSeq, toSeq, kinds, limit);
+    return this.#store.readKinds(fromSeq, toSeq, kinds, limit);
   }
 
   runs(limit: number): Promise<RunSummaryRow[]> {
-    return this.store.runs(limit);
+    return this.#store.runs(limit);
   }
+
+  // ---- Reads for the layers above (the runtime, the plane, peers, protocols) ----
+  // What they need of the store, asked of the Journal: nothing outside src-main/journal reaches
+  // the store itself (eslint.config.js, "the journal's door"), so a second backend plugs in
+  // beneath these methods alone. Each returns plain data, never a backend's own types.
+
+  /** The seq of a run's latest record, or null when the journal holds no such run. */
+  runLastSeq(runId: string): Promise<number | null> {
+    return this.#store.runLastSeq(runId);
+  }
+
+  /** How many records a run holds (0: no such run). */
+  async runRecordCount(runId: string): Promise<number> {
+    return (await this.#store.runSeqs(runId)).length;
+  }
+
+  /** Observed ACP session runs (first record an acp Observation), the most recently appended first. */
+  observedRuns(limit: number): Promise<ObservedRunRow[]> {
+    return this.#store.observedRuns(limit);
+  }
+
+  /** Runs admitted with `parentRunId` = this run, in admission order, with what their admission stated. */
+  childRuns(parentRunId: string, limit: number): Promise<ChildRunRow[]> {
+    return this.#store.childRuns(parentRunId, limit);
+  }
+
+  /**
+   * Succeeded runs of `agent` whose admitted input has `value` at `inputPath` (a JSON path under
+   * the input), oldest first, with their sealed result (JournalStore.sealedRunResults).
+   */
+  sealedRunResults(agent: string, inputPath: string, value: string, limit: number, host?: string): Promise<Array<{ runId: string; input: unknown; result: unknown }>> {
+    return this.#store.sealedRunResults(agent, inputPath, value, limit, host);
+  }
+
+  /** One owner's runs, newest admission first, at most `limit`, through the index of each owner's admissions. */
+  ownedRuns(query: OwnedRunsQuery, limit: number): Promise<OwnedRunRow[]> {
+    return this.#store.ownedRuns(query, limit);
+  }
+
+  /** How many runs `ownedRuns` would list given no limit. */
+  countOwnedRuns(query: OwnedRunsQuery): Promise<number> {
+    return this.#store.countOwnedRuns(query);
+  }
+
+  /** The first seq whose record time is at or after `time` (an ISO time), or head + 1 when none is. */
+  firstSeqAtOrAfter(time: string): Promise<number> {
+    return this.#store.firstSeqAtOrAfter(time);
+  }
+
+  // ---- end of the reads for the layers above ----
 
   /** Closes the journal after a final checkpoint over everything written (the shutdown checkpoint). */
   async close(): Promise<void> {
@@ -367,12 +432,12 @@ export class Journal {
     try {
       if (this.readOnly) return;
       await this.folding;
-      if (this.accumulator.size > this.lastCheckpointSize || (await this.store.head()).seq > this.lastCheckpointSize) {
+      if (this.accumulator.size > this.lastCheckpointSize || (await this.#store.head()).seq > this.lastCheckpointSize) {
         await this.checkpoint();
       }
     } finally {
       this.closed = true;
-      await this.store.close();
+      await this.#store.close();
     }
   }
 
@@ -380,7 +445,7 @@ export class Journal {
   private async catchUp(seq: number): Promise<void> {
     const from = this.accumulator.size + 1;
     if (from > seq) return;
-    const hashes = await this.store.readHashes(from, seq);
+    const hashes = await this.#store.readHashes(from, seq);
     if (hashes.length !== seq - from + 1) {
       throw new JournalError('Io', `the journal has a gap below seq ${seq}: expected ${seq - from + 1} records, read ${hashes.length}`);
     }
@@ -454,4 +519,12 @@ export function prepare(draft: AnyRecordDraft): PreparedDraft {
     throw error;
   }
   return new Prepared(draft.runId, draft.kind, v, bodyText, draft.body as Record<string, unknown>);
+}
+
+/**
+ * The store behind a journal, for src-main/journal's own files (export, store verification, the
+ * workers' scans) and their tests. Lint refuses this import anywhere else (eslint.config.js).
+ */
+export function journalStoreOf(journal: Journal): JournalStore {
+  return storeOfJournal(journal);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { recordPreimage } from '../../src-shared/journal/record-hash';
 import { seededRandom } from '../../tests/support/journal-support';
-import { envelopeOfPreimage, parseRecordLine, recordOfLineBytes } from './bundle';
+import { envelopeOfPreimage, parseRecordLine, recordOfLineBytes } from './bundle-format';
 import { leafHash, leafHashOfHex, perfectRootInPlace, rootFromLeafHashes, sha256Hex, writeLeafHashOfHex } from './merkle';
 import { fromHex } from './hex';
 import type { VerifiableRecord } from './verify';

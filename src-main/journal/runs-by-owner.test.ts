@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnyRecordDraft } from '../../src-shared/journal/records';
-import { Journal } from './journal';
+import { journalStoreOf, Journal } from './journal';
 import { journalPath } from './sqlite-store';
 import { migrate, migrations } from './migrations';
 import { tempDataDir, ZERO_SPEND } from '../../tests/support/journal-support';
@@ -44,7 +44,7 @@ describe('the index of the runs each owner admitted', () => {
       admit('run-a4', 'a2a:local', { host: 'peer:p1' }), // 6
       seal('run-a1'), // 7: a1, admitted first, is active last
     ]);
-    const store = journal.store;
+    const store = journalStoreOf(journal);
     const owned = await store.ownedRuns({ owner: 'a2a:local' }, 10);
     expect(owned).toEqual([
       { runId: 'run-a4', seq: 6, lastSeq: 6 },
@@ -73,7 +73,7 @@ describe('the index of the runs each owner admitted', () => {
     const journal = await openJournal();
     await journal.appendBatch([admit('run-old', 'o'), admit('run-idle', 'o'), seal('run-idle')]); // 1, 2, 3
     await journal.appendBatch([admit('run-new', 'o'), seal('run-old')]); // 4, 5
-    const store = journal.store;
+    const store = journalStoreOf(journal);
     expect(await store.firstSeqAtOrAfter('2026-01-01T00:00:04.000Z')).toBe(4);
     expect(await store.firstSeqAtOrAfter('2026-01-01T00:00:03.500Z')).toBe(4);
     expect(await store.firstSeqAtOrAfter('2000-01-01T00:00:00.000Z')).toBe(1);
@@ -91,7 +91,7 @@ describe('the index of the runs each owner admitted', () => {
     before.close();
     const journal = await openJournal(dataDir);
     await journal.appendBatch([admit('run-x', 'someone'), admit('run-y', 'me')]);
-    expect((await journal.store.ownedRuns({ owner: 'me' }, 10)).map((r) => r.runId)).toEqual(['run-y']);
+    expect((await journalStoreOf(journal).ownedRuns({ owner: 'me' }, 10)).map((r) => r.runId)).toEqual(['run-y']);
     const raw = new Database(journalPath(dataDir), { readonly: true });
     const plan = (sql: string) => (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((row) => row.detail).join(' | ');
     const byOwner = plan("SELECT a.run_id FROM records a WHERE a.kind = 'RunAdmitted' AND json_extract(a.body, '$.owner') = 'me' AND a.seq < 100 ORDER BY a.seq DESC");

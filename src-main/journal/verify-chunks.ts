@@ -1,6 +1,6 @@
 /**
  * One verification of a full journal split across the journal workers, so every core hashes
- * (issue 16). The records are cut into contiguous chunks (a data dir's seq range, a bundle's
+ * (docs/PERFORMANCE.md). The records are cut into contiguous chunks (a data dir's seq range, a bundle's
  * lines); each worker checks its chunk with the very checks `verifyJournal` runs (RecordChecks,
  * verify.ts), started as if every record before the chunk had passed, and the calling thread
  * folds the chunks' answers in order into one RecordChecks. The report is the single-thread

@@ -9,13 +9,16 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
-import { exportBundle, verifyBundleFile, verifyJournalStore } from './bundle';
+import { exportBundle } from './bundle-export';
+import { verifyBundleFile } from './bundle-verify';
 import { signCheckpoint } from './checkpoints';
 import { Journal } from './journal';
 import { keyIdOf } from './plane-key';
 import type { JWK } from 'jose';
-import { journalPath, type RecordRow } from './sqlite-store';
+import { journalPath } from './sqlite-store';
+import type { RecordRow } from './sqlite-reader';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
+import { verifyJournalStore } from './journal-workers';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const journals: Journal[] = [];

@@ -53,7 +53,7 @@ export interface VerifiableRecord {
   runId: string | null;
   /**
    * The canonical preimage whose SHA-256 must equal `hash`: as text, or as its UTF-8 bytes (a
-   * bundle worker hashes the bytes of the file as they are; bundle.ts recordOfLineBytes).
+   * bundle worker hashes the bytes of the file as they are; bundle-format.ts recordOfLineBytes).
    */
   preimage: string | Uint8Array;
   proof?: string[];

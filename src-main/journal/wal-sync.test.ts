@@ -2,11 +2,11 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
-import { verifyJournalStore } from './bundle';
-import { Journal } from './journal';
+import { journalStoreOf, Journal } from './journal';
 import { JournalError } from './journal-error';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
 import { fdatasyncOnPool, type SyncFile } from './wal-sync';
+import { verifyJournalStore } from './journal-workers';
 
 /** A WAL sync that a test holds open and releases, counting the syncs it was asked for. */
 function heldSync(): { sync: SyncFile; hold(): void; release(): void; calls: () => number; failNext(code: string): void } {
@@ -145,7 +145,7 @@ describe('the WAL is synced before an append is acknowledged', () => {
     journals.push(reopened);
     const report = await verifyJournalStore(reopened);
     expect(report.ok).toBe(true);
-    expect((await reopened.store.head()).seq).toBe(8);
+    expect((await reopened.head()).seq).toBe(8);
     await reopened.append(runDrafts('run-again', 0)[0]!);
   });
 
@@ -181,7 +181,7 @@ describe('the WAL is synced before an append is acknowledged', () => {
     const dataDir = tempDataDir('ap-walsync-');
     const journal = await Journal.open({ dataDir });
     journals.push(journal);
-    const store = journal.store as SqliteJournalStore;
+    const store = journalStoreOf(journal) as SqliteJournalStore;
     const before = store.settings().walSyncs;
     await journal.appendBatch(runDrafts('run-real', 1));
     expect(store.settings()).toMatchObject({ journalMode: 'wal', synchronous: 1, walSyncedBeforeAck: true });

@@ -5,7 +5,7 @@
  *
  * - never answers 5xx;
  * - answers every request exactly once, with its id, and never a notification;
- * - answers in request order (JSON-RPC allows any order; the seed promises request order);
+ * - answers in request order (JSON-RPC allows any order; docs/PEER-PROTOCOL.md promises request order);
  * - answers each slot on its own: a slot's outcome (result or error code) is what that slot
  *   alone would get, whatever its neighbours are.
  *

@@ -1,5 +1,5 @@
 /**
- * Bounded inputs (issue 9, item 6), against real peers over HTTP (fetch to a loopback port):
+ * Bounded inputs (docs/SECURITY.md), against real peers over HTTP (fetch to a loopback port):
  *
  * - size caps on skill arguments, checked before anything is journaled: a refused call costs
  *   the journal nothing (it used to cost it the call's whole size);
@@ -232,7 +232,7 @@ describe('JSON nesting depth', () => {
 
 describe('one request budget per client IP', () => {
   it('twenty fresh sessions from one address together get no more than the address budget', async () => {
-    const peer = await launch('perip'); // the seed's defaults: 200/s a session, 20 sessions/s an address
+    const peer = await launch('perip'); // the protocol's defaults (docs/PEER-PROTOCOL.md): 200/s a session, 20 sessions/s an address
     const tokens: string[] = [];
     for (let i = 0; i < 20; i++) {
       const response = await fetch(`http://127.0.0.1:${peer.port}/mcpv2/session`);

@@ -69,7 +69,7 @@ describe('custom skills', () => {
 });
 
 /**
- * Issue 9, item 1: every escape an attacker's script used, each refused with a clear skill error
+ * Every escape an attacker's script used, each refused with a clear skill error
  * while the runner keeps serving. The refusals come from real layers: bubblewrap namespaces and
  * a whole-process memory limit (Linux), and Node's permission model (everywhere). Assertions
  * only bubblewrap can make true are marked with `isolated`: on Linux without bwrap they fail

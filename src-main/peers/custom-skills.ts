@@ -37,7 +37,7 @@ import { describeZodError } from '../../src-shared/ipc/errors';
 import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
 import { render, TemplateError } from '../runtime/template';
 import { runSandboxed, sandboxKind } from './skill-sandbox';
-import { skillError } from './skills';
+import { skillError } from './skill-error';
 
 /** A script's scratch space when it declares none, and the most it may declare (MB). */
 export const DEFAULT_SCRATCH_MB = 16;

@@ -1,5 +1,5 @@
 /**
- * Durable revocation (issue 9, item 4): a session revoked through the plane's admin route stays
+ * Durable revocation (docs/SECURITY.md): a session revoked through the plane's admin route stays
  * refused after the peer restarts, until it expires; the revocation file holds digests, never
  * tokens, is 0600, drops expired entries, and a malformed one stops the peer from starting with
  * its path named. A revoked caller peer's credentials stay refused across a restart too (whole

@@ -1,9 +1,9 @@
 /**
- * The file store: the seed's file lifecycle at several sizes, every traversal spelling refused
- * with nothing written outside the root (the parent directory is compared byte for byte before
- * and after), links planted in the store never followed, atomic replacement, and the seed's
- * bug 1 (a relative store path that moved with the working directory) pinned down with a
- * real `process.chdir`.
+ * The file store (docs/PEER-PROTOCOL.md, "The file store"): the file lifecycle at several sizes,
+ * every traversal spelling refused with nothing written outside the root (the parent directory is
+ * compared byte for byte before and after), links planted in the store never followed, atomic
+ * replacement, and the vanishing-upload bug (a relative store path that moved with the working
+ * directory) pinned down with a real `process.chdir`.
  */
 import { createHash } from 'node:crypto';
 import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, lstatSync, realpathSync, rmSync, symlinkSync, writeFileSync, renameSync } from 'node:fs';
@@ -286,7 +286,7 @@ describe('FileStore and hard links', () => {
   });
 });
 
-describe('FileStore root resolution (seed bug 1)', () => {
+describe('FileStore root resolution (the vanishing-upload bug)', () => {
   it('stores a relative root as absolute, and keeps working after process.chdir', async () => {
     const original = process.cwd();
     const sandbox = join(base, 'sandbox');

@@ -4,7 +4,8 @@
  *
  * What is true, and why:
  *
- * - The root is an absolute, real path, fixed at construction. The seed's bug 1: the store
+ * - The root is an absolute, real path, fixed at construction (docs/PEER-PROTOCOL.md,
+ *   "The file store"). The original bug: the store
  *   defaulted to a relative `./mcpv2_files`, every tool call ran inside a sandbox that
  *   `chdir`ed into a throwaway temp directory, so the relative path resolved inside it and
  *   `upload_file` reported success for a file deleted microseconds later. Resolving once,
@@ -12,7 +13,7 @@
  *   life of the process. The root is created if missing and `realpath`ed, so a symlinked temp
  *   dir (`/tmp` on macOS) compares equal to itself later; every operation re-checks that the
  *   root still resolves there.
- * - A filename is a plain name, never a path. The seed's traversal guard (`basename` plus
+ * - A filename is a plain name, never a path. The protocol's traversal guard (`basename` plus
  *   "resolve and check it stays inside the store") is kept as the second line; the first is
  *   refusing, with a reason, anything that is not plainly a name: `/` and `\` (so `../x`,
  *   `..\x`, `/etc/x`, `C:\x`), `:` (drive letters, NTFS streams), `%` (percent-encoded

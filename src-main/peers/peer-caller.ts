@@ -14,10 +14,11 @@
  */
 import { formatPeerAddress, Mcpv2Error } from '../../src-shared/protocol/mcpv2';
 import type { Disposition } from '../../src-shared/vocabulary/effects';
+import type { FailureCode } from '../../src-shared/vocabulary/failures';
 import type { PeerCaller } from '../runtime/peer-effect';
 import { EffectFailure } from '../runtime/run-signals';
 import { PeerCredential } from './peer-credential';
-import { Mcpv2Client, PeerClientError } from './peer-client';
+import { Mcpv2Client, PeerClientError, type PeerFailureStage } from './peer-client';
 import type { PeerRegistry } from './peer-registry';
 import { mintSession } from './session-token';
 
@@ -63,9 +64,15 @@ export function dispositionOf(error: PeerClientError): Disposition {
   }
 }
 
-function failureCode(error: PeerClientError): string {
-  return `Peer${error.stage.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
-}
+/** The failure code of each stage a hop can fail at (`no-answer` is PeerNoAnswer). */
+const STAGE_FAILURE: { readonly [S in PeerFailureStage]: FailureCode } = {
+  address: 'PeerAddress',
+  unreachable: 'PeerUnreachable',
+  session: 'PeerSession',
+  refused: 'PeerRefused',
+  'no-answer': 'PeerNoAnswer',
+  call: 'PeerCall',
+};
 
 export function createPeerCaller(deps: PeerCallerDeps): PeerCaller {
   return {
@@ -87,7 +94,7 @@ export function createPeerCaller(deps: PeerCallerDeps): PeerCaller {
         const result = await client.callTool(skill, args, { auth: { credential, audience: `peer:${peerId}` } }, { caller: { runId: caller.runId, step: caller.step } });
         return { result, provenance: `peer:${peerId}` };
       } catch (error) {
-        if (error instanceof PeerClientError) throw new EffectFailure(failureCode(error), error.message, dispositionOf(error));
+        if (error instanceof PeerClientError) throw new EffectFailure(STAGE_FAILURE[error.stage], error.message, dispositionOf(error));
         throw error;
       }
     },

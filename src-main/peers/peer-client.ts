@@ -64,7 +64,7 @@ function failedBeforeSending(error: unknown): boolean {
 export interface PeerEndpoint {
   host: string;
   port: number;
-  /** A session carried in the address (the seed's `?sessionId=` form), if any. */
+  /** A session carried in the address (the protocol's `?sessionId=` form, docs/PEER-PROTOCOL.md), if any. */
   sessionId: string | null;
 }
 

@@ -10,7 +10,7 @@ import { inspect } from 'node:util';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
-import { exportBundle } from '../journal/bundle';
+import { exportBundle } from '../journal/bundle-export';
 import { Journal } from '../journal/journal';
 import { sha256Hex } from '../journal/sqlite-store';
 import { tempDataDir, ZERO_SPEND } from '../../tests/support/journal-support';
@@ -53,12 +53,12 @@ async function journaledCall(journal: Journal, runId: string, step: number, cred
     const body = (await response.json()) as Record<string, unknown>;
     if (!response.ok) {
       // The error body echoes the token; what is journaled is the status, never the body.
-      await journal.append({ runId, kind: 'EffectFailed', body: { step, key, disposition: 'Landed', error: { code: `HTTP_${response.status}`, message: `peer refused the call (HTTP ${response.status})` }, spend: ZERO_SPEND } });
+      await journal.append({ runId, kind: 'EffectFailed', body: { step, key, disposition: 'Landed', error: { code: 'PeerRefused', message: `peer refused the call (HTTP ${response.status})` }, spend: ZERO_SPEND } });
       return;
     }
     await journal.append({ runId, kind: 'EffectDone', body: { step, key, result: body, spend: { ...ZERO_SPEND, effects: 1 }, provenance: 'peer:reviewer' } });
   } catch (error) {
-    await journal.append({ runId, kind: 'EffectFailed', body: { step, key, disposition: 'DidNotHappen', error: { code: 'REFUSED', message: (error as Error).message }, spend: ZERO_SPEND } });
+    await journal.append({ runId, kind: 'EffectFailed', body: { step, key, disposition: 'DidNotHappen', error: { code: 'PeerUnreachable', message: (error as Error).message }, spend: ZERO_SPEND } });
   }
 }
 

@@ -1,9 +1,9 @@
 /**
  * A peer's admission policy: the plane's rules, plus the registry's word on peer callers.
  *
- * - A caller holding the shared secret (`session:*`) is fully trusted, as the seed's protocol
- *   defines it: "do you know the string". That stays for compatibility, and is why the
- *   identity mode exists.
+ * - A caller holding the shared secret (`session:*`) is fully trusted, as the MCPv2 protocol
+ *   defines it (docs/PEER-PROTOCOL.md, "Security model"): "do you know the string". That stays for
+ *   compatibility, and is why the identity mode exists.
  * - A caller presenting a peer credential (`peer:<id>`) may call exactly the skills the plane's
  *   registry lets that peer call on this one, read live, so a grant or a revocation made in
  *   the plane applies to the next call without restarting anything.

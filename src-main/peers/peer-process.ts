@@ -2,9 +2,10 @@
  * One way to start a peer process (`agentplane peer start …`), used by the plane's supervisor,
  * the REPL's ReadyTo and the e2e tests alike, so the traps below are handled once:
  *
- * - Output goes to a file, never a pipe: a pipe nobody reads fills at about 64 KB and the
- *   child then blocks on write forever (the seed's deadlock). The log is opened without
- *   following a symlink and kept 0600: a peer started by hand prints a live demo session.
+ * - Output goes to a file, never a pipe: a pipe nobody reads fills at about 64 KB and the child
+ *   then blocks on write forever (docs/PEER-PROTOCOL.md, "Running peers as processes"). The log is
+ *   opened without following a symlink and kept 0600: a peer started by hand prints a live demo
+ *   session.
  * - The peer is ready when it has announced itself whole: the port file (written atomically
  *   after the bind) and the banner's MCPV2_BOUND_PORT and MCPV2_PEER_ADDRESS lines, agreeing on
  *   the port. Neither alone is enough: the file can be left from an earlier start, the banner
@@ -26,8 +27,12 @@ export interface Exit {
 }
 
 export interface PeerLaunchOptions {
-  /** The `agentplane` launcher (bin/agentplane.js of this install). */
-  cliPath: string;
+  /**
+   * The argv prefix that runs the `agentplane` command: an executable and its leading arguments
+   * (under Node, the node binary and the CLI's script). The caller says what it is; this module
+   * knows no path of the install.
+   */
+  command: readonly string[];
   /** Flags after `peer start` (`--port-file` is added). */
   args: readonly string[];
   logFile: string;
@@ -116,6 +121,8 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
 }
 
 export function launchPeerProcess(options: PeerLaunchOptions): PeerProcess {
+  const [executable, ...leading] = options.command;
+  if (executable === undefined) throw new Error('launchPeerProcess needs a command to run: an executable and its leading arguments');
   const watchdog = options.watchdog ?? true;
   rmSync(options.portFile, { force: true });
   const log = openPrivateFile(options.logFile, options.logMode);
@@ -124,7 +131,7 @@ export function launchPeerProcess(options: PeerLaunchOptions): PeerProcess {
   const logStart = fstatSync(log).size;
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [options.cliPath, 'peer', 'start', ...options.args, '--port-file', options.portFile, ...(watchdog ? ['--watch-fd', '3'] : [])], {
+    child = spawn(executable, [...leading, 'peer', 'start', ...options.args, '--port-file', options.portFile, ...(watchdog ? ['--watch-fd', '3'] : [])], {
       cwd: options.cwd,
       stdio: watchdog ? ['ignore', log, log, 'pipe'] : ['ignore', log, log],
       env: { ...options.env, ...(process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {}) },

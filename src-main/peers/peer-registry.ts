@@ -2,12 +2,13 @@
  * The plane's peer registry: which local peers exist, how each is configured, who each is (an
  * Ed25519 public key per peer), and which peer may call which skills of which other peer.
  *
- * This is the answer to the seed's first limitation. With one shared HMAC secret, "whoever
+ * This is the answer to the protocol's first limitation (docs/PEER-PROTOCOL.md, "Limitations,
+ * and what AgentPlane does about them"). With one shared HMAC secret, "whoever
  * knows the string" is fully trusted by every peer and revoking anyone means rotating it for
  * everyone. Here each peer has its own key; a peer credential is minted for exactly one
  * audience; the registry, not the caller, says what a caller may do; and a peer is revoked by
  * marking it here, without touching anyone else's secret. The shared-secret mode stays, for
- * compatibility with the seed's protocol.
+ * compatibility with the MCPv2 protocol.
  *
  * Files: peers/registry.json (configuration and public keys, 0600), peers/<id>/identity.jwk
  * (the private key, 0600), peers/<id>/secret (the shared secret, 0600). The registry is read
@@ -30,9 +31,9 @@ export const PeerRecordSchema = z
     id: PeerIdSchema,
     name: z.string().min(1).max(80),
     port: z.number().int().min(0).max(65535),
-    /** The address others are told to call (the seed's --public-ip). */
+    /** The address others are told to call (the protocol's --public-ip). */
     publicIp: z.string().min(1),
-    /** The address the socket binds (the seed's --bind-host); the public IP when absent. */
+    /** The address the socket binds (the protocol's --bind-host); the public IP when absent. */
     bindHost: z.string().min(1).optional(),
     portFallback: z.boolean().default(false),
     llmMode: z.boolean().default(false),

@@ -240,7 +240,7 @@ describe('HTTP refusals', () => {
     }
   });
 
-  it('the session may come as ?sessionId= (the seed\'s address form) as well as a Bearer header', async () => {
+  it('the session may come as ?sessionId= (the protocol\'s address form) as well as a Bearer header', async () => {
     const response = await inject({ method: 'POST', url: `/mcpv2?sessionId=${encodeURIComponent(token)}`, auth: null, payload: JSON.stringify([call(1, 'ping')]) });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual([{ jsonrpc: '2.0', id: 1, result: expect.objectContaining({ pong: true }) }]);

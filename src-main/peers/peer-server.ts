@@ -1,14 +1,15 @@
 /**
  * One MCPv2 peer's HTTP surface: a fastify app with one plugin per surface (health, session,
  * agent card, the batch endpoint, the provider-native endpoint, the admin endpoint the plane
- * uses). Every `tools/call` is admitted as a run in the runtime and answered from that run.
+ * uses). Every `tools/call` is admitted as a run through the peer's one door (skill-admission.ts,
+ * the same door its MCP and A2A surfaces use) and answered from that run.
  *
  * Refusals, in order, on every request: a Host that is not one of this peer's addresses (403,
  * DNS rebinding); any Origin (403: a peer is not a browser API); then per route: a missing or
  * invalid session or credential (401, -32001), a rate limit (429, -32005: the session's own,
  * then its client address's, shared by all its sessions), a body over the cap (413). Then per slot: nesting deeper than
  * 64 levels, or skill arguments over 1 MB, are -32602 before anything is journaled (see
- * input-bounds.ts). Nothing secret is logged: request lines carry the path without its query
+ * input-bounds.ts; the arguments' check is the door's, skill-admission.ts). Nothing secret is logged: request lines carry the path without its query
  * string.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
@@ -35,20 +36,19 @@ import {
 import { PlaneError } from '../base/plane-error';
 import { errorFields, type Logger } from '../base/logger';
 import { JournalError } from '../journal/journal-error';
-import type { Runtime } from '../runtime/runtime';
 import { callModel } from '../runtime/model-effect';
 import type { RunHistory } from '../runtime/run-history';
 import type { RunProgram } from '../runtime/run-program';
 import { EffectFailure } from '../runtime/run-signals';
 import type { ModelProvider } from '../runtime/model-provider';
 import { looksLikePeerCredential, verifyPeerCredential } from './peer-credentials';
-import { externalizeArguments, restoreArguments, DigestRefSchema, type InputBlobs } from './input-blobs';
-import { argumentSizeProblem, jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTES, describeBytes, nestsDeeperThan } from './input-bounds';
+import { restoreArguments, DigestRefSchema, type InputBlobs } from './input-blobs';
+import { jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTES, describeBytes, nestsDeeperThan } from './input-bounds';
 import type { PeerRegistry } from './peer-registry';
 import type { PeerAuthMode } from '../../src-shared/vocabulary/peers';
 import type { RateDecision, RateLimiter } from './rate-limiter';
 import { canonicalIp, mintSession, labelOf, ProvenTokens, verifySession, type SessionBook } from './session-token';
-import type { UploadStaging } from './upload-staging';
+import type { SkillAdmission, SkillCall } from './skill-admission';
 
 export const PEER_BODY_LIMIT = 24 * 1024 * 1024;
 
@@ -69,7 +69,11 @@ export interface PeerContext {
    * 4,000 calls in 0.39 s against 200/s each). Taken after the session's own (see spendBudget).
    */
   addressLimiter: RateLimiter;
-  runtime: Runtime;
+  /**
+   * The peer's one door into its runtime (skill-admission.ts): every skill call is admitted
+   * there, with the argument checks every surface of this peer shares.
+   */
+  admission: SkillAdmission;
   model: ModelProvider;
   skills: () => SkillDescriptor[];
   llmMode: boolean;
@@ -81,9 +85,7 @@ export interface PeerContext {
   port: () => number;
   startedAt: number;
   logger: Logger;
-  /** Where uploads wait, content-addressed, between the request and their run. */
-  staging: UploadStaging;
-  /** Where large arguments live, named in the journal by digest and size. */
+  /** Where large values live, named in the journal by digest and size (translate_history's answer is read back from here). */
   blobs: InputBlobs;
   /** The plane's handle on this process (sessions, revocation); loopback only. */
   adminToken: string | null;
@@ -174,7 +176,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     activeSessions: ctx.sessions.liveCount(),
   });
   app.get('/mcpv2/health', async () => health());
-  // The old path, kept so monitors pointed at it keep working (the seed's alias).
+  // The old path, kept so monitors pointed at it keep working (the protocol's alias).
   app.get('/health', async () => health());
 
   app.get('/mcpv2/agent-card', async (): Promise<AgentCard> => {
@@ -359,24 +361,6 @@ export async function answerSlot(ctx: PeerContext, raw: unknown, caller: Caller)
 
 type SlotOutcome = { result: unknown } | { error: { code: number; message: string } };
 
-/**
- * An upload's bytes never enter the journal: it is append-only and permanent, so content in a
- * RunAdmitted record could never be erased (delete_file would delete the file and keep its
- * copy forever), and every upload would grow it by its size. The bytes are staged under their
- * SHA-256 and the run's input names the digest and size; the skill moves them into the store.
- */
-async function stageUpload(ctx: PeerContext, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  if (typeof args.content !== 'string') return args; // the skill refuses it with the field named
-  const encoding = args.encoding === 'base64' ? 'base64' : 'utf8';
-  const bytes = Buffer.from(args.content, encoding);
-  const { content: _content, ...rest } = args;
-  if (encoding === 'base64' && bytes.toString('base64').replace(/=+$/, '') !== args.content.replace(/\s+/g, '').replace(/=+$/, '')) {
-    return { ...rest, invalidBase64: true };
-  }
-  const staged = await ctx.staging.put(bytes);
-  return { ...rest, encoding, staged };
-}
-
 async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, caller: Caller): Promise<SlotOutcome> {
   if (slot.method === 'tools/list') return { result: { tools: ctx.skills() } };
   if (slot.method !== 'tools/call') return { error: { code: Mcpv2Error.MethodNotFound, message: `method not found: ${slot.method.slice(0, 80)}` } };
@@ -385,7 +369,7 @@ async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, 
   const { name, arguments: args } = params.data;
   if (!ctx.skills().some((s) => s.name === name)) return { error: { code: Mcpv2Error.SkillNotFound, message: `skill not found: ${name.slice(0, 80)}` } };
   // Whose context a conversation key reaches. Holders of the shared secret are one trust domain
-  // (the seed's model: all fully trusted), so a key they name is shared among them: that is how
+  // (the protocol's model: all fully trusted), so a key they name is shared among them: that is how
   // two agents hold one conversation. A caller with a peer identity gets its own namespace. A
   // session's default conversation is its own, and the prefixes that name those defaults are
   // reserved, so nobody reaches another session's context by spelling its (non-secret) label.
@@ -403,29 +387,20 @@ async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, 
     if (!stated.success) return { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: context.caller must be {runId: "run-<20 hex>", step: <integer ≥ 0>}' } };
     parent = stated.data;
   }
-  const context = { conversation: scoped, ...(slot.context?.provider ? { provider: slot.context.provider } : {}) };
-  // The cap is checked here, before the run is admitted: a refused call journals nothing, so
-  // refusals cannot be used to fill the (permanent) journal either.
-  const tooBig = argumentSizeProblem(name, args);
-  if (tooBig) return { error: { code: Mcpv2Error.InvalidParams, message: `invalid params: ${tooBig}` } };
-  const admitted = await externalizeArguments(name === 'upload_file' ? await stageUpload(ctx, args) : args, ctx.blobs);
-  return runSkill(ctx, `skill:${name}`, { ...admitted, context }, caller, parent);
+  const skillContext = { conversation: scoped, ...(slot.context?.provider ? { provider: slot.context.provider } : {}) };
+  // Through the peer's one door (skill-admission.ts): the arguments' size, an upload's bytes
+  // and large arguments are checked and kept out of the journal there, before the run is
+  // admitted, exactly as for a call over MCP or A2A; a refused call journals nothing.
+  return runSkill(ctx, { skill: name, arguments: args, skillContext, principal: caller.principal, via: 'peer', ...(parent ? { parent } : {}) });
 }
 
-/** Admits a skill run for the caller and answers from how it ended (or that it waits). */
-async function runSkill(ctx: PeerContext, program: string, input: unknown, caller: Caller, parent?: SlotCaller): Promise<SlotOutcome> {
+/** Admits a skill run for the caller through the peer's door and answers from how it ended (or that it waits). */
+async function runSkill(ctx: PeerContext, call: SkillCall): Promise<SlotOutcome> {
   let run: RunHistory;
   try {
     // Admitted and run to its end or its first wait: a skill of local effects (ping, a listing)
     // is one commit, made before the caller is answered (Runtime.run).
-    run = await ctx.runtime.run({
-      agent: program,
-      input,
-      chain: [caller.principal],
-      via: 'peer',
-      inputProvenance: caller.principal,
-      ...(parent ? { parentRunId: parent.runId, parentStep: parent.step } : {}),
-    });
+    run = await ctx.admission.run(call);
   } catch (error) {
     if (error instanceof PlaneError) {
       if (error.code === 'AP_FORBIDDEN') return { error: { code: Mcpv2Error.CapabilityViolation, message: 'capability violation: this caller may not call this skill' } };
@@ -448,7 +423,7 @@ async function runSkill(ctx: PeerContext, program: string, input: unknown, calle
       },
     };
   }
-  if (run.outcome === 'succeeded') return { result: program === 'skill:translate_history' ? await restoreResult(ctx, run.result) : run.result };
+  if (run.outcome === 'succeeded') return { result: call.skill === 'translate_history' ? await restoreResult(ctx, run.result) : run.result };
   const code = run.error?.code ?? '';
   const mapped = code.startsWith('mcpv2:') ? Number(code.slice(6)) : code === 'NotGranted' ? Mcpv2Error.CapabilityViolation : code.startsWith('Model') ? Mcpv2Error.ToolExecutionError : Mcpv2Error.SkillExecutionError;
   const message = run.outcome === 'denied' ? 'declined by a person' : run.error?.message ?? `the skill ${run.outcome}`;
@@ -508,8 +483,13 @@ async function answerNative(ctx: PeerContext, provider: Provider, body: unknown,
     throw error;
   }
   const maxTokens = Number(native.max_tokens ?? (native.generationConfig as { maxOutputTokens?: number } | undefined)?.maxOutputTokens ?? 256);
-  const admitted = await externalizeArguments({ provider, messages, maxTokens: Number.isInteger(maxTokens) && maxTokens > 0 ? Math.min(maxTokens, 4096) : 256 }, ctx.blobs);
-  const outcome = await runSkill(ctx, 'skill:ai', { ...admitted, context: {} }, caller);
+  const outcome = await runSkill(ctx, {
+    skill: 'ai',
+    arguments: { provider, messages, maxTokens: Number.isInteger(maxTokens) && maxTokens > 0 ? Math.min(maxTokens, 4096) : 256 },
+    skillContext: {},
+    principal: caller.principal,
+    via: 'peer',
+  });
   if ('error' in outcome) return reply.code(outcome.error.code === Mcpv2Error.CapabilityViolation ? 403 : 400).send(rpcError(null, outcome.error.code, outcome.error.message));
   const answer = outcome.result as { text: string; usage: { inputTokens: number; outputTokens: number }; model: string | null; truncated: boolean };
   const id = `ap-${createHash('sha256').update(JSON.stringify(answer)).digest('hex').slice(0, 24)}`;

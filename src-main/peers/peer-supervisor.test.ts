@@ -7,6 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Plane } from '../plane/plane';
 import { call, failure, testPlane } from '../../tests/support/runtime-support';
 import { Mcpv2Client } from './peer-client';
+import { PeerSupervisor } from './peer-supervisor';
+import { silentLogger } from '../base/logger';
+import { useTempFolders } from '../../tests/helpers/temp-folders';
+
+const tempDir = useTempFolders('agentplane-supervisor-');
 
 const planes: Plane[] = [];
 const servers: Server[] = [];
@@ -100,5 +105,22 @@ describe('peers hosted by the plane', () => {
     expect((await failure(plane, 'peers.create', { id: 'dup', port: 0 })).message).toContain('already exists');
     await call(plane, 'peers.revoke', { id: 'dup' });
     expect((await failure(plane, 'peers.start', { id: 'dup' })).message).toContain('revoked');
+  });
+});
+
+describe('the command a supervisor launches', () => {
+  it('starts each peer with the command it was given, followed by `peer start` and its flags', async () => {
+    const dataDir = tempDir();
+    // A stand-in for `agentplane`: it says what it was asked to run, as a peer reports a failure, and exits.
+    const script = "console.log('agentplane: asked to run ' + process.argv.slice(1, 5).join(' ')); process.exit(3)";
+    const supervisor = new PeerSupervisor(dataDir, silentLogger, () => undefined, [process.execPath, '-e', script]);
+    supervisor.create({ id: 'given', port: 0 });
+    const refused = await supervisor.start('given').then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    expect(refused).toBeInstanceOf(Error);
+    expect(refused?.message).toContain('asked to run peer start --peer-id given');
+    expect(supervisor.list().find((p) => p.id === 'given')).toMatchObject({ status: 'failed' });
   });
 });

@@ -3,7 +3,7 @@
  * --peer-id ID`), started, stopped and restarted from here, by click or by CLI.
  *
  * A peer's output goes to a file (peers/<id>/peer.log), never to a pipe: a pipe nobody reads
- * fills at about 64 KB and the child then blocks on write forever (the seed's deadlock). The
+ * fills at about 64 KB and the child then blocks on write forever (the deadlock docs/PEER-PROTOCOL.md records). The
  * peer tells us its real port through a port file and we confirm it with a health check before
  * calling it running; a peer that exits first is "failed", with the reason it printed.
  *
@@ -25,7 +25,6 @@ import { undici } from '../net/undici';
 import { z } from 'zod';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
-import { appRoot } from '../base/app-paths';
 import type { Logger } from '../base/logger';
 import { PlaneError } from '../base/plane-error';
 import { Mcpv2Client, PeerClientError } from './peer-client';
@@ -60,7 +59,7 @@ function adminTokenOf(id: string, entry: Running): string {
 }
 
 /**
- * A supervised peer's environment: the plane's, less the seed's MCPV2_* variables. Those
+ * A supervised peer's environment: the plane's, less the protocol's MCPV2_* variables. Those
  * configure a peer started by hand; inherited by every peer the plane runs, MCPV2_SECRET would
  * overwrite each peer's own secret with one shared value, and MCPV2_PORT would put them all on
  * one port. A registered peer's settings come from the registry.
@@ -123,10 +122,16 @@ export class PeerSupervisor {
   private closing = false;
   private stoppedAtStart: string[] = [];
 
+  /**
+   * `command` is the argv prefix that runs the `agentplane` command (an executable and its
+   * leading arguments), given by the plane's composition (plane/plane.ts): each peer is started
+   * as `<command> peer start --peer-id <id> …`. The supervisor knows no path of the install.
+   */
   constructor(
     readonly dataDir: string,
     private readonly logger: Logger,
     private readonly onChange: () => void,
+    private readonly command: readonly string[],
   ) {
     this.registry = new PeerRegistry(dataDir);
   }
@@ -172,7 +177,7 @@ export class PeerSupervisor {
     mkdirSync(peerDir, { recursive: true, mode: 0o700 });
     const adminToken = newAdminToken();
     const launched = launchPeerProcess({
-      cliPath: join(appRoot(), 'bin', 'agentplane.js'),
+      command: this.command,
       args: ['--peer-id', id, '--data-dir', this.dataDir, '--no-demo-session'],
       logFile: this.logFile(id),
       logMode: 'append',

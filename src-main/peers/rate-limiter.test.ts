@@ -123,7 +123,7 @@ describe('RateLimiter', () => {
     expect(() => new RateLimiter({ ratePerSecond: 1, maxKeys: 0 })).toThrow(RangeError);
   });
 
-  it('ships the seed defaults: 200/s per session, 20/s session creations per IP', () => {
+  it('ships the protocol defaults: 200/s per session, 20/s session creations per IP', () => {
     const c = clock();
     expect(DEFAULT_SESSION_REQUEST_RATE).toBe(200);
     expect(DEFAULT_SESSION_CREATION_RATE).toBe(20);

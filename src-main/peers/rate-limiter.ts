@@ -6,7 +6,7 @@
  *
  * What is true, and why:
  *
- * - All three exist because any one alone is bypassed. The seed found session creation
+ * - All three exist because any one alone is bypassed. The protocol found session creation
  *   unthrottled: a client dodged the per-session limit by minting a fresh session for every
  *   request. Limiting creation per IP is not enough either: twenty sessions, created within
  *   the creation limit, sent 4,000 calls in 0.39 s, each session within its own 200/s. So
@@ -118,12 +118,12 @@ export class RateLimiter {
   }
 }
 
-/** The per-session request limiter with the seed's default (200/s). */
+/** The per-session request limiter with the protocol's default (200/s, docs/PEER-PROTOCOL.md). */
 export function sessionRequestLimiter(options: Partial<RateLimiterOptions> = {}): RateLimiter {
   return new RateLimiter({ ratePerSecond: DEFAULT_SESSION_REQUEST_RATE, ...options });
 }
 
-/** The per-client-IP session-creation limiter with the seed's default (20/s). */
+/** The per-client-IP session-creation limiter with the protocol's default (20/s, docs/PEER-PROTOCOL.md). */
 export function sessionCreationLimiter(options: Partial<RateLimiterOptions> = {}): RateLimiter {
   return new RateLimiter({ ratePerSecond: DEFAULT_SESSION_CREATION_RATE, ...options });
 }

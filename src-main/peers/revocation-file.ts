@@ -1,6 +1,6 @@
 /**
  * A peer's revoked sessions on disk (`<dataDir>/peers/<id>/revoked.jsonl`), so that a session
- * revoked before a restart is still refused after it, until the token expires (issue 9, item 4).
+ * revoked before a restart is still refused after it, until the token expires (docs/SECURITY.md).
  * `SessionBook` reads it once when the peer starts and rewrites it on every revocation.
  *
  * What is true, and why:

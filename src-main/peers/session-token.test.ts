@@ -1,8 +1,8 @@
 /**
- * Session tokens: the seed's one rule (HMAC, clock skew, `now <= issued_at + ttl`, the caller's
- * IP) checked one way whoever minted the token, hostile input refused without throwing, and
- * any mutation of a valid token refused (a fast-check property, since "we tried a few bit
- * flips" is the weak form of that claim).
+ * Session tokens: the protocol's one rule (docs/PEER-PROTOCOL.md, "Session token": HMAC, clock
+ * skew, `now <= issued_at + ttl`, the caller's IP) checked one way whoever minted the token,
+ * hostile input refused without throwing, and any mutation of a valid token refused (a fast-check
+ * property, since "we tried a few bit flips" is the weak form of that claim).
  */
 import { createHmac } from 'node:crypto';
 import { inspect } from 'node:util';
@@ -44,7 +44,7 @@ function sign(payload: string, secret = SECRET): string {
 }
 
 describe('mintSession / verifySession', () => {
-  it('round-trips, in the seed format', () => {
+  it('round-trips, in the protocol format', () => {
     const minted = mint({ nonce: 'a1b2c3d4e5f60718' });
     const [payload, mac] = minted.sessionId.split('.');
     expect(Buffer.from(payload ?? '', 'base64url').toString()).toBe(`${IP}:a1b2c3d4e5f60718:1700000000:3600`);
@@ -295,8 +295,41 @@ describe('canonicalIp', () => {
     ['2001:db8:1:1:1:1:0:1', '2001:db8:1:1:1:1:0:1'],
     ['::1.2.3.4', '::102:304'],
     ['fe80::1%eth0', 'fe80::1%eth0'],
+    // IPv4-mapped, in every spelling: its IPv4 address. The IPv4-compatible form is not mapped.
+    ['::FFFF:1.2.3.4', '1.2.3.4'],
+    ['::ffff:7f00:1', '127.0.0.1'],
+    ['0:0:0:0:0:FFFF:0A00:0001', '10.0.0.1'],
+    ['::0.0.0.1', '::1'],
+    ['::ffff:0:1.2.3.4', '::ffff:0:102:304'],
+    // A zone keeps a mapped address IPv6: another link, another address.
+    ['::ffff:1.2.3.4%eth0', '::ffff:102:304%eth0'],
+    // Zero runs: the longest of two or more groups is compressed, the first of two equal ones,
+    // never a single zero group.
+    ['0:0:0:0:0:0:0:0', '::'],
+    ['1:0:0:0:0:0:0:0', '1::'],
+    ['1:0:0:1:0:0:0:1', '1:0:0:1::1'],
+    ['1:0:0:2:0:0:3:4', '1::2:0:0:3:4'],
+    ['1:0:2:3:4:5:6:7', '1:0:2:3:4:5:6:7'],
+    ['1::2:3:4:5:6:7', '1:0:2:3:4:5:6:7'],
+    ['2001:db8::0:1', '2001:db8::1'],
+    // Upper case and leading zeros are spellings; a zone is kept as given.
+    ['FE80::ABCD%Eth0', 'fe80::abcd%Eth0'],
+    ['2001:DB8:00AB::0CD', '2001:db8:ab::cd'],
   ])('%s -> %s', (input, expected) => {
     expect(canonicalIp(input)).toBe(expected);
+  });
+
+  it('a token minted for any spelling of an address binds its canonical form, in the payload bytes too', () => {
+    for (const [spelled, canonical] of [
+      ['0:0:0:0:0:FFFF:CB00:710A', IP],
+      ['2001:0DB8:0:0:0:0:0:0001', '2001:db8::1'],
+    ] as const) {
+      const minted = mint({ clientIp: spelled, nonce: 'ab' });
+      expect(minted.clientIp).toBe(canonical);
+      expect(minted.sessionId).toBe(sign(`${canonical}:ab:${T0 / 1000}:3600`));
+      expect(verify(minted.sessionId, { observedIp: canonical }).ok).toBe(true);
+      expect(verify(minted.sessionId, { observedIp: spelled.toLowerCase() }).ok).toBe(true);
+    }
   });
 
   it.each(['', '01.2.3.4', '256.1.1.1', '1.2.3', 'example.com', ':::1', '1::2::3', '::ffff:1.2.3.256', ' 1.2.3.4'])('refuses %j', (input) => {

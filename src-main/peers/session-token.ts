@@ -1,5 +1,5 @@
 /**
- * MCPv2 session tokens (seed 000, "Session token"), exactly the seed's wire format:
+ * MCPv2 session tokens (docs/PEER-PROTOCOL.md, "Session token"), exactly the protocol's wire format:
  *
  *     sessionId = base64url(payload) + "." + hex(HMAC-SHA256(secret, payload))
  *     payload   = "<client_ip>:<nonce>:<issued_at>:<ttl>"      (issued_at, ttl: integer seconds)
@@ -8,7 +8,7 @@
  *
  * - One rule, checked one way, every time. A token is valid iff its HMAC matches, `issued_at`
  *   is not more than the clock skew in the future, `now <= issued_at + ttl`, and the caller's
- *   observed IP is the IP inside the token. The seed's bug 2 ("session expiry was split-brain")
+ *   observed IP is the IP inside the token. The protocol's split-brain expiry bug (docs/PEER-PROTOCOL.md)
  *   was a server that checked sessions in its in-memory dict against one timeout and every
  *   other validly signed token (including the ones peers mint for themselves in client mode)
  *   against a different, tighter window: two tokens signed a second apart had different
@@ -17,7 +17,7 @@
  *   secret. `SessionBook` is optional bookkeeping (listing, counting, early revocation) and is
  *   never consulted for expiry.
  * - A token minted by anyone holding the secret is exactly as valid as one this peer issued.
- *   That is the seed's shared-secret trust model (its stated ceiling, not a bug we can fix in
+ *   That is the protocol's shared-secret trust model (its stated ceiling, not a bug we can fix in
  *   the token): "do you know the string".
  * - The IP binding compares addresses, not spellings: an IPv4-mapped IPv6 address
  *   (`::ffff:1.2.3.4`, what a dual-stack socket reports for an IPv4 caller) equals its IPv4
@@ -41,6 +41,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { IdentityRow, SessionRow } from '../../src-shared/vocabulary/peers';
 import { loadRevocations, writeRevocations } from './revocation-file';
 
@@ -129,66 +130,23 @@ export interface VerifySessionOptions {
 export function canonicalIp(text: string): string | null {
   if (typeof text !== 'string') return null;
   if (isIPv4(text)) return text;
+  // Node's check decides what is an address; ipaddr.js writes it. The zone is cut off first and
+  // kept as given: ipaddr.js reads only zones of letters and digits.
   if (!isIPv6(text)) return null;
   const percent = text.indexOf('%');
   const zone = percent >= 0 ? text.slice(percent) : '';
-  const groups = ipv6Groups(percent >= 0 ? text.slice(0, percent) : text);
-  if (!groups) return null;
-  const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
-  if (mapped && zone === '') {
-    const hi = groups[6] ?? 0;
-    const lo = groups[7] ?? 0;
-    return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  const bare = percent >= 0 ? text.slice(0, percent) : text;
+  let address: ipaddr.IPv6;
+  try {
+    // ipaddr.js reads the IPv4-compatible form `::a.b.c.d` as the IPv4-mapped `::ffff:a.b.c.d`,
+    // another address (one that would then equal the IPv4 caller a.b.c.d); written `0::a.b.c.d`
+    // it reads the address as it is.
+    address = ipaddr.IPv6.parse(/^::[\d.]+$/.test(bare) ? `0${bare}` : bare);
+  } catch {
+    return null;
   }
-  return ipv6Text(groups) + zone;
-}
-
-/** The eight 16-bit groups of an IPv6 address `isIPv6` has already accepted (zone removed). */
-function ipv6Groups(address: string): number[] | null {
-  const toGroups = (part: string): number[] | null => {
-    if (part === '') return [];
-    const out: number[] = [];
-    for (const piece of part.split(':')) {
-      if (piece.includes('.')) {
-        if (!isIPv4(piece)) return null;
-        const [a = 0, b = 0, c = 0, d = 0] = piece.split('.').map(Number);
-        out.push((a << 8) | b, (c << 8) | d);
-      } else {
-        out.push(Number.parseInt(piece, 16));
-      }
-    }
-    return out;
-  };
-  const halves = address.split('::');
-  if (halves.length > 2) return null;
-  const head = toGroups(halves[0] ?? '');
-  const tail = halves.length === 2 ? toGroups(halves[1] ?? '') : [];
-  if (!head || !tail) return null;
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
-  const groups = [...head, ...new Array<number>(missing).fill(0), ...tail];
-  return groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
-}
-
-function ipv6Text(groups: number[]): string {
-  let bestStart = -1;
-  let bestLength = 1; // RFC 5952: a single zero group is not compressed
-  for (let i = 0; i < groups.length; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < groups.length && groups[j] === 0) j++;
-    if (j - i > bestLength) {
-      bestStart = i;
-      bestLength = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
+  if (zone === '' && address.isIPv4MappedAddress()) return address.toIPv4Address().toString();
+  return address.toRFC5952String() + zone;
 }
 
 /** True when two IP texts name the same address (see `canonicalIp`); false if either is not an IP. */
@@ -296,7 +254,7 @@ function parseToken(token: unknown): ParsedToken | null {
 }
 
 /**
- * The seed's one rule. Order of refusals: malformed, bad-signature, revoked, future, expired,
+ * The protocol's one rule. Order of refusals: malformed, bad-signature, revoked, future, expired,
  * wrong-ip. Nothing past 'bad-signature' is reported for a token the secret did not sign, so a
  * prober learns nothing about forged payloads beyond "not signed".
  *

@@ -3,9 +3,9 @@
  * of these (`skill:<name>`), so a skill's effects (a model call, a file write, a payment
  * intent) are journaled once, metered, replayed from the record and governed like any agent's.
  *
- * A skill fails with an MCPv2 error code by throwing `skillError(code, message)`: the run
- * seals failed with the code `mcpv2:<code>`, and the peer answers the slot with that code. The
- * message is written for the caller and carries nothing of the plane's internals.
+ * A skill fails with an MCPv2 error code by throwing `skillError(code, message)` (skill-error.ts):
+ * the run seals failed with the code `mcpv2:<code>`, and the peer answers the slot with that code.
+ * The message is written for the caller and carries nothing of the plane's internals.
  */
 import { z } from 'zod';
 import { HistoryErrorCode, HistoryTranslationError, translateHistory } from '../../src-shared/protocol/history';
@@ -24,11 +24,8 @@ import type { CustomSkill, CustomSkillRunner } from './custom-skills';
 import { FileStoreError, type FileStore } from './file-store';
 import { DigestRefSchema, restoreArguments, type InputBlobs } from './input-blobs';
 import { jsonBytes } from './input-bounds';
+import { skillError } from './skill-error';
 import type { UploadStaging } from './upload-staging';
-
-export function skillError(code: number, message: string): EffectFailure {
-  return new EffectFailure(`mcpv2:${code}`, message, 'DidNotHappen');
-}
 
 export interface SkillDeps {
   peerId: string;
@@ -70,7 +67,7 @@ function parseArgs<T extends z.ZodType>(schema: T, input: unknown): z.output<T> 
 /** The file-store effects that only read. */
 const READS = new Set(['files.list', 'files.read']);
 
-/** A file-store effect; store failures become the seed's codes. */
+/** A file-store effect; store failures become the protocol's codes (docs/PEER-PROTOCOL.md, "Error codes"). */
 async function fileEffect(cx: RunContext, deps: SkillDeps, name: string, request: Record<string, unknown>, act: () => Promise<unknown>): Promise<unknown> {
   return cx.effect({
     effect: 'file',
@@ -159,7 +156,7 @@ const definitions: { [S in BuiltinSkill]: SkillDefinition<S> } = {
             local: true,
             grant: null,
             estimate: NO_SPEND,
-            perform: async () => ({ result: await deps.journal.store.sealedRunResults('skill:ask', '$.context.conversation', conversation, 50, `peer:${deps.peerId}`), spend: NO_SPEND, provenance: 'plane' }),
+            perform: async () => ({ result: await deps.journal.sealedRunResults('skill:ask', '$.context.conversation', conversation, 50, `peer:${deps.peerId}`), spend: NO_SPEND, provenance: 'plane' }),
           })) as Array<{ input: { arguments?: { query?: string }; external?: Record<string, unknown> }; result: { response?: string } }>)
         : [];
       // The journaled turns name a large query by digest (so this read stays small too); the
@@ -348,9 +345,6 @@ export function skillPrograms(deps: SkillDeps): RunProgram[] {
         const parsed = SkillInputSchema.parse(input);
         const { context } = parsed;
         const raw = await argumentsOf(parsed, deps);
-        if (name === 'upload_file' && (raw as { invalidBase64?: boolean } | null)?.invalidBase64) {
-          throw skillError(Mcpv2Error.InvalidParams, 'invalid arguments: content: not valid base64');
-        }
         const args = parseArgs(name === 'upload_file' ? StagedUploadSchema : skillArguments[name], raw ?? {});
         return definition.run(args as never, cx, deps, context);
       },

@@ -6,15 +6,17 @@
  * the runs called (folded from the journal's `a2a` effects), each card's standing from the pins
  * file and its tasks, for the desktop app's Remote agents view; a person's command too.
  */
+import type { CommandsOf } from '../../src-shared/ipc/contract';
 import type { CommandHandlers } from './dispatch';
 import type { CallContext } from './dispatch';
 import { PlaneError } from '../base/plane-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
+import { isRecord } from '../../src-shared/plain-object';
 import { A2aPins, A2aPinsError, type PinView } from '../protocols/a2a/client/a2a-pins';
 import type { RunHistory } from '../runtime/run-history';
 import { A2A_REMOTES_DEFAULT_RUNS, type A2aRemote, type A2aRemotes, type A2aRemoteTask } from '../../src-shared/protocol/a2a';
 
-type A2aClientCommands = 'a2a.pins.list' | 'a2a.pins.accept' | 'a2a.remotes';
+type A2aClientCommands = CommandsOf<'a2a'>;
 
 /** What `a2a.remotes` reads: the newest runs, with (at least) their `a2a` effects' attempts in steps, and one record's time by seq. */
 export interface A2aRemotesSource {
@@ -26,7 +28,6 @@ export interface A2aRemotesSource {
 const TASKS_PER_REMOTE = 50;
 const MAX_REMOTES = 200;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A failure names its remote task in its message when one existed (a2a-client.ts: "remote task <id> …"). */
 function taskIdInMessage(message: string): string | undefined {
@@ -47,7 +48,7 @@ export async function readA2aRemotes(source: A2aRemotesSource, pins: PinView[], 
     const follows = new Map<string, { done?: unknown; failed?: { error: { code: string; message: string }; disposition: A2aRemoteTask['disposition'] } }>();
     for (const attempts of run.steps.values()) {
       for (const { started, done, failed } of attempts) {
-        const request = isObject(started.request) ? started.request : {};
+        const request = isRecord(started.request) ? started.request : {};
         if (started.effect === 'a2a' && typeof request.follow === 'string') follows.set(request.follow, { ...(done ? { done } : {}), ...(failed ? { failed } : {}) });
       }
     }
@@ -55,7 +56,7 @@ export async function readA2aRemotes(source: A2aRemotesSource, pins: PinView[], 
       for (const attempt of attempts) {
         const { started, done, failed } = attempt;
         if (started.effect !== 'a2a') continue;
-        const request = isObject(started.request) ? started.request : {};
+        const request = isRecord(started.request) ? started.request : {};
         if (typeof request.follow === 'string') continue;
         const card = typeof request.card === 'string' ? request.card : started.destination ?? '?';
         let origin = started.destination ?? card;
@@ -66,8 +67,8 @@ export async function readA2aRemotes(source: A2aRemotesSource, pins: PinView[], 
         }
         const entry = byCard.get(card) ?? { remote: { card, origin }, tasks: [], sawUnsigned: false, newestCardSeq: -1 };
         byCard.set(card, entry);
-        const result = done && isObject(done.result) ? done.result : null;
-        const seen = result && isObject(result.card) ? result.card : null;
+        const result = done && isRecord(done.result) ? done.result : null;
+        const seen = result && isRecord(result.card) ? result.card : null;
         // The name and description come from the newest card a call recorded.
         if (seen && started.seq > entry.newestCardSeq) {
           entry.newestCardSeq = started.seq;
@@ -77,7 +78,7 @@ export async function readA2aRemotes(source: A2aRemotesSource, pins: PinView[], 
         const skill = typeof request.skill === 'string' ? request.skill : undefined;
         const base = { runId: run.runId, step: started.step, agent: run.agent, at: '', seq: started.seq, ...(skill !== undefined ? { skill } : {}) };
         const taskId = result && typeof result.taskId === 'string' ? result.taskId : undefined;
-        const follow = result && isObject(result.following) && taskId !== undefined ? (follows.get(taskId) ?? {}) : null;
+        const follow = result && isRecord(result.following) && taskId !== undefined ? (follows.get(taskId) ?? {}) : null;
         if (follow?.failed) {
           entry.tasks.push({ ...base, state: 'failed', error: { code: follow.failed.error.code, message: follow.failed.error.message }, disposition: follow.failed.disposition, taskId: taskId! });
         } else if (follow && !follow.done) {

@@ -5,7 +5,8 @@
  * MCP endpoint (plane/mcp-endpoint.ts).
  *
  * A separate listener, not routes on the operator API: that surface's invariant is that every
- * route authenticates, and an Agent Card is public by definition (seed 002).
+ * route authenticates, and an Agent Card is public by definition (docs/GOVERNED-RUNTIME.md,
+ * "A2A, being called").
  *
  * Port and token persist in `<dataDir>/a2a-address.json` (0600): a caller's config names both,
  * and a restarted plane must not break it; `--a2a-port` always wins. The token is never logged

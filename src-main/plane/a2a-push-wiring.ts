@@ -3,7 +3,7 @@
  * receiver rule and the poke, as a2a-server.ts's `push` option takes them, and the close that
  * stops the worker. The plane's endpoint (a2a-endpoint.ts) and every peer's port (peer-a2a.ts)
  * wire push through this one function, so the two cannot drift apart: push is advertised
- * exactly when its durable worker is wired (seed 002), on either surface.
+ * exactly when its durable worker is wired (docs/GOVERNED-RUNTIME.md), on either surface.
  *
  * One store per process, never one file for two: the plane keeps `<dataDir>/a2a-push.json`, a
  * peer (its own process, beside the plane and other peers on the same data dir) keeps

@@ -20,7 +20,7 @@
  * fold as `acp.answer`.
  */
 import type { JournalRecord } from '../../src-shared/journal/records';
-import type { RunView, Wait } from '../../src-shared/ipc/contract';
+import type { CommandsOf, RunView, Wait } from '../../src-shared/ipc/contract';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import type { Decision, DecisionValue, PermissionOutcome } from '../../src-shared/vocabulary/decisions';
@@ -55,7 +55,7 @@ function isAcpObservation(record: JournalRecord | undefined): record is JournalR
   return record !== undefined && record.kind === 'Observation' && record.body.source === 'acp';
 }
 
-type AcpCommands = 'acp.record' | 'acp.sessions' | 'acp.session' | 'acp.answer' | 'acp.decisions';
+type AcpCommands = CommandsOf<'acp'>;
 
 /** What the approvals and runs commands ask of observed sessions (plane.ts). */
 export interface ObservedInbox {
@@ -71,7 +71,7 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
 
   /** The session's fold as of `lastSeq` (the run's last seq; read when not given), reading only what is new since the kept one. */
   async function fold(runId: string, lastSeq?: number): Promise<Fold> {
-    const at = lastSeq ?? (await journal.store.runLastSeq(runId));
+    const at = lastSeq ?? (await journal.runLastSeq(runId));
     if (at === null) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
     const kept = folds.get(runId);
     if (kept && kept.lastSeq === at) return kept;
@@ -109,7 +109,7 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
     const { runId, sessionId, observations, seal } = request;
     const forged = observations.find((o) => PLANE_ONLY_UPDATES.has(o.update));
     if (forged) throw new PlaneError(ErrorCode.Forbidden, `an observation "${forged.update}" is written by the plane, not sent to it`);
-    const lastSeq = await journal.store.runLastSeq(runId);
+    const lastSeq = await journal.runLastSeq(runId);
     let before = 0;
     if (lastSeq === null) {
       if (observations[0]?.update !== 'tap/started') throw new PlaneError(ErrorCode.BadRequest, `${runId} is not a run yet: an observed run begins with tap/started`);
@@ -119,7 +119,7 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
       if (first.body.sessionId !== sessionId) throw new PlaneError(ErrorCode.Conflict, `${runId} observes session "${String(first.body.sessionId)}", not "${sessionId}"`);
       const [last] = await journal.readRange(lastSeq, lastSeq, 1);
       if (last?.kind === 'RunSealed') throw new PlaneError(ErrorCode.Conflict, `${runId} has been sealed`);
-      if (seal) before = (await journal.store.runSeqs(runId)).length;
+      if (seal) before = await journal.runRecordCount(runId);
     }
     const drafts = observationDrafts({ runId, sessionId, observations, ...(seal ? { seal } : {}) }, before);
     if (drafts.length === 0) return { seq: lastSeq ?? 0, records: 0 };
@@ -144,7 +144,7 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
    */
   async function answer(request: Parameters<CommandHandlers['acp.answer']>[0]): Promise<{ seq: number }> {
     const { runId, requestKey, outcome, optionId } = request;
-    const lastSeq = await journal.store.runLastSeq(runId);
+    const lastSeq = await journal.runLastSeq(runId);
     if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
     const session = await view(runId, lastSeq);
     if (session.policy !== 'inbox') throw new PlaneError(ErrorCode.Conflict, `session ${runId} is observed only (its tap runs with --policy observe): answer in the editor`);
@@ -181,7 +181,7 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
   /** Sessions whose permission request waits for a person at the plane, as waiting runs. */
   async function waiting(limit: number): Promise<RunView[]> {
     const out: RunView[] = [];
-    for (const row of await journal.store.observedRuns(limit)) {
+    for (const row of await journal.observedRuns(limit)) {
       if (row.lastKind === 'RunSealed') continue;
       const session = await fold(row.runId, row.lastSeq);
       if (pendingOf(session)) out.push(runViewOf(session));
@@ -211,7 +211,7 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
       return { decisions, lastSeq: records.length > 0 ? records[records.length - 1]!.seq : afterSeq };
     },
     async 'acp.sessions'({ limit }) {
-      const rows = await journal.store.observedRuns(limit);
+      const rows = await journal.observedRuns(limit);
       const sessions: SessionSummary[] = [];
       for (const row of rows) {
         const folded = await view(row.runId, row.lastSeq);
@@ -220,7 +220,7 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
       return { sessions };
     },
     async 'acp.session'({ runId }) {
-      const lastSeq = await journal.store.runLastSeq(runId);
+      const lastSeq = await journal.runLastSeq(runId);
       if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
       return view(runId, lastSeq);
     },

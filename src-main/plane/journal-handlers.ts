@@ -6,7 +6,7 @@
 import { unknownVersion } from '../../src-shared/journal/records';
 import type { CommandHandlers } from './dispatch';
 import type { Journal } from '../journal/journal';
-import { BundleError } from '../journal/bundle';
+import { BundleError } from '../journal/bundle-error';
 import { exportBundleInWorker, verifyJournalStoreInWorker } from '../journal/journal-workers';
 import { peekCheckpoint } from '../journal/checkpoints';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { PlaneError } from '../base/plane-error';
 import type { StoredRecord } from '../journal/journal-store';
-import type { RecordView } from '../../src-shared/ipc/contract';
+import type { CommandsOf, RecordView } from '../../src-shared/ipc/contract';
 
 export function recordView(record: StoredRecord): RecordView {
   const { bodyText: _bodyText, ...envelope } = record;
@@ -24,7 +24,10 @@ export function recordView(record: StoredRecord): RecordView {
   return why === null ? { ...envelope, known: true } : { ...envelope, known: false, note: why };
 }
 
-export function journalHandlers(journal: Journal): Pick<CommandHandlers, 'journal.runs' | 'journal.records' | 'journal.verify' | 'journal.exportRun'> {
+/** Every journal command but journal.changes, which plane.ts serves (journal-changes.ts). */
+type JournalCommands = Exclude<CommandsOf<'journal'>, 'journal.changes'>;
+
+export function journalHandlers(journal: Journal): Pick<CommandHandlers, JournalCommands> {
   return {
     async 'journal.runs'({ limit }) {
       const rows = await journal.runs(limit);

@@ -8,13 +8,14 @@
  * that is an answer about the server, not about the request. A malformed servers file is a bad
  * request naming the file and the field; it is never overwritten.
  */
+import type { CommandsOf } from '../../src-shared/ipc/contract';
 import type { CommandHandlers } from './dispatch';
 import { PlaneError } from '../base/plane-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { McpServerNotDeclaredError, type McpClientPool } from '../protocols/mcp/client/mcp-client-pool';
 import { McpServerExistsError, McpServersFileError } from '../protocols/mcp/client/mcp-servers-file';
 
-type McpClientCommands = 'mcp.servers.list' | 'mcp.servers.add' | 'mcp.servers.remove' | 'mcp.servers.connect' | 'mcp.servers.disconnect';
+type McpClientCommands = CommandsOf<'mcp.servers'>;
 
 /** The pool's refusals as the contract's errors; anything else is the plane's own fault. */
 async function refusals<T>(work: () => Promise<T> | T): Promise<T> {

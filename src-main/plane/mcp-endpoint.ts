@@ -20,8 +20,10 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { CommandHandlers } from './dispatch';
-import type { Plane } from './plane';
+import type { PlaneStatus } from '../../src-shared/ipc/contract';
+import type { Result } from '../../src-shared/ipc/result';
+import type { CallContext, CommandHandlers } from './dispatch';
+import type { EventHub } from './event-hub';
 import type { Runtime } from '../runtime/runtime';
 import type { Logger } from '../base/logger';
 import { openPrivateFile, temporaryNameFor, writePrivateFileAtomically } from '../base/private-files';
@@ -125,8 +127,21 @@ export function approveWithOf(uiOrigin: string | null, dataDir: string | null): 
   };
 }
 
+/**
+ * What the endpoint uses of a plane: plane.ts's Plane has all of it. Declared here rather than
+ * taken from plane.ts, which registers this file's mcpEndpointHandlers: so the two do not import
+ * each other.
+ */
+export interface McpEndpointPlane {
+  readonly dataDir: string;
+  readonly events: Pick<EventHub, 'subscribe'>;
+  status(): Pick<PlaneStatus, 'version'>;
+  /** Runs one command exactly as every transport does (Plane.dispatch). */
+  dispatch(name: string, request: unknown, context: CallContext): Promise<Result<unknown>>;
+}
+
 /** The plane as the MCP surface's door: its dispatch, its journal notifications. */
-export function planeDoor(plane: Pick<Plane, 'dispatch' | 'events'>, approveWith: (runId: string) => string): McpPlaneDoor {
+export function planeDoor(plane: Pick<McpEndpointPlane, 'dispatch' | 'events'>, approveWith: (runId: string) => string): McpPlaneDoor {
   return {
     // In this process, through the same dispatch as every transport; the run acts for the MCP caller.
     dispatch: (name, request, context) => plane.dispatch(name, request, { transport: 'local', caller: { principal: context.principal, via: 'mcp' } }),
@@ -155,7 +170,7 @@ export interface PlaneMcpEndpoint {
   close(): Promise<void>;
 }
 
-export async function startPlaneMcpEndpoint(plane: Plane, options: PlaneMcpEndpointOptions): Promise<PlaneMcpEndpoint> {
+export async function startPlaneMcpEndpoint(plane: McpEndpointPlane, options: PlaneMcpEndpointOptions): Promise<PlaneMcpEndpoint> {
   const token = loadOrCreateMcpToken(plane.dataDir);
   const last = readMcpAddress(plane.dataDir);
   const door = planeDoor(plane, approveWithOf(options.uiOrigin, plane.dataDir));

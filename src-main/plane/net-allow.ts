@@ -26,6 +26,7 @@ import { PlaneError } from '../base/plane-error';
 import { normaliseOrigin, type AllowList } from '../net/netguard';
 import { readMcpServersFile } from '../protocols/mcp/client/mcp-servers-file';
 import { resolveProviderSettings, type OpenedSettings } from './provider-settings';
+import type { CommandsOf } from '../../src-shared/ipc/contract';
 import type { CallContext, CommandHandlers } from './dispatch';
 
 export function netAllowFilePath(dataDir: string): string {
@@ -175,7 +176,7 @@ export function planeAllowList(store: NetAllowStore, sources: DerivedAllowSource
   };
 }
 
-type NetCommands = 'net.allow.list' | 'net.allow.add' | 'net.allow.remove';
+type NetCommands = CommandsOf<'net.allow'>;
 
 function personOnly(context: CallContext): void {
   if (context.caller) throw new PlaneError(ErrorCode.Forbidden, "only a person at this plane can see or change where it may connect (its outbound allow list)");

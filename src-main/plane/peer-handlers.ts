@@ -1,19 +1,9 @@
 /** The peers' commands: the plane's supervisor and registry, by click or CLI. */
+import type { CommandsOf } from '../../src-shared/ipc/contract';
 import type { CommandHandlers } from './dispatch';
 import type { PeerSupervisor } from '../peers/peer-supervisor';
 
-type PeerCommands =
-  | 'peers.list'
-  | 'peers.create'
-  | 'peers.start'
-  | 'peers.stop'
-  | 'peers.restart'
-  | 'peers.sessions'
-  | 'peers.ping'
-  | 'peers.revokeSession'
-  | 'peers.allow'
-  | 'peers.call'
-  | 'peers.revoke';
+type PeerCommands = CommandsOf<'peers'>;
 
 export function peerHandlers(peers: PeerSupervisor): Pick<CommandHandlers, PeerCommands> {
   return {

@@ -2,11 +2,11 @@
  * One MCPv2 peer process: its journal (the plane's data dir, shared), its runtime (host
  * `peer:<id>`, running its skills), its file store, sessions and limits, and its HTTP server.
  *
- * Binding, as the seed hardened it: the requested port strictly (a busy port is a fast, clear
- * error, not a silent move; `portFallback` opts into scanning forward), on the advertised
- * address (a public IP that is not on a local interface is a clear error naming the fix),
- * and the port that was really bound printed as `MCPV2_BOUND_PORT=` and written to the port
- * file, so nobody downstream has to guess.
+ * Binding, as the protocol hardened it (docs/PEER-PROTOCOL.md, "Addresses"): the requested port
+ * strictly (a busy port is a fast, clear error, not a silent move; `portFallback` opts into
+ * scanning forward), on the advertised address (a public IP that is not on a local interface is a
+ * clear error naming the fix), and the port that was really bound printed as `MCPV2_BOUND_PORT=`
+ * and written to the port file, so nobody downstream has to guess.
  *
  * The same port also serves MCP at `/mcp` (plane/peer-mcp.ts): the peer's skills as MCP tools,
  * behind the data dir's MCP token, for loopback callers, through the plane's own MCP route and
@@ -35,6 +35,7 @@ import { acquirePeerLock, PeerLockHeld, type PeerLock } from '../peers/peer-lock
 import { PeerRegistry, type PeerRecord } from '../peers/peer-registry';
 import { aiProgram, buildPeerApp } from '../peers/peer-server';
 import { RateLimiter } from '../peers/rate-limiter';
+import { createSkillAdmission } from '../peers/skill-admission';
 import { sandboxWarning } from '../peers/skill-sandbox';
 import { RevocationFileError } from '../peers/revocation-file';
 import { mintSession, SessionBook } from '../peers/session-token';
@@ -56,7 +57,7 @@ export interface PeerSettings {
   maxFileBytes: number;
 }
 
-/** The seed's environment variables, with the seed's defaults. */
+/** The protocol's environment variables, with its defaults (docs/PEER-PROTOCOL.md). */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): PeerSettings & { port: number; secret?: string; llmMode: boolean } {
   const int = (name: string, fallback: number, min = 1) => {
     const value = env[name];
@@ -219,6 +220,8 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
   // Built once: the skill list turns every skill's schema into JSON Schema, which costs more
   // than a whole bare round trip if done per call.
   const skills = ((descriptors) => () => descriptors)(describeSkills({ custom }));
+  // The one door into this runtime, for every surface below (MCPv2, MCP, A2A): one set of checks.
+  const admission = createSkillAdmission({ runtime, staging, blobs });
   const app = await buildPeerApp({
     peerId: record.id,
     name: record.name,
@@ -230,7 +233,7 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     sessionLimiter: new RateLimiter({ ratePerSecond: settings.sessionRatePerSecond }),
     requestLimiter,
     addressLimiter,
-    runtime,
+    admission,
     model,
     skills,
     llmMode: record.llmMode,
@@ -242,7 +245,6 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     port: () => boundPort,
     startedAt: Date.now(),
     logger,
-    staging,
     blobs,
     adminToken: options.adminToken ?? null,
   });
@@ -250,7 +252,7 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
   let a2a: PeerA2a | undefined;
   try {
     // The same budgets as the MCPv2 routes: an MCP host and an MCPv2 session on one address share its rate.
-    mcp = await mountPeerMcp(app, { peerId: record.id, runtime, journal, skills, custom, staging, blobs, dataDir, logger, version: appVersion(), requestLimiter, addressLimiter });
+    mcp = await mountPeerMcp(app, { peerId: record.id, runtime, journal, skills, custom, admission, dataDir, logger, version: appVersion(), requestLimiter, addressLimiter });
     // A2A on the same port, the same door and token (plane/peer-a2a.ts); its push store is this
     // peer's own file in its own folder, delivered through this process's netguard.
     a2a = await mountPeerA2a(app, {
@@ -259,8 +261,7 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
       journal,
       skills,
       custom,
-      staging,
-      blobs,
+      admission,
       dataDir,
       logger,
       version: appVersion(),

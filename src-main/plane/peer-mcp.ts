@@ -33,10 +33,12 @@
  *   principal, `mcp:local`, one bucket for every MCP host) then its address's, which it shares
  *   with every MCPv2 session from that address (one local caller cannot starve the others by
  *   changing doors). Every HTTP request pays, as every MCPv2 request (and batch slot) does.
- * - Input bounds: apply. Nesting deeper than 64 levels is refused (-32602) before the SDK's
- *   recursive validation walks the body; a skill's arguments over 1 MB are refused before
- *   admission (a refused call journals nothing); arguments over 64 KiB go to the peer's blobs and
- *   are named in the journal by digest; an upload's bytes are staged, never journaled. The body
+ * - Input bounds: apply, checked by the very door an MCPv2 call is admitted through
+ *   (peers/skill-admission.ts), so both refuse alike. Nesting deeper than 64 levels is refused
+ *   (-32602) before the SDK's recursive validation walks the body; a skill's arguments over 1 MB
+ *   are refused before admission (a refused call journals nothing); arguments over 64 KiB go to
+ *   the peer's blobs and are named in the journal by digest; an upload's bytes are staged, never
+ *   journaled, and a content that is not the base64 it claims is refused. The body
  *   cap is the MCP route's (4 MiB, mcp-json.ts), not MCPv2's 24 MiB: an upload near the file
  *   store's 16 MiB goes through MCPv2.
  * - Arguments: checked against the skill's own argument schema (the very validator its run
@@ -55,15 +57,13 @@ import type { z } from 'zod';
 import { errorFields, type Logger } from '../base/logger';
 import { PlaneError } from '../base/plane-error';
 import type { Journal } from '../journal/journal';
-import { JournalError } from '../journal/journal-error';
 import type { Runtime } from '../runtime/runtime';
 import type { CustomSkill } from '../peers/custom-skills';
-import { externalizeArguments, type InputBlobs } from '../peers/input-blobs';
-import { argumentSizeProblem, MAX_JSON_DEPTH, nestsDeeperThan } from '../peers/input-bounds';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../peers/input-bounds';
 import type { RateLimiter } from '../peers/rate-limiter';
 import { canonicalIp } from '../peers/session-token';
 import { BUILTIN_SKILLS } from '../peers/skills';
-import type { UploadStaging } from '../peers/upload-staging';
+import type { SkillAdmission } from '../peers/skill-admission';
 import { PRINCIPAL_ANONYMOUS } from '../protocols/mcp/mcp-factory';
 import { registerMcpRoute, type McpRoute } from '../protocols/mcp/mcp-http';
 import { firstRequestId, jsonRpcErrorBody, MCP_SERVER_ERROR } from '../protocols/mcp/mcp-json';
@@ -85,8 +85,8 @@ export interface PeerDoorDeps {
   /** The skills this peer serves (the same list MCPv2's tools/list answers). */
   skills: () => SkillDescriptor[];
   custom: readonly CustomSkill[];
-  staging: UploadStaging;
-  blobs: InputBlobs;
+  /** The peer's one door into its runtime, the one its MCPv2 routes admit through (peers/skill-admission.ts). */
+  admission: SkillAdmission;
   dataDir: string;
   logger: Logger;
   /** The protocol this door serves, recorded as the runs' trigger: `mcp` (default) or `a2a`. */
@@ -124,23 +124,6 @@ function checkedArguments(skill: string, args: Record<string, unknown>, custom: 
   const problems = found.validateArguments(args);
   if (problems.length > 0) throw refuse(problems.map((p) => p.replace(/^arguments/, 'input')));
   return args;
-}
-
-/**
- * upload_file's bytes are staged under their SHA-256 and the run's input names the digest (as
- * peer-server.ts's stageUpload does for MCPv2): the journal is permanent, so an upload's
- * content in a RunAdmitted record could never be erased. A content that is not the base64 it
- * claims is refused here, naming the field, rather than admitted to fail.
- */
-async function stagedUpload(staging: UploadStaging, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const content = String(args.content);
-  const encoding = args.encoding === 'base64' ? 'base64' : 'utf8';
-  const bytes = Buffer.from(content, encoding);
-  if (encoding === 'base64' && bytes.toString('base64').replace(/=+$/, '') !== content.replace(/\s+/g, '').replace(/=+$/, '')) {
-    throw new PlaneError(ErrorCode.BadRequest, 'input for skill:upload_file does not match its schema: input.content: not valid base64');
-  }
-  const { content: _content, ...rest } = args;
-  return { ...rest, encoding, staged: await staging.put(bytes) };
 }
 
 function grantsOf(grants: ReadonlyMap<string, { approve: boolean }>): Array<{ kind: string; name: string; approve: boolean }> {
@@ -183,30 +166,18 @@ export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
       const principal = context.caller?.principal ?? PRINCIPAL_ANONYMOUS;
       if (!deps.skills().some((s) => s.name === skill)) throw new PlaneError(ErrorCode.NotFound, `no skill named ${skill}`);
       if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new PlaneError(ErrorCode.BadRequest, `input for skill:${skill} does not match its schema: input: must be an object`);
-      // Depth first (iteratively), before anything walks the arguments recursively; then size,
-      // before the run is admitted (a refused call journals nothing).
-      if (nestsDeeperThan(input, MAX_JSON_DEPTH)) throw new PlaneError(ErrorCode.BadRequest, `input for skill:${skill} nests deeper than ${MAX_JSON_DEPTH} levels; the cap is ${MAX_JSON_DEPTH}`);
-      const tooBig = argumentSizeProblem(skill, input as Record<string, unknown>);
-      if (tooBig) throw new PlaneError(ErrorCode.BadRequest, `input for skill:${skill} is too large: input.${tooBig}`);
-      const args = checkedArguments(skill, input as Record<string, unknown>, deps.custom);
-      const admitted = await externalizeArguments(skill === 'upload_file' ? await stagedUpload(deps.staging, args) : args, deps.blobs);
-      let runId: string;
-      try {
-        ({ runId } = await runtime.start({
-          agent: `skill:${skill}`,
-          input: { ...admitted, context: { conversation: principal } },
-          chain: [principal],
-          via: deps.via ?? 'mcp',
-          inputProvenance: principal,
-          ...(runContext !== undefined ? { context: runContext } : {}),
-        }));
-      } catch (error) {
-        // The caller's to fix, as over MCPv2: nothing was admitted.
-        if (error instanceof JournalError && error.code === 'Refused') {
-          throw new PlaneError(ErrorCode.BadRequest, `input for skill:${skill} holds a value that cannot be journaled (a lone surrogate, or an integer beyond 2^53)`);
-        }
-        throw error;
-      }
+      // Admitted through the peer's one door, as an MCPv2 call is: depth and size refused there
+      // first, then this surface's schema check (before admission: see the module comment),
+      // then uploads staged, large arguments kept out of the journal, an unjournalable value refused.
+      const { runId } = await deps.admission.start({
+        skill,
+        arguments: input as Record<string, unknown>,
+        check: (args) => checkedArguments(skill, args, deps.custom),
+        skillContext: { conversation: principal },
+        principal,
+        via: deps.via ?? 'mcp',
+        ...(runContext !== undefined ? { runContext } : {}),
+      });
       return runs['runs.get']({ runId }, context);
     },
     async 'runs.get'(request, context) {

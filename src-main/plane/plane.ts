@@ -3,7 +3,9 @@
  * back one object that the Electron main, the CLI and the web bridge all drive the same way.
  * No front end builds parts of a plane itself; if it needs something, it is added here.
  */
+import { join } from 'node:path';
 import type { PlaneStatus } from '../../src-shared/ipc/contract';
+import { appRoot } from '../base/app-paths';
 import { dispatchCommand, type CallContext, type CommandHandlers } from './dispatch';
 import { EventHub } from './event-hub';
 import { errorFields, silentLogger, type Logger } from '../base/logger';
@@ -93,6 +95,17 @@ export interface PlaneConfig {
    * app), so a long journal does not hold their first answer for the seconds its check takes.
    */
   checkJournalInBackground?: boolean;
+  /**
+   * The argv prefix that runs the `agentplane` command, with which the supervisor starts each
+   * peer process (`<command> peer start …`). Default: this process's Node binary and this
+   * install's bin/agentplane.js (agentplaneCommand).
+   */
+  peerCommand?: readonly string[];
+}
+
+/** This install's `agentplane` command: the running Node binary and bin/agentplane.js. */
+export function agentplaneCommand(): string[] {
+  return [process.execPath, join(appRoot(), 'bin', 'agentplane.js')];
 }
 
 export interface Plane {
@@ -132,7 +145,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     throw error;
   }
   startupMark('plane.journal-open');
-  const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }));
+  const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }), config.peerCommand ?? agentplaneCommand());
   if (config.demoPeers && peers.registry.list().length === 0) {
     peers.registry.create({ id: 'alpha', name: 'Alpha (demo)', port: 0, publicIp: '127.0.0.1' });
     peers.registry.create({ id: 'beta', name: 'Beta (demo, LLM mode)', port: 0, publicIp: '127.0.0.1', llmMode: true });

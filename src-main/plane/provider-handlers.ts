@@ -14,6 +14,7 @@
  * - Nothing here puts a key in a log, an error or an answer: a view carries at most the last
  *   four characters, and the log says which fields changed, never their values.
  */
+import type { CommandsOf } from '../../src-shared/ipc/contract';
 import type { CommandHandlers, CallContext } from './dispatch';
 import { PlaneError } from '../base/plane-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
@@ -24,7 +25,7 @@ import type { ProviderView, ProviderTestResult, SettableProvider } from '../../s
 import { loadProviders, reloadProviders } from './plane-config';
 import { PROVIDER_VARIABLES, ProviderSettingsError, providerViews, type KeySealer, type OpenedSettings, ProviderSettingsStore, type SettingsRead } from './provider-settings';
 
-type ProviderCommands = 'providers.list' | 'providers.set' | 'providers.remove' | 'providers.test';
+type ProviderCommands = CommandsOf<'providers'>;
 
 /** How long a connection test may take, all in: it answers a person waiting at a button. */
 export const PROVIDER_TEST_TIMEOUT_MS = 15_000;

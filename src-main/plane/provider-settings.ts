@@ -3,8 +3,9 @@
  * provider (anthropic, openai, gemini, chat) a key, a base URL and a default model, kept in
  * `<data dir>/providers.json`.
  *
- * Keys are transport credentials (seed 002): they go to the driver, which puts them in one
- * header, and nowhere else: never the journal, a log, an error or a view. So:
+ * Keys are transport credentials (docs/GOVERNED-RUNTIME.md, "Model providers"): they go to the
+ * driver, which puts them in one header, and nowhere else: never the journal, a log, an error or a
+ * view. So:
  * - the file is the user's alone: written atomically, 0600, never through a link
  *   (base/private-files.ts); a file others could read is refused rather than used, since its
  *   keys may already have leaked and the person must know, and a malformed one is refused

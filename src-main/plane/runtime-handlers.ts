@@ -2,7 +2,7 @@
  * The runtime's commands. Every front end (window, browser, CLI through the local API) acts as
  * the person at this machine, `user:local`; the transport is recorded as how the run arrived.
  */
-import type { AgentsView, RunView, SpendSummary } from '../../src-shared/ipc/contract';
+import type { AgentsView, CommandsOf, RunView, SpendSummary } from '../../src-shared/ipc/contract';
 import { addSpend, NO_SPEND, tokensOf } from '../../src-shared/vocabulary/spend';
 import { readPaymentRequest } from '../../src-shared/vocabulary/payments';
 import { ErrorCode } from '../../src-shared/ipc/errors';
@@ -75,22 +75,8 @@ export function agentsView(runtime: Runtime): AgentsView {
   };
 }
 
-type RuntimeCommands =
-  | 'agents.list'
-  | 'runs.list'
-  | 'runs.get'
-  | 'runs.links'
-  | 'runs.start'
-  | 'runs.cancel'
-  | 'approvals.list'
-  | 'approvals.decide'
-  | 'runs.answer'
-  | 'recovery.list'
-  | 'recovery.resolve'
-  | 'halts.list'
-  | 'halts.apply'
-  | 'halts.lift'
-  | 'spend.summary';
+/** Every runs, approvals, recovery, halts and spend command, and the agents list (agents.reload is agent-files.ts's). */
+type RuntimeCommands = 'agents.list' | CommandsOf<'runs' | 'approvals' | 'recovery' | 'halts' | 'spend'>;
 
 export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, RuntimeCommands> {
   return {

@@ -5,7 +5,7 @@
  * against Anthropic's published Messages and streaming reference (event flow message_start,
  * content_block_start/delta/stop, message_delta, message_stop, ping, error).
  *
- * Where each failure lands (the ladder of model-provider.ts; seed 002 "Model providers"):
+ * Where each failure lands (the ladder of model-provider.ts; docs/GOVERNED-RUNTIME.md, "Model providers"):
  *
  * - no model, a bad maxTokens, a toolChoice naming an undeclared tool, extended thinking with a
  *   forced tool or a temperature (Anthropic rejects both combinations), a continuation that is
@@ -14,7 +14,7 @@
  *   Retry-After); 500 and 529 (`overloaded_error`): `unavailable`. The provider's own text is
  *   in the message, trimmed against the prompt and scrubbed of the key. A 429 with a window,
  *   a 529, and an overloaded_error event before the first token are first sent again inside
- *   this one call (wire.ts sendWithRetry: the provider's window, the cap, the deadline).
+ *   this one call (rate-limit.ts sendWithRetry: the provider's window, the cap, the deadline).
  * - after the 2xx status line, a cut (socket closed, deadline, caller's abort, an `error`
  *   event such as overloaded_error, malformed data, a stream without message_stop) is
  *   classified by what the wire had already said. Anthropic reports usage AS the answer is
@@ -40,7 +40,7 @@
  *
  * Continuation: the assistant's content array, verbatim (thinking blocks with their
  * signatures, redacted_thinking, tool_use), is Completion.continuation, tagged with the
- * driver as the shared Continuation `{wire: 'anthropic-messages/1', turn: [...]}` (seed 002:
+ * driver as the shared Continuation `{wire: 'anthropic-messages/1', turn: [...]}` (docs/GOVERNED-RUNTIME.md:
  * provider-tagged opaque state; a missing or wrong-wire state fails closed, before dispatch), and an assistant message carrying
  * one is sent back as exactly that array. Anthropic verifies thinking
  * signatures on the next request; a driver that rebuilt the turn from text and tool calls
@@ -49,7 +49,7 @@
  * document carries.
  *
  * Structured output: this wire has no native JSON-schema mode, so responseSchema becomes one
- * forced tool (SchemaMode ForcedTool in seed 002) whose input_schema is the schema; its input
+ * forced tool (the forced-tool schema mode, docs/GOVERNED-RUNTIME.md) whose input_schema is the schema; its input
  * is the answer, returned as JSON text. The caller validates it locally (never trusted). A
  * model that answers without calling it is a loud metered failure, not an empty success.
  *
@@ -73,6 +73,8 @@ import {
   isContinuationOf,
   notifyText,
 } from '../runtime/model-provider';
+import { isRecord } from '../../src-shared/plain-object';
+import { ResponseTooLarge, readSseBatches } from '../net/sse';
 import {
   type CallSettings,
   type CutCause,
@@ -81,18 +83,16 @@ import {
   type Redactor,
   type WireRequest,
   type Deadline,
-  ResponseTooLarge,
   createHttpDriver,
   isCount,
-  isRecord,
   jsonHeaders,
   oversizedError,
-  providerBusy,
   providerErrorText,
-  readSseBatches,
+  readJsonDocument,
   severedError,
   statusError,
 } from './wire';
+import { providerBusy } from './rate-limit';
 
 /** Bump when the request shape changes (anthropic-version, schema mode, block mapping): it is effect identity. */
 export const ANTHROPIC_MESSAGES_DRIVER = 'anthropic-messages/1';
@@ -453,29 +453,7 @@ function takeUsage(state: WireState, usage: Record<string, unknown>): void {
 }
 
 async function readDocument(settings: CallSettings, body: Dispatcher.ResponseData['body'], state: WireState, redact: Redactor, deadline: Deadline): Promise<void> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const piece of body as AsyncIterable<Buffer>) {
-      state.bytes += piece.length;
-      // One JSON document: its first byte is the first sign the server produced an answer.
-      state.began = true;
-      if (state.bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
-      chunks.push(piece);
-    }
-  } catch (error) {
-    if (error instanceof ModelError) throw error;
-    throw severedError(settings, state, { what: deadline.describe(error) }, redact, USAGE_BEFORE_OUTPUT);
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  if (state.bytes === 0) throw severedError(settings, state, { what: 'an empty body' }, redact, USAGE_BEFORE_OUTPUT);
-  let document: unknown;
-  try {
-    document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw severedError(settings, state, { what: 'a body that is not JSON' }, redact, USAGE_BEFORE_OUTPUT);
-  }
-  if (!isRecord(document)) throw severedError(settings, state, { what: 'a JSON body that is not an object' }, redact, USAGE_BEFORE_OUTPUT);
+  const document = await readJsonDocument(settings, body, state, redact, deadline, { meter: state, usageNeedsOutput: USAGE_BEFORE_OUTPUT });
   if (isRecord(document.usage)) takeUsage(state, document.usage);
   if (typeof document.model === 'string' && document.model) state.model = document.model;
   if (!isContentArray(document.content)) {

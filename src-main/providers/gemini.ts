@@ -4,7 +4,7 @@
  * profile streams, the key in the `x-goog-api-key` header only. Google also accepts `?key=` in
  * the URL; this driver never uses it, because URLs end up in logs, proxies and error messages.
  *
- * As with every driver (see the ladder in model-provider.ts and seed 002, "Model providers"),
+ * As with every driver (see the ladder in model-provider.ts and docs/GOVERNED-RUNTIME.md, "Model providers"),
  * the JSON is the easy part and the failure mapping is what matters:
  *
  * - no model, a bad maxTokens, a continuation from another provider, a toolChoice naming a tool
@@ -13,7 +13,7 @@
  *   403 PERMISSION_DENIED, 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED: `refused`, DidNotHappen. The
  *   retry window is `Retry-After` when sent, else the google.rpc.RetryInfo `retryDelay` in the
  *   error's details (Google's usual way of naming it); a 429 naming one is first sent again
- *   inside this one call (wire.ts sendWithRetry).
+ *   inside this one call (rate-limit.ts sendWithRetry).
  * - 500 INTERNAL, 503 UNAVAILABLE: `unavailable`, DidNotHappen (a ceiling may under-count by at
  *   most one call: the documented cost).
  * - transport failure, deadline or the caller's abort before any response: `unavailable`.
@@ -31,7 +31,7 @@
  *   `unaccounted` (a 2xx body that size was produced).
  * - finishReason MALFORMED_FUNCTION_CALL: the model spent tokens writing a call that did not
  *   parse. Returned as a Completion it would be an empty success (no text, no calls), exactly
- *   the silent failure seed 002 refuses; so it is a `interrupted` ModelError carrying the usage
+ *   the silent failure docs/GOVERNED-RUNTIME.md refuses; so it is a `interrupted` ModelError carrying the usage
  *   (Landed, billed), and the message names the finish reason.
  *
  * Mapping (request):
@@ -86,6 +86,8 @@
  */
 import type { Dispatcher } from 'undici';
 import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamObserver, type ModelUsage, type StopReason, type ToolCall, type ToolDeclaration, ModelError, continuationOrigin, isContinuationOf, notifyText } from '../runtime/model-provider';
+import { isRecord } from '../../src-shared/plain-object';
+import { ResponseTooLarge, readSseBatches } from '../net/sse';
 import {
   type CallSettings,
   type Deadline,
@@ -94,14 +96,12 @@ import {
   type Redactor,
   type ResponseBody,
   type WireRequest,
-  ResponseTooLarge,
   createHttpDriver,
   isCount,
-  isRecord,
   jsonHeaders,
   oversizedError,
   providerErrorText,
-  readSseBatches,
+  readJsonDocument,
   severedError,
   statusError,
 } from './wire';
@@ -404,29 +404,7 @@ async function readStream(settings: CallSettings, body: ResponseBody, state: Wir
 }
 
 async function readDocument(settings: CallSettings, body: ResponseBody, state: WireState, redact: Redactor, deadline: Deadline): Promise<void> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const piece of body as AsyncIterable<Buffer>) {
-      state.bytes += piece.length;
-      // One JSON document: its first byte is the first sign the server produced an answer.
-      state.began = true;
-      if (state.bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
-      chunks.push(piece);
-    }
-  } catch (error) {
-    if (error instanceof ModelError) throw error;
-    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  if (state.bytes === 0) throw severedError(settings, state, { what: 'an empty body' }, redact);
-  let document: unknown;
-  try {
-    document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw severedError(settings, state, { what: 'a body that is not JSON' }, redact);
-  }
-  if (!isRecord(document)) throw severedError(settings, state, { what: 'a JSON body that is not an object' }, redact);
+  const document = await readJsonDocument(settings, body, state, redact, deadline, { meter: state });
   takeResponse(state, document);
   if (!state.finishReason && !state.blockReason) {
     const providerText = document.error !== undefined ? googleErrorText(JSON.stringify(document)) : undefined;

@@ -12,7 +12,7 @@
  *   following it would send the prompt and the key somewhere nobody declared) and 4xx (400,
  *   401, 403, 404, 422, 429, ...): `refused`, DidNotHappen. `Retry-After` / `retry-after-ms`
  *   become retryAfterMs (rate limits are the one case where the provider names the window),
- *   and a 429 naming one is first sent again inside this one call (wire.ts sendWithRetry).
+ *   and a 429 naming one is first sent again inside this one call (rate-limit.ts sendWithRetry).
  * - HTTP 5xx: `unavailable`, DidNotHappen, with the documented cost that a ceiling may
  *   under-count by at most one call.
  * - connection refused, DNS failure, reset, deadline or cancellation before any byte of the
@@ -52,6 +52,8 @@
  */
 import type { Dispatcher } from 'undici';
 import { type Completion, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamObserver, type ModelUsage, type ToolCall, ModelError, notifyText } from '../runtime/model-provider';
+import { isRecord } from '../../src-shared/plain-object';
+import { ResponseTooLarge, readSseBatches } from '../net/sse';
 import {
   type CallSettings,
   type CutCause,
@@ -60,15 +62,13 @@ import {
   type HttpDriverOptions,
   type Redactor,
   type WireRequest,
-  ResponseTooLarge,
   bearerHeaders,
   createHttpDriver,
   isCount,
-  isRecord,
   nonEmpty,
   oversizedError,
   providerErrorText,
-  readSseBatches,
+  readJsonDocument,
   severedError,
 } from './wire';
 
@@ -250,29 +250,7 @@ function takeChunk(state: WireState, chunk: Record<string, unknown>): void {
 }
 
 async function readDocument(settings: CallSettings, body: Dispatcher.ResponseData['body'], state: WireState, redact: Redactor, deadline: Deadline): Promise<Completion> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const piece of body as AsyncIterable<Buffer>) {
-      state.bytes += piece.length;
-      // One JSON document: its first byte is the first sign the server produced an answer.
-      state.began = true;
-      if (state.bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
-      chunks.push(piece);
-    }
-  } catch (error) {
-    if (error instanceof ModelError) throw error;
-    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  if (state.bytes === 0) throw severedError(settings, state, { what: 'an empty body' }, redact);
-  let document: unknown;
-  try {
-    document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw severedError(settings, state, { what: 'a body that is not JSON' }, redact);
-  }
-  if (!isRecord(document)) throw severedError(settings, state, { what: 'a JSON body that is not an object' }, redact);
+  const document = await readJsonDocument(settings, body, state, redact, deadline, { meter: state });
   if (isRecord(document.usage)) state.usage = usageOf(document.usage);
   if (typeof document.model === 'string' && document.model) state.model = document.model;
   const choice = firstChoice(document.choices);

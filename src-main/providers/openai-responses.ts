@@ -58,6 +58,8 @@
  */
 import type { Dispatcher } from 'undici';
 import { type Completion, type Continuation, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamObserver, type ModelUsage, type StopReason, type ToolCall, ModelError, continuationOrigin, isContinuationOf, notifyText } from '../runtime/model-provider';
+import { isRecord } from '../../src-shared/plain-object';
+import { ResponseTooLarge, readSseBatches } from '../net/sse';
 import {
   type CallSettings,
   type CutCause,
@@ -67,15 +69,13 @@ import {
   type Redactor,
   type ResponseBody,
   type WireRequest,
-  ResponseTooLarge,
   bearerHeaders,
   createHttpDriver,
   isCount,
-  isRecord,
   nonEmpty,
   oversizedError,
   providerErrorText,
-  readSseBatches,
+  readJsonDocument,
   severedError,
 } from './wire';
 
@@ -322,30 +322,7 @@ function takeEvent(state: WireState, type: string, data: Record<string, unknown>
 }
 
 async function readDocument(settings: CallSettings, body: ResponseBody, state: WireState, redact: Redactor, deadline: Deadline): Promise<Completion> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  try {
-    for await (const piece of body as AsyncIterable<Buffer>) {
-      bytes += piece.length;
-      // One JSON document: its first byte is the first sign the server produced an answer.
-      state.began = true;
-      if (bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
-      chunks.push(piece);
-    }
-  } catch (error) {
-    if (error instanceof ModelError) throw error;
-    throw severedError(settings, state, { what: deadline.describe(error) }, redact);
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  if (bytes === 0) throw severedError(settings, state, { what: 'an empty body' }, redact);
-  let document: unknown;
-  try {
-    document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw severedError(settings, state, { what: 'a body that is not JSON' }, redact);
-  }
-  if (!isRecord(document)) throw severedError(settings, state, { what: 'a JSON body that is not an object' }, redact);
+  const document = await readJsonDocument(settings, body, state, redact, deadline);
   if (document.status === 'completed' || document.status === 'incomplete') return finished(settings, state, document, redact);
   if (isRecord(document.usage)) state.usage = usageOf(document.usage);
   const status = typeof document.status === 'string' ? document.status : 'none';

@@ -11,7 +11,7 @@
  * name of the alias that was asked for, and the answering model is what is priced); else the
  * provider's `*` entry; else none. A model with no price is never free: the model effect marks
  * its spend `unaccounted` (tokens counted, cost unknown), the same honest word the failure ladder
- * uses for a bill the wire never gave (seed 002).
+ * uses for a bill the wire never gave (docs/GOVERNED-RUNTIME.md, "Model providers").
  *
  * Rates become integer micro-units per million tokens (1 USD/Mtok = 1,000,000), so the money in
  * hashed records stays integral; the bundled rates have at most six decimals, so nothing rounds.

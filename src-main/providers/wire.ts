@@ -1,12 +1,13 @@
 /**
  * What every HTTP model driver needs besides its own JSON: the whole-request deadline, the
- * undici request with redirects refused, bounded reads (error bodies and server-sent events),
- * the status line mapped onto the failure ladder, and secrets kept out of every message.
+ * undici request with redirects refused, bounded reads (error bodies and one JSON document;
+ * server-sent events are net/sse.ts's), the status line mapped onto the failure ladder, and
+ * secrets kept out of every message. The rate-limit retries are rate-limit.ts's.
  *
  * Extracted from the Chat Completions driver (openai-compatible.ts) so that the Anthropic,
  * OpenAI Responses and Gemini drivers share one implementation of the parts that decide
  * whether a request may be sent again and whether a message may reach a log. The rules and
- * their reasons are in model-provider.ts (the ladder) and seed 002 ("Model providers"):
+ * their reasons are in model-provider.ts (the ladder) and docs/GOVERNED-RUNTIME.md ("Model providers"):
  *
  * - one deadline covers connect, generation and the whole stream: a model that stalls after
  *   its first byte is as stuck as one that never answers;
@@ -20,8 +21,9 @@
  * Nothing here knows a provider's answer shape; the drivers classify a cut stream themselves
  * from what their wire had said (usage seen, content generated, nothing yet).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
+import { isRecord } from '../../src-shared/plain-object';
+import type { ByteMeter } from '../net/sse';
 import { undici } from '../net/undici';
 import {
   type Completion,
@@ -35,6 +37,7 @@ import {
   trimProviderError,
 } from '../runtime/model-provider';
 import { keyScrubber } from './key-scrub';
+import { DEFAULT_MAX_RETRY_WAIT_MS, DEFAULT_RATE_LIMIT_RETRIES, MAX_RATE_LIMIT_RETRIES, type RateLimitOptions, providerBusy, sendWithRetry } from './rate-limit';
 
 /** Default whole-request deadline (5 minutes): long answers stream for minutes. */
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -277,136 +280,11 @@ export function positive(value: number | undefined, fallback: number, name: stri
   return value;
 }
 
-// ---- server-sent events ----
-
-/** One server-sent event: its `event:` name ('message' when none was given) and its joined `data:` lines. */
-export interface SseEvent {
-  event: string;
-  data: string;
-}
-
-/**
- * Server-sent events parsed incrementally: `data:` lines gathered until a blank line, `event:`
- * names the event, comments (`:`) and other fields (`id:`, `retry:`) ignored, LF or CRLF.
- * An event with no data line is not dispatched (as the SSE spec says).
- */
-export class SseParser {
-  private buffer = '';
-  private data: string[] = [];
-  private event = '';
-
-  push(text: string): SseEvent[] {
-    const buffer = this.buffer + text;
-    const out: SseEvent[] = [];
-    // Scanned by index and cut once at the end: re-slicing the rest of the buffer for every line
-    // made a chunk of n lines cost O(n²), and this runs for every streamed token.
-    let start = 0;
-    let newline: number;
-    while ((newline = buffer.indexOf('\n', start)) >= 0) {
-      const end = newline > start && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
-      this.line(buffer.slice(start, end), out);
-      start = newline + 1;
-    }
-    this.buffer = start === 0 ? buffer : buffer.slice(start);
-    return out;
-  }
-
-  /** At a clean end of stream: a last event that lacked its blank line still counts. */
-  end(text: string): SseEvent[] {
-    const out = this.push(text);
-    if (this.buffer) this.line(this.buffer.replace(/\r$/, ''), out);
-    this.buffer = '';
-    this.dispatch(out);
-    return out;
-  }
-
-  private dispatch(out: SseEvent[]): void {
-    if (this.data.length) out.push({ event: this.event || 'message', data: this.data.join('\n') });
-    this.data = [];
-    this.event = '';
-  }
-
-  private line(line: string, out: SseEvent[]): void {
-    if (line === '') {
-      this.dispatch(out);
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const raw = colon < 0 ? '' : line.slice(colon + 1);
-    const value = raw.startsWith(' ') ? raw.slice(1) : raw;
-    if (field === 'data') this.data.push(value);
-    else if (field === 'event') this.event = value;
-  }
-}
-
-/** Thrown by readSse when the body grows past its cap; `bytes` is what had been read. */
-export class ResponseTooLarge extends Error {
-  override readonly name = 'ResponseTooLarge';
-  constructor(
-    readonly bytes: number,
-    readonly limit: number,
-  ) {
-    super(`response grew over the ${limit}-byte cap`);
-  }
-}
-
-/** Counts the bytes readSse has taken from the body (the caller may read it when the call is cut). */
-export interface ByteMeter {
-  bytes: number;
-}
-
-/**
- * Reads a body as server-sent events, yielding each as soon as its blank line arrives. The
- * byte cap is checked on every chunk: of the chunk that crosses `maxBytes` only the bytes
- * inside the cap are parsed (events they complete are yielded), then it throws
- * ResponseTooLarge (the caller decides the rung: a 2xx body that size was produced, so never
- * `unavailable`). Transport errors (socket closed, deadline) propagate as they are. At a clean
- * end a last event without its blank line is still yielded. The caller owns the body: break
- * out of the loop and destroy it (the generator does not, so a caller can stop at `[DONE]`).
- */
-export async function* readSse(body: AsyncIterable<Buffer | Uint8Array>, maxBytes: number, meter: ByteMeter = { bytes: 0 }): AsyncGenerator<SseEvent, void, undefined> {
-  for await (const batch of readSseBatches(body, maxBytes, meter)) yield* batch;
-}
-
-/**
- * readSse by the chunk: the events each network chunk completes, as one array (never empty).
- * Same cap, same errors, same last event at a clean end. For the per-token path: an async
- * generator's every `yield` is a promise round trip, and a chunk carries dozens of token
- * events, so a driver that loops over the batch itself pays that once per chunk, not once per
- * token (bench/providers.bench.ts).
- */
-export async function* readSseBatches(body: AsyncIterable<Buffer | Uint8Array>, maxBytes: number, meter: ByteMeter = { bytes: 0 }): AsyncGenerator<SseEvent[], void, undefined> {
-  const decoder = new TextDecoder('utf-8');
-  const parser = new SseParser();
-  for await (const piece of body) {
-    const before = meter.bytes;
-    meter.bytes += piece.length;
-    if (meter.bytes > maxBytes) {
-      // The bytes inside the cap were read legitimately: events they complete still count
-      // (one may carry the usage that decides the rung), then reading stops.
-      const inside = parser.push(decoder.decode(piece.subarray(0, maxBytes - before), { stream: true }));
-      if (inside.length) yield inside;
-      throw new ResponseTooLarge(meter.bytes, maxBytes);
-    }
-    const events = parser.push(decoder.decode(piece, { stream: true }));
-    if (events.length) yield events;
-  }
-  const last = parser.end(decoder.decode());
-  if (last.length) yield last;
-}
-
 // ---- small parts ----
 
 /** The first value of a header undici may give as a list. */
 export function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** A plain JSON object (not null, not an array). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A token count as a wire reports it: a non-negative integer. */
@@ -481,6 +359,50 @@ export function oversizedError(settings: CallSettings, state: LadderState, what:
   const message = `${settings.id}: HTTP ${state.status} response ${what} over the ${settings.maxResponseBytes}-byte cap; not read further`;
   if (state.usage) return new ModelError('interrupted', `${message}; billed for the usage already reported`, state.usage);
   return new ModelError('unaccounted', `${message}; it happened, the bill is unknown`);
+}
+
+/**
+ * A 2xx body read as one JSON document (a call that does not stream, or a server asked to
+ * stream that sent one document anyway): read whole under settings.maxResponseBytes, the body
+ * destroyed, and given back only when it is a JSON object. Its first byte is the first sign the
+ * server produced an answer (`state.began`). A cut or a body over the cap is classified on the
+ * ladder (severedError, oversizedError; `usageNeedsOutput` as there); so are an empty body,
+ * one that is not JSON, and JSON that is not an object. What the object says is the driver's.
+ * `meter` counts the bytes read (a driver's state may keep them).
+ */
+export async function readJsonDocument(
+  settings: CallSettings,
+  body: ResponseBody,
+  state: LadderState,
+  redact: Redactor,
+  deadline: Deadline,
+  options: { meter?: ByteMeter; usageNeedsOutput?: boolean } = {},
+): Promise<Record<string, unknown>> {
+  const { meter = { bytes: 0 }, usageNeedsOutput = false } = options;
+  const severed = (what: string) => severedError(settings, state, { what }, redact, usageNeedsOutput);
+  const chunks: Buffer[] = [];
+  try {
+    for await (const piece of body as AsyncIterable<Buffer>) {
+      meter.bytes += piece.length;
+      state.began = true;
+      if (meter.bytes > settings.maxResponseBytes) throw oversizedError(settings, state, 'grew');
+      chunks.push(piece);
+    }
+  } catch (error) {
+    if (error instanceof ModelError) throw error;
+    throw severed(deadline.describe(error));
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  if (meter.bytes === 0) throw severed('an empty body');
+  let document: unknown;
+  try {
+    document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw severed('a body that is not JSON');
+  }
+  if (!isRecord(document)) throw severed('a JSON body that is not an object');
+  return document;
 }
 
 // ---- one driver skeleton ----
@@ -649,113 +571,4 @@ async function completeOverHttp(settings: CallSettings, wire: WireDriver, reques
   } finally {
     deadline.dispose();
   }
-}
-
-// ---- rate limits and overload: sent again after the window the provider names ----
-
-/** How a driver retries a call the provider refused for load (see sendWithRetry). */
-export interface RateLimitOptions {
-  /** How many times a rate-limited (429) or overloaded (529) call is sent again: default 3, 0 never, at most 10. */
-  rateLimitRetries?: number;
-  /** The longest one wait may be (default 60 s); a provider naming a longer window is refused at once, with the window. */
-  maxRetryWaitMs?: number;
-}
-
-export const DEFAULT_RATE_LIMIT_RETRIES = 3;
-export const MAX_RATE_LIMIT_RETRIES = 10;
-export const DEFAULT_MAX_RETRY_WAIT_MS = 60_000;
-/** Overload without a named window: the first backoff step; each retry doubles it, up to the cap below. */
-export const OVERLOAD_BACKOFF_MS = 500;
-export const OVERLOAD_BACKOFF_CAP_MS = 8_000;
-
-/** Why the provider turned a call away before generating anything: its own load, not the request. */
-export type BusyReason = 'rate-limited' | 'overloaded';
-const busyErrors = new WeakMap<ModelError, BusyReason>();
-
-/**
- * Marks a refusal as the provider's load (429, 529, or a wire's own overload signal before any
- * token, such as Anthropic's `overloaded_error` event right after message_start): the one
- * kind of failure sendWithRetry sends again. Only for a refusal before generation: nothing was
- * produced, so nothing was billed and a second send asks the same question once.
- */
-export function providerBusy(error: ModelError, reason: BusyReason): ModelError {
-  busyErrors.set(error, reason);
-  return error;
-}
-
-/**
- * Sends a call again when the provider refused it for load, within the call's own budget.
- *
- * Why here, and why only this: a rate limit is the one refusal where retrying is unambiguously
- * safe and the only one where the peer says when (seed 002, "Model providers"). It is refused
- * before any token, so nothing was generated or billed: the retried call is still ONE effect,
- * one question asked once, and the caller sees one Completion or one error. Every other failure
- * keeps its rung of the ladder and goes back as it is: a 5xx is `unavailable` for the runtime to
- * judge, a cut stream may have been billed and is never sent twice from here.
- *
- * The rules:
- * - the provider's window (Retry-After, seconds or an HTTP-date; retry-after-ms; Gemini's
- *   RetryInfo) is waited out exactly, never guessed shorter (the answer would be another 429);
- * - 429 without a window is refused at once: the peer did not say when, and a 429 with no
- *   window is as often an exhausted quota or a billing stop (OpenAI's insufficient_quota,
- *   Gemini's daily RESOURCE_EXHAUSTED) that no retry within one call will lift; guessing
- *   would hammer a limiter and hold the run for nothing;
- * - 529 / overloaded without a window gets a short bounded backoff with jitter (0.5 s, 1 s,
- *   2 s ... capped at 8 s, each between half and all of its step): overload is the provider's
- *   transient state, not this caller's quota, and the jitter keeps many callers refused at the
- *   same moment from coming back at the same moment;
- * - at most `rateLimitRetries` retries, each wait at most `maxRetryWaitMs`, and never past the
- *   whole-request deadline: when the window ends after it (or past the cap) the call gives up
- *   at once, with retryAfterMs and a message saying when the provider said to come back, so
- *   the runtime (which owns the run's deadline and budget) can decide what a longer wait is
- *   worth; the retries never stretch the call beyond the deadline its caller gave it;
- * - the caller's cancel (and the deadline) interrupts a wait: `unavailable`, nothing generated.
- * The error that gives up keeps its kind (429 `refused`, 529 `unavailable`: both DidNotHappen,
- * free) and says how many attempts were made. Its text was already trimmed and scrubbed of the
- * key by the driver's redactor; nothing added here comes from the provider.
- */
-export async function sendWithRetry<T>(settings: Pick<CallSettings, 'id' | 'rateLimitRetries' | 'maxRetryWaitMs'>, deadline: Deadline, send: () => Promise<T>): Promise<T> {
-  for (let retries = 0; ; retries++) {
-    let error: ModelError;
-    try {
-      return await send();
-    } catch (thrown) {
-      if (!(thrown instanceof ModelError) || !busyErrors.has(thrown)) throw thrown;
-      error = thrown;
-    }
-    const wait = retryWait(settings, deadline, error, busyErrors.get(error)!, retries);
-    if (wait instanceof ModelError) throw wait;
-    try {
-      await sleep(wait, undefined, { signal: deadline.signal });
-    } catch (aborted) {
-      throw new ModelError('unavailable', `${settings.id}: ${deadline.describe(aborted)} while waiting ${seconds(wait)} to retry a ${busyErrors.get(error)} call; nothing was generated, safe to repeat`, null, error.retryAfterMs);
-    }
-  }
-}
-
-/** How long to wait before the next attempt, or the error that gives up (with why). */
-function retryWait(settings: Pick<CallSettings, 'id' | 'rateLimitRetries' | 'maxRetryWaitMs'>, deadline: Deadline, error: ModelError, reason: BusyReason, retries: number): number | ModelError {
-  const window = error.retryAfterMs;
-  const attempts = `${retries + 1} attempt${retries === 0 ? '' : 's'}`;
-  const giveUp = (why: string) => new ModelError(error.kind, `${error.message}; ${why}`, error.usage, window);
-  if (window === null && reason === 'rate-limited') return retries === 0 ? error : giveUp(`gave up after ${attempts}: the provider named no window to wait for`);
-  if (retries >= settings.rateLimitRetries) return settings.rateLimitRetries === 0 ? error : giveUp(`gave up after ${attempts} (${settings.rateLimitRetries} ${settings.rateLimitRetries === 1 ? 'retry' : 'retries'}, the cap)`);
-  const wait = window ?? overloadBackoff(retries);
-  const comeBack = window === null ? '' : `the provider said to come back in ${seconds(window)} (at ${new Date(Date.now() + window).toISOString()})`;
-  if (window !== null && window > settings.maxRetryWaitMs) return giveUp(`${comeBack}, longer than the ${seconds(settings.maxRetryWaitMs)} one wait may take; not retried (${attempts})`);
-  if (wait >= deadline.remainingMs()) {
-    const why = window === null ? `no time left before this call's deadline for a ${seconds(wait)} backoff` : `${comeBack}, after this call's deadline`;
-    return giveUp(`${why}; not retried (${attempts})`);
-  }
-  return wait;
-}
-
-/** 0.5 s, 1 s, 2 s, ... capped, each drawn between half and all of its step (equal jitter). */
-function overloadBackoff(retries: number): number {
-  const step = Math.min(OVERLOAD_BACKOFF_CAP_MS, OVERLOAD_BACKOFF_MS * 2 ** retries);
-  return Math.ceil(step / 2 + (Math.random() * step) / 2);
-}
-
-function seconds(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s` : `${Math.ceil(ms / 1000)} s`;
 }

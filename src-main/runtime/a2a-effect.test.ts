@@ -100,12 +100,12 @@ describe('the a2a effect', () => {
     ['InDoubt', 'waiting'],
   ] as const)('a %s failure is journaled as such (the run %s)', async (disposition, status) => {
     const dataDir = tempDataDir('ap-a2a-fail-');
-    const remote = scripted(dataDir, () => new EffectFailure('SomeA2aFailure', 'what went wrong', disposition));
+    const remote = scripted(dataDir, () => new EffectFailure('A2aRemoteError', 'what went wrong', disposition));
     const p = await testPlane({ dataDir, agents: [stepAgent()], a2a: remote.client });
     planes.push(p);
     const run = await call(p, 'runs.start', { agent: 'asker', input: { q: 'why' }, wait: true });
     const failed = (await p.journal.readRun(run.runId, 1, 100)).find((r) => r.kind === 'EffectFailed');
-    expect(failed?.body).toMatchObject({ disposition, error: { code: 'SomeA2aFailure', message: 'what went wrong' } });
+    expect(failed?.body).toMatchObject({ disposition, error: { code: 'A2aRemoteError', message: 'what went wrong' } });
     if (status === 'waiting') expect(run.pending).toMatchObject({ reason: 'recovery' });
     else expect(run.outcome).toBe('failed');
   });

@@ -48,7 +48,7 @@
  */
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import { journaledValue, LARGE_VALUE_BYTES, type LargeValue } from './large-values';
-import type { Grant } from './manifest';
+import type { Grant } from './grants';
 import type { EffectAt, RunContext } from './run-context';
 import { EffectFailure, RunCancelled } from './run-signals';
 

@@ -39,6 +39,7 @@
  *   remainder; the parent then meets its own ceiling at its next effect, as it should.
  */
 import { canonicalize } from '../../src-shared/journal/canonical-json';
+import type { FailureCode } from '../../src-shared/vocabulary/failures';
 import type { RunOutcome } from '../../src-shared/vocabulary/runs';
 import { BUDGET_FIELD, CeilingSchema, NO_SPEND, usedAgainst, type Budget, type Spend } from '../../src-shared/vocabulary/spend';
 import { sha256Hex } from '../journal/sqlite-store';
@@ -64,6 +65,7 @@ export interface ChildRunRequest {
 export interface ChildSeal {
   outcome: RunOutcome;
   result?: unknown;
+  /** As the child's RunSealed holds it (read, so its code is any string: records.ts, ErrorInfo). */
   error?: { code: string; message: string };
   spend: Spend;
 }
@@ -139,8 +141,7 @@ export function billedToParent(history: Pick<RunHistory, 'parentRunId' | 'chain'
 }
 
 /** The failure code the model reads for each way a child can end other than succeeding. */
-const OUTCOME_CODE: { readonly [O in RunOutcome]: string } = {
-  succeeded: 'AgentSucceeded',
+const OUTCOME_CODE: { readonly [O in Exclude<RunOutcome, 'succeeded'>]: FailureCode } = {
   failed: 'AgentFailed',
   cancelled: 'AgentCancelled',
   denied: 'AgentDenied',

@@ -16,37 +16,17 @@ import { basename, extname, join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { parse as ParseYaml } from 'yaml';
 import { z } from 'zod';
+import { A2A_CARD_URL, GrantSchema, ManifestName } from './grants';
 import { jsonProblem, manifestProblems, yamlProblem } from './manifest-problems';
 import { modelToolName, parseToolRef } from './model-tools';
 import { compileAnswerSchema } from './structured-output';
 import type { ModelRequest } from './model-provider';
 
-const Name = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'a lowercase name: letters, digits and dashes, starting with a letter');
+export { GrantSchema, type Grant } from './grants';
+
 const Template = z.string();
-/** An A2A agent card's URL: http(s), no whitespace, no fragment (it is a grant's exact name). */
-const A2A_CARD_URL = /^https?:\/\/[^\s#]+$/;
 
-export const GrantSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('model'), name: z.string().min(1), approve: z.boolean().default(false) }).strict(),
-  z.object({ kind: z.literal('tool'), name: z.string().min(1), approve: z.boolean().default(false) }).strict(),
-  z.object({ kind: z.literal('peer'), name: z.string().min(1), skills: z.array(z.string().min(1)).min(1), approve: z.boolean().default(false) }).strict(),
-  // `<server>/<tool>`: one tool of one declared MCP server, exactly (a server cannot widen it).
-  z.object({ kind: z.literal('mcp'), name: z.string().regex(/^[a-z][a-z0-9-]{0,62}\/[^/\s]+$/, 'an MCP tool as <server>/<tool>'), approve: z.boolean().default(false) }).strict(),
-  z.object({ kind: z.literal('payment'), name: z.literal('request'), approve: z.literal(true, { message: 'a payment grant always needs a person: approve must be true' }) }).strict(),
-  // Another agent of the plane, offered to a model step as the tool `agent:<name>`: each call a
-  // child run in the delegation chain (agent-effect.ts). The named agent's own grants were
-  // reviewed in its own manifest; this grant is the operator's word that this agent may delegate to it.
-  z.object({ kind: z.literal('agent'), name: Name, approve: z.boolean().default(false) }).strict(),
-  // A remote A2A agent by its card's URL, exactly (runtime/a2a-effect.ts): the card describes the
-  // agent, this grant is the authority; a card can never widen it. `signed: true` makes
-  // verification mandatory: an unsigned card is refused before anything is sent. Without it a
-  // card is verified where it is signed (most cards in the wild are not, and a client refusing
-  // them all would not be used); with it, nobody can downgrade the call by stripping the signature.
-  z.object({ kind: z.literal('a2a'), name: z.string().regex(A2A_CARD_URL, 'an A2A card as its http(s) URL'), approve: z.boolean().default(false), signed: z.boolean().default(false) }).strict(),
-]);
-export type Grant = z.infer<typeof GrantSchema>;
-
-const StepBase = { as: Name.optional() };
+const StepBase = { as: ManifestName.optional() };
 
 type ReasoningEffort = NonNullable<ModelRequest['reasoningEffort']>;
 /** The reasoning efforts a manifest may name; `satisfies` keeps them within the seam's type. */
@@ -95,7 +75,7 @@ export const StepSchema = z.union([
   z.object({ ...StepBase, pay: z.object({ amount: z.union([z.number().positive(), Template]), currency: z.string().min(3).max(8), payee: Template }).strict() }).strict(),
   z.object({ ...StepBase, input: z.object({ prompt: Template }).strict() }).strict(),
   z.object({ ...StepBase, peer: z.object({ name: z.string().min(1), skill: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
-  z.object({ ...StepBase, mcp: z.object({ server: Name, tool: z.string().regex(/^[^/\s]+$/, 'a tool name (no slash, no space)'), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
+  z.object({ ...StepBase, mcp: z.object({ server: ManifestName, tool: z.string().regex(/^[^/\s]+$/, 'a tool name (no slash, no space)'), args: z.record(z.string(), z.unknown()).default({}) }).strict() }).strict(),
   // A remote A2A agent (runtime/a2a-effect.ts): a string message (a template) is a text part, an
   // object (rendered field by field) a data part.
   z.object({ ...StepBase, a2a: z.object({ card: z.string().regex(A2A_CARD_URL, 'an A2A card as its http(s) URL'), skill: z.string().min(1).optional(), message: z.union([Template, z.record(z.string(), z.unknown())]) }).strict() }).strict(),
@@ -122,7 +102,7 @@ export const BudgetSchema = z
 
 export const ManifestSchema = z
   .object({
-    name: Name,
+    name: ManifestName,
     description: z.string().min(1),
     /** JSON Schema (draft 2020-12) of the run's input. */
     input: z.record(z.string(), z.unknown()),

@@ -7,8 +7,9 @@
  * large-values.ts): the key still covers it, through the digest, and the journal does not grow
  * by a document per call.
  */
+import type { FailureCode } from '../../src-shared/vocabulary/failures';
 import type { Spend } from '../../src-shared/vocabulary/spend';
-import { costOf, ModelError, pricingOf, type Completion, type ModelProvider, type ModelRequest, type ModelUsage } from './model-provider';
+import { costOf, ModelError, pricingOf, type Completion, type ModelErrorKind, type ModelProvider, type ModelRequest, type ModelUsage } from './model-provider';
 import { journaledText } from './large-values';
 import { liveModelText } from './model-stream';
 import type { RunContext } from './run-context';
@@ -17,6 +18,14 @@ import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import { modelRef } from '../../src-shared/vocabulary/model-refs';
 import { checkStructuredAnswer } from './structured-output';
 
+/** The failure code of each way a provider call fails (ModelError's kind). */
+const MODEL_FAILURE: { readonly [K in ModelErrorKind]: FailureCode } = {
+  refused: 'ModelRefused',
+  unavailable: 'ModelUnavailable',
+  interrupted: 'ModelInterrupted',
+  unaccounted: 'ModelUnaccounted',
+};
+
 /** Rough token estimate for a ceiling check before the call: words plus a margin. */
 export function estimateTokens(text: string): number {
   const words = text.split(/\s+/).filter(Boolean).length;
@@ -24,11 +33,11 @@ export function estimateTokens(text: string): number {
 }
 
 /**
- * What a call consumed, priced with the model that ANSWERED (Completion.model, the provider's
- * own word; else the one requested): an alias that resolved to a pricier model is billed as
- * that model. A model with no price is never free (seed 002): its tokens are counted and its
- * spend marked `unaccounted`, as for a bill the wire never gave. Cache tokens are not in
- * Spend's token fields' vocabulary, so they are added to inputTokens (every token counted
+ * What a call consumed, priced with the model that ANSWERED (Completion.model, the provider's own
+ * word; else the one requested): an alias that resolved to a pricier model is billed as that model.
+ * A model with no price is never free (docs/GOVERNED-RUNTIME.md, "Model providers"): its tokens are
+ * counted and its spend marked `unaccounted`, as for a bill the wire never gave. Cache tokens are
+ * not in Spend's token fields' vocabulary, so they are added to inputTokens (every token counted
  * against a token ceiling) after being priced at their own rates.
  */
 export function spendOf(usage: ModelUsage | null, provider: ModelProvider, unaccounted = false, model = ''): Spend {
@@ -111,7 +120,7 @@ export async function callModel(cx: RunContext, provider: ModelProvider, request
         if (error instanceof ModelError) {
           const billed =
             error.kind === 'refused' || error.kind === 'unavailable' ? NO_SPEND : spendOf(error.usage, provider, error.kind === 'unaccounted', requested);
-          throw Object.assign(new EffectFailure(`Model${error.kind[0]!.toUpperCase()}${error.kind.slice(1)}`, error.message, error.disposition), { spend: billed });
+          throw Object.assign(new EffectFailure(MODEL_FAILURE[error.kind], error.message, error.disposition), { spend: billed });
         }
         throw error;
       } finally {

@@ -144,16 +144,16 @@ export interface Pricing {
 }
 
 /**
- * The one continuation convention every driver uses. `wire` is the id of the driver that
- * produced it (its profile's `driver`, e.g. `anthropic-messages/1`); `turn` is the provider's own
- * assistant turn, verbatim and opaque (Anthropic's content array with signed thinking blocks,
- * OpenAI's Responses output items with encrypted reasoning, Gemini's model Content with thought
- * signatures). One shape rather than three accommodations (seed 002): a driver that normalised
+ * The one continuation convention every driver uses. `wire` is the id of the driver that produced
+ * it (its profile's `driver`, e.g. `anthropic-messages/1`); `turn` is the provider's own assistant
+ * turn, verbatim and opaque (Anthropic's content array with signed thinking blocks, OpenAI's
+ * Responses output items with encrypted reasoning, Gemini's model Content with thought signatures).
+ * One shape rather than three accommodations (docs/GOVERNED-RUNTIME.md): a driver that normalised
  * the turn would have nowhere to keep what it does not understand, and that is exactly what the
- * next request must return. A driver receiving another wire's continuation refuses before
- * dispatch (fails closed): sending it would be a guess, dropping it would silently lose state.
- * The wire includes the driver version, so a driver whose turn shape changes bumps its version
- * and old continuations are refused rather than misread.
+ * next request must return. A driver receiving another wire's continuation refuses before dispatch
+ * (fails closed): sending it would be a guess, dropping it would silently lose state. The wire
+ * includes the driver version, so a driver whose turn shape changes bumps its version and old
+ * continuations are refused rather than misread.
  */
 export interface Continuation {
   wire: string;
@@ -214,14 +214,14 @@ export interface ModelProvider {
 }
 
 /**
- * Live deltas are labelled projections, not replay truth (seed 002). A driver calls `onText`
- * with each piece of the visible answer text as its stream delivers it, in order, while it
- * still assembles the one Completion that is returned and journaled: for a plain answer the
- * pieces concatenate to `Completion.text` (a structured answer carried by a forced tool is
- * tool input, so it streams nothing). Never reasoning or thinking (opaque, billed, not shown),
- * never tool-call argument JSON, never a refusal's words. A buffered answer (a non-streaming
- * profile, a server answering one JSON document, the local model) emits nothing: its text and
- * its seal arrive together, so a live view of it would add nothing.
+ * Live deltas are labelled projections, not replay truth (docs/GOVERNED-RUNTIME.md). A driver calls
+ * `onText` with each piece of the visible answer text as its stream delivers it, in order, while it
+ * still assembles the one Completion that is returned and journaled: for a plain answer the pieces
+ * concatenate to `Completion.text` (a structured answer carried by a forced tool is tool input, so
+ * it streams nothing). Never reasoning or thinking (opaque, billed, not shown), never tool-call
+ * argument JSON, never a refusal's words. A buffered answer (a non-streaming profile, a server
+ * answering one JSON document, the local model) emits nothing: its text and its seal arrive
+ * together, so a live view of it would add nothing.
  *
  * Delivery is advisory: the pieces are untrusted model output (like the Completion itself) and
  * whoever watches them sees them only while the effect is open. An observer that throws is

@@ -1,8 +1,9 @@
 /**
- * A model call's answer as it streams, for whoever watches the run live (the timeline). Seed
- * 002: live deltas are labelled projections, not replay truth. The journal holds only the
- * sealed effect (EffectDone or EffectFailed); what passes through here is never written down,
- * is untrusted model output like the answer it previews, and ends when the effect does.
+ * A model call's answer as it streams, for whoever watches the run live (the timeline).
+ * docs/GOVERNED-RUNTIME.md: live deltas are labelled projections, not replay truth. The journal
+ * holds only the sealed effect (EffectDone or EffectFailed); what passes through here is never
+ * written down, is untrusted model output like the answer it previews, and ends when the effect
+ * does.
  *
  * - Only a call really performed is watched: callModel asks for a watcher inside the effect's
  *   `perform`, which a replayed step never reaches, so strict replay emits nothing.
@@ -17,7 +18,6 @@
  */
 import { LIVE_TEXT_MAX_CHARS, type EventPayload } from '../../src-shared/ipc/contract';
 import type { ModelStreamObserver } from './model-provider';
-import type { EffectAt } from './run-context';
 
 /** One live view of a call's answer so far: exactly what the plane publishes as `runs.streaming`. */
 export type ModelTextUpdate = EventPayload<'runs.streaming'>;
@@ -52,8 +52,12 @@ export interface LiveTextOptions {
   clock?: LiveTextClock;
 }
 
-/** A watcher for one performed model call at `at`, feeding `sink` coalesced updates. */
-export function liveModelText(sink: ModelTextSink, at: EffectAt, options: LiveTextOptions = {}): LiveModelText {
+/**
+ * A watcher for one performed model call at `at` (the run and step, as run-context.ts's EffectAt
+ * names them; typed here by what an update carries, since run-context.ts holds the sink),
+ * feeding `sink` coalesced updates.
+ */
+export function liveModelText(sink: ModelTextSink, at: Pick<ModelTextUpdate, 'runId' | 'step'>, options: LiveTextOptions = {}): LiveModelText {
   const intervalMs = options.intervalMs ?? LIVE_TEXT_INTERVAL_MS;
   const maxChars = options.maxChars ?? LIVE_TEXT_MAX_CHARS;
   const clock = options.clock ?? SYSTEM_CLOCK;

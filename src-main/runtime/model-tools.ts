@@ -35,6 +35,7 @@ import { createHash } from 'node:crypto';
 import type { RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
+import { isRecord } from '../../src-shared/plain-object';
 
 export const DEFAULT_MAX_TURNS = 8;
 export const MAX_TURNS_LIMIT = 32;
@@ -136,10 +137,6 @@ async function perform(cx: RunContext, tool: ToolRef, args: Record<string, unkno
   return callAgent(cx, deps.agents, tool.name, args);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * Runs the loop and returns the model's last completion (the one without tool calls).
  * Deterministic given the journaled answers, which is what makes replay repeat nothing.
@@ -168,7 +165,7 @@ export async function runModelWithTools(
         messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `There is no tool named ${call.name}. The tools are: ${[...byName.keys()].join(', ')}.`, isError: true });
         continue;
       }
-      const args = isObject(call.arguments) ? call.arguments : {};
+      const args = isRecord(call.arguments) ? call.arguments : {};
       try {
         const result = await perform(cx, tool, args, deps);
         messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: JSON.stringify(result ?? null) });

@@ -1,9 +1,9 @@
 /**
- * One durable commit per call (issue 16): a run whose effects are all local (a clock read, a
+ * One durable commit per call (docs/PERFORMANCE.md): a run whose effects are all local (a clock read, a
  * file listing, a template) commits its admission, its effects and its seal in ONE transaction,
  * made before its caller is answered; concurrent calls share commits; and a run with an outside
  * effect still makes that effect's start durable before performing it, with everything held
- * before it in the same commit (the seed's rule).
+ * before it in the same commit (docs/DESIGN.md, "Effect").
  *
  * A commit is observed as the journal sees it: each `onAppend` notification is one committed
  * transaction, with the records it made durable.

@@ -1,6 +1,6 @@
 /**
  * A tool-calling agent end to end against each provider's fake, in a real plane process that is
- * killed with SIGKILL mid-loop and resumed by another on the same data dir (issue 14, "Tests").
+ * killed with SIGKILL mid-loop and resumed by another on the same data dir.
  *
  * One data dir, four agents (one per provider: anthropic, openai, gemini, chat), each a model
  * step offering one MCP tool (`mcp:echo-<p>/echo`, a real stdio server counting every call that

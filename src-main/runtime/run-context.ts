@@ -23,6 +23,7 @@
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import type { AnyRecordDraft, CredentialUseSchema, JournalRecord } from '../../src-shared/journal/records';
 import type { EffectKind } from '../../src-shared/vocabulary/effects';
+import { recordedFailureCode } from '../../src-shared/vocabulary/failures';
 import { waitIdOf } from '../../src-shared/vocabulary/ids';
 import { addSpend, ceilingCrossed, NO_SPEND, type Budget, type Spend } from '../../src-shared/vocabulary/spend';
 import type { WaitSubject } from '../../src-shared/vocabulary/waits';
@@ -110,7 +111,7 @@ export class RunContext {
    * for a caller who waits for the end (Runtime.run). Nothing outside the plane has seen them or
    * anything that depends on them, so they need not be durable yet: they go into the same
    * transaction as the run's next durable record, which is the seal, a suspension, a verdict, a
-   * failure, or an outside effect's start (the seed's rule stands: an outside effect's start is
+   * failure, or an outside effect's start (docs/DESIGN.md's rule stands: an outside effect's start is
    * durable before it is performed, and everything before it is durable with it). A run made of
    * local effects alone is then one commit, admission to seal, and its caller is answered after
    * it. A plane that stops first loses them with the run, which nobody was told about.
@@ -185,7 +186,7 @@ export class RunContext {
     if (last && last.started.key !== key) throw new DivergenceError(step, last.started.key, key, `${spec.effect} ${spec.name}`);
     if (last?.done) return last.done.result;
     if (last?.failed && last.failed.disposition !== 'InDoubt') {
-      throw new EffectFailure(last.failed.error.code, last.failed.error.message, last.failed.disposition);
+      throw new EffectFailure(recordedFailureCode(last.failed.error.code), last.failed.error.message, last.failed.disposition);
     }
     // Started and never finished, but safe to perform again (see EffectSpec.resumable): the same
     // attempt goes on, without a second EffectStarted and without asking anyone.

@@ -56,6 +56,7 @@ export interface RunHistory {
   status: RunStatus;
   outcome?: RecordBody<'RunSealed'>['outcome'];
   result?: unknown;
+  /** As the RunSealed holds it: its code any string, since an older build may have written it (records.ts, ErrorInfo). */
   error?: { code: string; message: string };
   steps: Map<number, EffectAttempt[]>;
   decisions: Map<string, Array<RecordBody<'Decision'> & { seq: number; time: string }>>;

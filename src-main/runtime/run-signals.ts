@@ -4,6 +4,7 @@
  * waiting (nothing sealed), a cancel or a denial seals it, a divergence seals it failed, loudly.
  */
 import type { Disposition } from '../../src-shared/vocabulary/effects';
+import type { CarriedFailureCode } from '../../src-shared/vocabulary/failures';
 
 /** The run waits for a person (or a lifted halt); it is resumed by replay, not by this stack. */
 export class RunSuspended extends Error {
@@ -34,11 +35,14 @@ export class DivergenceError extends Error {
   }
 }
 
-/** An effect failed; the disposition says whether it reached the far side. */
+/**
+ * An effect failed; the disposition says whether it reached the far side. The code is one of
+ * FailureCode, or the code a replayed failure was recorded with (recordedFailureCode).
+ */
 export class EffectFailure extends Error {
   override readonly name = 'EffectFailure';
   constructor(
-    readonly code: string,
+    readonly code: CarriedFailureCode,
     message: string,
     readonly disposition: Disposition,
   ) {

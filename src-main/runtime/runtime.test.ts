@@ -8,6 +8,9 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JournalRecord } from '../../src-shared/journal/records';
 import type { RunView } from '../../src-shared/ipc/contract';
+// The background start-up check is held at the store's own first read (a slow disk's stand-in,
+// beneath the Journal): the one reach past the journal's door (eslint.config.js) outside it.
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports
 import { journalPath, SqliteJournalStore } from '../journal/sqlite-store';
 import { tempDataDir } from '../../tests/support/journal-support';
 import type { Plane } from '../plane/plane';

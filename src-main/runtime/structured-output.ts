@@ -1,6 +1,6 @@
 /**
- * Structured output, checked here whatever the provider promised (seed 002: "provider
- * enforcement is not blindly trusted"). A model step with a `schema` sends it to the provider —
+ * Structured output, checked here whatever the provider promised (docs/GOVERNED-RUNTIME.md:
+ * "provider enforcement is not blindly trusted"). A model step with a `schema` sends it to the provider —
  * natively where the wire has a JSON-schema mode (OpenAI Responses `text.format`, Gemini
  * `responseSchema`, chat-completions `response_format`), as one forced tool whose input is the
  * answer where it has not (Anthropic) — and the answer that comes back is parsed and validated

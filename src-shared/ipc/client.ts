@@ -1,6 +1,6 @@
 /**
  * The contract client, written once over a transport interface (the MCP SDK's pattern:
- * protocol core above, thin transports below). It is the one door to the plane (DESIGN.md):
+ * protocol core above, thin transports below). It is the one door to the plane (docs/DESIGN.md):
  * the renderer (Electron IPC, the web bridge), the CLI (HTTP to a running plane, or a plane of
  * its own in-process), the REPL and tests (an in-memory linked pair, message-transport.ts) all
  * call through `PlaneClient` and cannot tell which transport they have.

@@ -557,7 +557,8 @@ export const events = {
     runs: z.array(RunChangeSchema),
   })),
   /**
-   * A model call's answer while it streams: a labelled projection, not the record (seed 002).
+   * A model call's answer while it streams: a labelled projection, not the record
+   * (docs/GOVERNED-RUNTIME.md).
    * Never journaled and carrying no seq: the journal's EffectDone or EffectFailed for this
    * step is the truth, and a client drops the live text once it has that record. `text` is the
    * answer so far (its last LIVE_TEXT_MAX_CHARS characters, `omittedChars` before them), never a
@@ -575,6 +576,12 @@ export const events = {
 
 export type Commands = typeof commands;
 export type CommandName = keyof Commands;
+/**
+ * The commands of a family, by the prefix of their names: `CommandsOf<'runs'>` is every `runs.*`
+ * command. A handler file serving a family names it so, and a command added to the family here
+ * is one tsc asks that file to serve.
+ */
+export type CommandsOf<Family extends string> = Extract<CommandName, `${Family}.${string}`>;
 export type CommandRequest<K extends CommandName> = z.input<Commands[K]['request']>;
 export type ParsedRequest<K extends CommandName> = z.output<Commands[K]['request']>;
 export type CommandResponse<K extends CommandName> = z.output<Commands[K]['response']>;

@@ -2,7 +2,7 @@
  * The live half of the contract client, written once for every transport: a stream of plane
  * events that survives dropped connections and resumes from the last journal seq it saw.
  *
- * The journal is the only cursor (DESIGN.md, "the stream is a view of the journal"):
+ * The journal is the only cursor (docs/DESIGN.md, "the stream is a view of the journal"):
  * - on every (re)connect the stream asks `journal.changes` for what happened after the last
  *   seq it delivered, delivers that as one `journal.appended` before any live event (live
  *   events arriving meanwhile are held back), and then calls `onSync` so the client re-reads

@@ -31,7 +31,7 @@
  * - functions, symbols, bigints, own symbol-keyed members, and every object that is not a
  *   plain object (prototype Object.prototype or null) or a plain array: Date, Map, Set,
  *   RegExp, Buffer, Uint8Array, boxed primitives, class instances. Their JSON form depends
- *   on toJSON hooks or is lossy; callers convert them to plain data first (STYLE.md 11);
+ *   on toJSON hooks or is lossy; callers convert them to plain data first (docs/STYLE.md 11);
  * - cycles, which have no finite form;
  * - nesting deeper than CANONICAL_MAX_DEPTH arrays and objects: SQLite's JSON functions (which
  *   the journal's indexes run on every body) refuse past 1,000 levels, as do common parsers in
@@ -42,6 +42,7 @@
  * src-shared is pure TypeScript (no Node built-ins), so the renderer and any browser-side
  * verifier run this same code.
  */
+import { isPlainObject } from '../plain-object';
 
 export type CanonicalJsonRefusal =
   | 'lone-surrogate'
@@ -299,13 +300,6 @@ function writeObject(object: Record<string, unknown>, open: object[]): string {
     }
   }
   return `${text}}`;
-}
-
-/** An object whose prototype is Object.prototype or null: what RFC 8785 writes as an object (and fast-body-check.ts trusts). */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }
 
 function describeObject(value: object): string {

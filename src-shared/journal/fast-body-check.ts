@@ -22,7 +22,7 @@
  * bodies of every kind it compiles.
  */
 import type { z } from 'zod';
-import { isPlainObject } from './canonical-json';
+import { isPlainObject } from '../plain-object';
 
 export type BodyPredicate = (value: unknown) => boolean;
 

@@ -19,6 +19,7 @@ import { lazyEntries } from '../lazy-entries';
 import { compileBodyPredicate, type BodyPredicate } from './fast-body-check';
 import { DecisionSchema, DecisionValueSchema } from '../vocabulary/decisions';
 import { DispositionSchema, EffectKindSchema } from '../vocabulary/effects';
+import type { FailureInfo } from '../vocabulary/failures';
 import { WaitIdSchema } from '../vocabulary/ids';
 import { RunOutcomeSchema } from '../vocabulary/runs';
 import { BudgetSchema, CeilingSchema, SpendSchema } from '../vocabulary/spend';
@@ -41,6 +42,12 @@ export const CredentialUseSchema = z.object({
   principal: z.string().optional(),
 });
 
+/**
+ * A failure as a record holds it (EffectFailed, RunSealed). Its code is read as any string:
+ * records are hashed and never rewritten, and one written by an older build may hold a code
+ * this build's list (FailureCode) no longer has, so the journal must still parse it. Writers
+ * are held to the closed list by type instead (WrittenBody below).
+ */
 const ErrorInfo = z.object({ code: z.string(), message: z.string() });
 
 /**
@@ -243,6 +250,17 @@ type Bodies = typeof recordBodies;
 type CurrentBodies = { [K in RecordKind]: z.infer<Extract<Bodies[K][keyof Bodies[K] & (typeof CURRENT_VERSION)[K]], z.ZodType>> };
 export type RecordBody<K extends RecordKind> = CurrentBodies[K];
 
+/**
+ * The body a writer hands the journal: RecordBody, but a failure's code is one of FailureCode
+ * (or one read back from a record, for a replayed failure), where a reader reads any string
+ * (see ErrorInfo). Every WrittenBody is a RecordBody.
+ */
+type WrittenBodies = Omit<CurrentBodies, 'EffectFailed' | 'RunSealed'> & {
+  EffectFailed: Omit<CurrentBodies['EffectFailed'], 'error'> & { error: FailureInfo };
+  RunSealed: Omit<CurrentBodies['RunSealed'], 'error'> & { error?: FailureInfo };
+};
+export type WrittenBody<K extends RecordKind> = WrittenBodies[K];
+
 /** A Decision as written before its value was tagged (read from older journals only). */
 export type DecisionV1Body = z.infer<(typeof recordBodies)['Decision'][1]>;
 
@@ -263,7 +281,7 @@ export type JournalRecord = z.infer<typeof JournalRecordSchema>;
 export interface RecordDraft<K extends RecordKind = RecordKind> {
   runId: string | null;
   kind: K;
-  body: RecordBody<K>;
+  body: WrittenBody<K>;
 }
 
 /** Any one draft, as a union over kinds (so a batch may mix kinds and stay type-checked). */

@@ -12,7 +12,7 @@ import { RunIdSchema } from '../vocabulary/ids';
 
 export const MCPV2_PROTOCOL_VERSION = '2.0';
 export const MCPV2_SUPPORTED_VERSIONS = ['2.0'] as const;
-/** The seed's batch cap: bounds memory and CPU per request. */
+/** The protocol's batch cap (docs/PEER-PROTOCOL.md): bounds memory and CPU per request. */
 export const MAX_BATCH_SIZE = 100;
 /**
  * The cap on one skill call's arguments, as bytes of JSON (upload_file's content aside: it is
@@ -21,7 +21,7 @@ export const MAX_BATCH_SIZE = 100;
  */
 export const MAX_SKILL_ARGUMENT_BYTES = 1_000_000;
 
-/** The seed's error table: stable across every peer and every release. */
+/** The protocol's error table (docs/PEER-PROTOCOL.md): stable across every peer and every release. */
 export const Mcpv2Error = {
   ParseError: -32700,
   InvalidRequest: -32600,
@@ -105,7 +105,7 @@ export type BuiltinSkill = keyof typeof skillArguments;
 
 export const PeerCapabilitiesSchema = z.object({
   llmMode: z.boolean(),
-  /** Reported flag only, as in the seed: TLS client certificates are a proxy's job. */
+  /** Reported flag only, as in docs/PEER-PROTOCOL.md: TLS client certificates are a proxy's job. */
   mtls: z.boolean(),
   batch: z.object({ maxSize: z.number().int() }),
   auth: z.array(z.enum(['session', 'peer-credential'])),
@@ -147,7 +147,7 @@ export const HealthSchema = z.object({
 });
 export type Health = z.infer<typeof HealthSchema>;
 
-/** `mcpv2://host:port/mcpv2[?sessionId=…]`, the seed's address form. */
+/** `mcpv2://host:port/mcpv2[?sessionId=…]`, the protocol's address form (docs/PEER-PROTOCOL.md). */
 export function parsePeerAddress(address: string): { host: string; port: number; sessionId: string | null } | null {
   const match = /^mcpv2:\/\/(\[[0-9a-fA-F:.]+\]|[^/:?#\s]+):(\d{1,5})(\/mcpv2)?\/?(\?sessionId=([^&#\s]+))?$/.exec(address.trim());
   if (!match) return null;

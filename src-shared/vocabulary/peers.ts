@@ -7,8 +7,9 @@ import { deferred } from '../deferred-schema';
 import { PeerIdSchema } from './ids';
 
 /**
- * Which callers a peer admits: `shared-secret` sessions (the seed's HMAC tokens), `identity`
- * (peer credentials signed with the caller's own key for this peer alone), or `both`.
+ * Which callers a peer admits: `shared-secret` sessions (the MCPv2 protocol's HMAC tokens,
+ * docs/PEER-PROTOCOL.md), `identity` (peer credentials signed with the caller's own key for this
+ * peer alone), or `both`.
  */
 export const PeerAuthModeSchema = z.enum(['shared-secret', 'identity', 'both']);
 export type PeerAuthMode = z.infer<typeof PeerAuthModeSchema>;
@@ -28,14 +29,14 @@ export const NewPeerSchema = deferred(() => z
     name: z.string().min(1).max(80).optional(),
     /** 0: any free port, chosen at each start. */
     port: z.number().int().min(0).max(65535),
-    /** The address others are told to call (the seed's --public-ip). */
+    /** The address others are told to call (the protocol's --public-ip). */
     publicIp: z.string().min(1).default('127.0.0.1'),
-    /** The address the socket binds (the seed's --bind-host); the public IP when absent. */
+    /** The address the socket binds (the protocol's --bind-host); the public IP when absent. */
     bindHost: z.string().min(1).optional(),
     portFallback: z.boolean().default(false),
     llmMode: z.boolean().default(false),
     auth: PeerAuthModeSchema.default('both'),
-    /** A given shared secret (the seed's --secret); generated when absent. */
+    /** A given shared secret (the protocol's --secret); generated when absent. */
     secret: z.string().min(8).max(512).optional(),
   })
   .strict());

@@ -7,7 +7,7 @@
 //   reset-mid-body  send 200 and half a JSON body, then reset the connection
 //   bad-gateway     answer 502 with an HTML page, no JSON-RPC answer
 //   not-jsonrpc     answer 200 with JSON that is no JSON-RPC response
-//   rate-limited    answer 429 with the seed's RateLimited error (refused before running)
+//   rate-limited    answer 429 with the protocol's RateLimited error (refused before running)
 //   skill-failed    answer 200 with a SkillExecutionError for the call (it ran and failed)
 //   bad-params      answer 200 with an InvalidParams error (refused before running)
 // Every request that reaches it is counted in the file named by COUNT_FILE, when set, so a

@@ -1,16 +1,16 @@
 /**
- * Continuing an INPUT_REQUIRED task by message (seed 002, "A2A, being called": "Context continues
- * with a new task; task input continues the same run"). A message carrying `taskId` answers the
- * question the named run stopped on, and the run goes on from exactly that journaled wait: it is
- * not a new run, and it is not matched to a run by anything in its content (two tasks may wait
- * on the same business key; the task id names the one).
+ * Continuing an INPUT_REQUIRED task by message (docs/GOVERNED-RUNTIME.md, "A2A, being called":
+ * "Context continues with a new task; task input continues the same run"). A message carrying
+ * `taskId` answers the question the named run stopped on, and the run goes on from exactly that
+ * journaled wait: it is not a new run, and it is not matched to a run by anything in its content
+ * (two tasks may wait on the same business key; the task id names the one).
  *
  * The rules, in the order they are applied:
  * - The task must be the caller's own and this agent's: another caller's task, another agent's,
  *   or an unknown id answer TaskNotFound (-32001) alike, before anything else is looked at, so a
  *   task id tells nobody else it exists. The runtime checks the owner again (runs.answer), so the
  *   rule does not rest on this adapter.
- * - A supplied `contextId` must be the task's context (a2a-server.ts contextOf): -32602 otherwise.
+ * - A supplied `contextId` must be the task's context (a2a-task-view.ts contextOf): -32602 otherwise.
  *   The task id alone names the run; a context id that disagrees is a caller confused about
  *   which conversation it is in, and answering would put its answer in the wrong one.
  * - The answer is the message's one part: a data part is that object, a text part that string;
@@ -40,7 +40,8 @@ import { ErrorCode } from '../../../src-shared/ipc/errors';
 import type { Result } from '../../../src-shared/ipc/result';
 import { isRunId } from '../../../src-shared/vocabulary/ids';
 import { waitSummary } from '../mcp/tool-result';
-import { A2A_ERRORS, contextOf, RpcError, taskStateOf } from './a2a-server';
+import { contextOf, taskStateOf } from './a2a-task-view';
+import { A2A_ERRORS, RpcError } from './a2a-wire';
 
 type Json = Record<string, unknown>;
 

@@ -1,10 +1,11 @@
 /**
- * A2A contexts and ListTasks read from the journal's index of each caller's runs (seed 002,
- * "A2A, being called"): @a2a-js/sdk 1.3's client against a2a-server.ts over a real plane and a
- * real listener on 127.0.0.1, raw fetch for what the SDK would never send. The handler is built
- * here as plane/a2a-endpoint.ts builds it (the plane's door naming the A2A caller), so ListTasks'
- * bounds can be made small enough to bite with a handful of runs. The other caller is reached
- * through the plane's own door as `mcp:local`: its runs are somebody else's to the A2A caller.
+ * A2A contexts and ListTasks read from the journal's index of each caller's runs
+ * (docs/GOVERNED-RUNTIME.md, "A2A, being called"): @a2a-js/sdk 1.3's client against a2a-server.ts
+ * over a real plane and a real listener on 127.0.0.1, raw fetch for what the SDK would never send.
+ * The handler is built here as plane/a2a-endpoint.ts builds it (the plane's door naming the A2A
+ * caller), so ListTasks' bounds can be made small enough to bite with a handful of runs. The other
+ * caller is reached through the plane's own door as `mcp:local`: its runs are somebody else's to
+ * the A2A caller.
  */
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -301,7 +302,7 @@ describe('ListTasks from the index of the caller’s runs', () => {
   });
 });
 
-describe('seed rules on a message: a declared mediaType agrees with its part, a named skill is this card’s', () => {
+describe('the rules on a message: a declared mediaType agrees with its part, a named skill is this card’s', () => {
   it('refuses a text part declared as JSON, a data part declared as text, and another skill, each naming the field', async () => {
     const at = await served(await newPlane());
     const message = (part: Record<string, unknown>, metadata?: Record<string, unknown>) => ({ message: { messageId: `seed-${++messageCount}`, role: 'ROLE_USER', parts: [part], ...(metadata ? { metadata } : {}) } });

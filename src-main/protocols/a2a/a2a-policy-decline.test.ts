@@ -1,8 +1,9 @@
 /**
  * A request the plane's policy declines is answered as a Message (the agent declines), not as a
- * JSON-RPC error (seed 002, "A2A, being called"): an error reads as a fault or an inability and a
- * caller retries a decision that will not change. A real plane whose policy lets a2a:local start
- * only `summarize`, the real endpoint on 127.0.0.1, and @a2a-js/sdk 1.3's client against it.
+ * JSON-RPC error (docs/GOVERNED-RUNTIME.md, "A2A, being called"): an error reads as a fault or an
+ * inability and a caller retries a decision that will not change. A real plane whose policy lets
+ * a2a:local start only `summarize`, the real endpoint on 127.0.0.1, and @a2a-js/sdk 1.3's client
+ * against it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';

@@ -1,10 +1,10 @@
 /**
  * A2A push delivery: the worker that POSTs each configured task's events to its receiver
- * (seed 002, "A2A, being called": push needs durable registration/cursor storage and a governed
- * transport before the capability is true).
+ * (docs/GOVERNED-RUNTIME.md, "A2A, being called": push needs durable registration/cursor storage
+ * and a governed transport before the capability is true).
  *
  * Events. For each config whose task has news, the worker reads the task from the journal (the
- * same view GetTask and SubscribeToTask answer from, a2a-server.ts taskOf) on every journal
+ * same view GetTask and SubscribeToTask answer from, a2a-task-view.ts taskOf) on every journal
  * commit naming it, and sends, as the spec's StreamResponse: a `statusUpdate` when the task's
  * state (or what it waits for) differs from the last one delivered, and, when it completes, one
  * `artifactUpdate` with the output before the final `statusUpdate`. A state that lasted less than
@@ -32,7 +32,8 @@
 import type { RunView } from '../../../src-shared/ipc/contract';
 import type { Logger } from '../../base/logger';
 import { guardedRequest, type Netguard } from '../../net/netguard';
-import { artifactOf, contextOf, isTerminalState, taskOf, taskStateOf, type A2aPlaneDoor } from './a2a-server';
+import type { A2aPlaneDoor } from './a2a-server';
+import { artifactOf, contextOf, isTerminalState, taskOf, taskStateOf } from './a2a-task-view';
 import type { PushStore, StoredPushConfig } from './push-store';
 
 export const PUSH_EVENT_ID_HEADER = 'X-AgentPlane-Event-Id';

@@ -37,7 +37,7 @@ function tap(dataDir: string, tapArgs: string[], agentArgs: string[]): TapProces
 async function journalRuns(dataDir: string): Promise<Array<{ runId: string; sessionId: string; records: StoredRecord[] }>> {
   const journal = await Journal.open({ dataDir, readOnly: true });
   try {
-    const rows = await journal.store.observedRuns(100);
+    const rows = await journal.observedRuns(100);
     const out = [];
     for (const row of rows.reverse()) out.push({ runId: row.runId, sessionId: row.sessionId, records: await journal.readRun(row.runId, 1, 100_000) });
     return out;

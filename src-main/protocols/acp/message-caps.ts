@@ -18,6 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { marker, redactedArgv, redactEmbeddedCredentials, SECRET_NAME } from '../../base/secret-redaction';
+import { isRecord } from '../../../src-shared/plain-object';
 
 export const REDACTED = marker('authenticate payload');
 export const STRING_CAP = 64 * 1024;
@@ -38,18 +39,14 @@ export function standIn(text: string, why: string): StandIn {
 type Json = unknown;
 type JsonObject = Record<string, Json>;
 
-function isObject(value: Json): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function capString(value: Json, cap: number, why: string): Json {
   return typeof value === 'string' && Buffer.byteLength(value, 'utf8') > cap ? standIn(value, why) : value;
 }
 
 /** `[{name, value}]` (ACP v1's EnvVariable and HttpHeader) or a plain map: every value redacted, names kept. */
 function redactValues(list: Json, what: 'env' | 'header'): Json {
-  if (Array.isArray(list)) return list.map((item) => (isObject(item) && 'value' in item ? { ...item, value: marker(`${what} ${String(item.name)}`) } : item));
-  if (isObject(list)) return Object.fromEntries(Object.keys(list).map((key) => [key, marker(`${what} ${key}`)]));
+  if (Array.isArray(list)) return list.map((item) => (isRecord(item) && 'value' in item ? { ...item, value: marker(`${what} ${String(item.name)}`) } : item));
+  if (isRecord(list)) return Object.fromEntries(Object.keys(list).map((key) => [key, marker(`${what} ${key}`)]));
   return list;
 }
 
@@ -57,7 +54,7 @@ function redactValues(list: Json, what: 'env' | 'header'): Json {
 function redactMcpServers(servers: Json): Json {
   if (!Array.isArray(servers)) return servers;
   return servers.map((server) => {
-    if (!isObject(server)) return server;
+    if (!isRecord(server)) return server;
     const out: JsonObject = { ...server };
     if ('env' in out) out.env = redactValues(out.env, 'env');
     if ('headers' in out) out.headers = redactValues(out.headers, 'header');
@@ -70,7 +67,7 @@ function redactMcpServers(servers: Json): Json {
 /** A `_meta` object: every member whose name says secret is replaced, at any depth below it. */
 function redactMeta(value: Json, path: string): Json {
   if (Array.isArray(value)) return value.map((item) => redactMeta(item, path));
-  if (!isObject(value)) return value;
+  if (!isRecord(value)) return value;
   const out: JsonObject = {};
   for (const [key, child] of Object.entries(value)) out[key] = SECRET_NAME.test(key) ? marker(`${path}.${key}`) : redactMeta(child, `${path}.${key}`);
   return out;
@@ -78,7 +75,7 @@ function redactMeta(value: Json, path: string): Json {
 
 /** Every field but the ones that say which method, not what was presented. */
 function redactAuthPayload(payload: Json): Json {
-  if (!isObject(payload)) return payload === undefined ? payload : REDACTED;
+  if (!isRecord(payload)) return payload === undefined ? payload : REDACTED;
   return Object.fromEntries(Object.entries(payload).map(([key, value]) => [key, key === 'methodId' ? value : REDACTED]));
 }
 
@@ -92,7 +89,7 @@ function capTree(value: Json): Json {
     return typeof capped === 'string' ? redactEmbeddedCredentials(capped) : capped;
   }
   if (Array.isArray(value)) return value.map(capTree);
-  if (!isObject(value)) return value;
+  if (!isRecord(value)) return value;
   if (typeof value.$digest === 'string' && typeof value.$omitted === 'string') return value;
   const out: JsonObject = {};
   const media = value.type === 'image' || value.type === 'audio';
@@ -113,9 +110,9 @@ export interface MessageRole {
 
 /** The journaled copy of one message: redacted, then capped. The input is not modified. */
 export function journaledMessage(message: Json, role: MessageRole): Json {
-  if (!isObject(message)) return capTree(message);
+  if (!isRecord(message)) return capTree(message);
   const out: JsonObject = { ...message };
-  if ((role.kind === 'request' || role.kind === 'notification') && isObject(out.params)) {
+  if ((role.kind === 'request' || role.kind === 'notification') && isRecord(out.params)) {
     const params: JsonObject = { ...out.params };
     if (role.method === 'authenticate') out.params = redactAuthPayload(params);
     else {
@@ -127,7 +124,7 @@ export function journaledMessage(message: Json, role: MessageRole): Json {
   } else if (role.kind === 'request' && role.method === 'authenticate') {
     out.params = redactAuthPayload(out.params);
   }
-  if (role.kind === 'response' && isObject(out.result)) {
+  if (role.kind === 'response' && isRecord(out.result)) {
     const result: JsonObject = { ...out.result };
     if (role.method === 'authenticate') out.result = redactAuthPayload(result);
     else {

@@ -30,7 +30,7 @@ export class JournalSink implements ObservationSink {
   async write(write: RunWrite): Promise<void> {
     this.journal ??= Journal.open({ dataDir: this.dataDir });
     const journal = await this.journal;
-    const before = write.seal ? (await journal.store.runSeqs(write.runId)).length : 0;
+    const before = write.seal ? await journal.runRecordCount(write.runId) : 0;
     await journal.appendBatch(observationDrafts(write, before));
   }
 

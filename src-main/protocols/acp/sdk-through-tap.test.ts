@@ -13,9 +13,9 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../tests/helpers/acp-tap-process';
 import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import { Journal } from '../../journal/journal';
-import { verifyJournalStore } from '../../journal/bundle';
 import { demoAgentCommand } from './demo/demo-agent-command';
 import { runDemoClient } from './demo/demo-client';
+import { verifyJournalStore } from '../../journal/journal-workers';
 
 const tempDir = useTempFolders('agentplane-acp-sdk-tap-');
 const CLI_SOURCE = join(REPO_ROOT, 'src-main', 'cli', 'main.ts');

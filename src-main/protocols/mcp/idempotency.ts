@@ -1,9 +1,9 @@
 /**
- * `io.agentplane/idempotencyKey` in a tools/call's `_meta`: every retry of that call is one run
- * for that caller (seed 002). The key is scoped by caller and tool, so another caller's same
- * key, or the same key sent to another tool, is another run. It lives in the surface, not in a
- * server instance: a 2026-07-28 request gets a fresh server each time, and a retry is a new
- * request (or, on 2025-11-25, perhaps a new session).
+ * `io.agentplane/idempotencyKey` in a tools/call's `_meta`: every retry of that call is one run for
+ * that caller (docs/GOVERNED-RUNTIME.md, "MCP, being served"). The key is scoped by caller and
+ * tool, so another caller's same key, or the same key sent to another tool, is another run. It
+ * lives in the surface, not in a server instance: a 2026-07-28 request gets a fresh server each
+ * time, and a retry is a new request (or, on 2025-11-25, perhaps a new session).
  *
  * Bounded: the oldest keys are forgotten first, past `capacity`. A key forgotten that way makes
  * its next retry a new run, which is why the bound is generous. A start that failed is

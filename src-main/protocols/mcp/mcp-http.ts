@@ -20,8 +20,8 @@
  *
  * No SSE keep-alive (`keepAliveMs: 0`): a comment frame every 15 s keeps an idle stream looking
  * alive to a proxy, which is the point for a public server and the opposite of what a loopback
- * plane wants, where a stream with nothing to say should be seen as idle (seed 002 makes the same
- * call for A2A streams).
+ * plane wants, where a stream with nothing to say should be seen as idle (docs/GOVERNED-RUNTIME.md
+ * makes the same call for A2A streams: "The stream is a view of the journal, not an event bus").
  *
  * After `reply.hijack()` fastify no longer answers a thrown error, and the request would hang:
  * every path below ends in a written response, including the catch.

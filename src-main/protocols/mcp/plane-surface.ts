@@ -4,7 +4,7 @@
  * (2026-07-28); the transports (mcp-http.ts, mcp-stdio.ts) call it with the authenticated
  * caller. State that must outlive one server (idempotency keys) lives in the surface.
  *
- * Rules and reasons (seed 002, "MCP, being served"):
+ * Rules and reasons (docs/GOVERNED-RUNTIME.md, "MCP, being served"):
  * - Descriptors derive from the manifest: a tool per agent, named for it, its description the
  *   manifest's, its inputSchema the manifest's `input` verbatim. An agent that declares no input
  *   is not offered: the only honest argument shape to hand a model is one somebody reviewed.

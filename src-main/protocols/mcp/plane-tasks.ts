@@ -1,10 +1,11 @@
 /**
- * The plane's runs as MCP tasks (the backend tasks.ts speaks the wire over). Seed 002, "MCP,
- * being served": the task id IS the run id, so `tasks/get` is a read of the journal through the
- * door (`runs.get`) and the handle still means something after the plane restarts; cancelling a
- * task is the runtime's own cancellation (`runs.cancel`, honoured at the next step boundary);
- * both act only on runs the asker admitted: another caller's run id answers exactly as an
- * unknown id does (no such task), so a run id tells nobody else whether the run exists.
+ * The plane's runs as MCP tasks (the backend tasks.ts speaks the wire over).
+ * docs/GOVERNED-RUNTIME.md, "MCP, being served": the task id IS the run id, so `tasks/get` is a
+ * read of the journal through the door (`runs.get`) and the handle still means something after the
+ * plane restarts; cancelling a task is the runtime's own cancellation (`runs.cancel`, honoured at
+ * the next step boundary); both act only on runs the asker admitted: another caller's run id
+ * answers exactly as an unknown id does (no such task), so a run id tells nobody else whether the
+ * run exists.
  *
  * Status, from the run:
  * - running → working;

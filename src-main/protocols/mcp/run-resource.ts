@@ -4,8 +4,8 @@
  * delegation chain is its principal); any other run answers exactly as a missing one does, so
  * a run id tells nobody else whether the run exists.
  *
- * Seed 002 warns that a resource read is an egress into a model's context, not an operator
- * reading their own journal: what crosses here is only what this same caller put in (its
+ * docs/GOVERNED-RUNTIME.md warns that a resource read is an egress into a model's context, not an
+ * operator reading their own journal: what crosses here is only what this same caller put in (its
  * input) and what its own run produced, never another principal's run.
  */
 import { ResourceNotFoundError, type ReadResourceResult, type Resource, type ResourceTemplateType } from '@modelcontextprotocol/server';

@@ -5,10 +5,10 @@
  *
  * - succeeded: the run's result, as JSON text and in `structuredContent.result`;
  * - failed, cancelled, denied, halted: `isError`, naming the run and what ended it;
- * - suspended (approval, budget, input, recovery, payment, halt): NOT an error and NOT a
- *   result. The run stays among the waiting runs, never reported failed or succeeded (seed
- *   002: "the run stays among the waiting runs"); the answer says what it waits for and where
- *   a person decides it;
+ * - suspended (approval, budget, input, recovery, payment, halt): NOT an error and NOT a result.
+ *   The run stays among the waiting runs, never reported failed or succeeded
+ *   (docs/GOVERNED-RUNTIME.md: "the run stays among the waiting runs"); the answer says what it
+ *   waits for and where a person decides it;
  * - still running when the call's bound passed: the same shape, status `running`.
  *
  * This is the answer to a caller without Tasks. A caller with Tasks (2025-11-25 `params.task`,

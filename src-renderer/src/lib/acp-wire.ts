@@ -9,6 +9,7 @@
  */
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import type { WireDirection } from '../../../src-shared/protocol/acp/session-view';
+import { isRecord } from '../../../src-shared/plain-object';
 
 export interface WireEntry {
   /** `toAgent`, `toEditor`, or `plane` for an entry of the tap's or a record of the plane's own. */
@@ -23,7 +24,6 @@ export interface WireEntry {
   at: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function directionOf(detail: Record<string, unknown>, update: string): WireEntry['direction'] {
   const raw = detail.dir ?? detail.direction;
@@ -36,16 +36,16 @@ function messageOf(detail: Record<string, unknown>, update: string): unknown {
 }
 
 function labelOf(message: unknown, update: string): { label: string; note: string } {
-  if (!isObject(message)) return { label: update, note: '' };
+  if (!isRecord(message)) return { label: update, note: '' };
   const id = 'id' in message ? JSON.stringify(message.id) : null;
   if (typeof message.method === 'string') {
-    const params = isObject(message.params) ? message.params : {};
-    const inner = isObject(params.update) && typeof params.update.sessionUpdate === 'string' ? params.update.sessionUpdate : '';
+    const params = isRecord(message.params) ? message.params : {};
+    const inner = isRecord(params.update) && typeof params.update.sessionUpdate === 'string' ? params.update.sessionUpdate : '';
     return { label: message.method, note: [id !== null ? `id ${id}` : '', inner].filter(Boolean).join(' · ') };
   }
-  if (isObject(message.error)) return { label: `↩ ${id ?? '?'}`, note: `error ${String(message.error.code)}: ${String(message.error.message)}` };
+  if (isRecord(message.error)) return { label: `↩ ${id ?? '?'}`, note: `error ${String(message.error.code)}: ${String(message.error.message)}` };
   if ('result' in message) {
-    const result = isObject(message.result) ? message.result : {};
+    const result = isRecord(message.result) ? message.result : {};
     return { label: `↩ ${id ?? '?'}`, note: typeof result.stopReason === 'string' ? `stopReason ${result.stopReason}` : 'result' };
   }
   return { label: update, note: '' };
@@ -57,8 +57,8 @@ export function wireEntryOf(record: RecordView): WireEntry {
   const cached = entries.get(record);
   if (cached) return cached;
   let entry: WireEntry;
-  const body = isObject(record.body) ? record.body : {};
-  if (record.kind === 'Observation' && isObject(body.detail)) {
+  const body = isRecord(record.body) ? record.body : {};
+  if (record.kind === 'Observation' && isRecord(body.detail)) {
     const update = typeof body.update === 'string' ? body.update : 'observation';
     const message = messageOf(body.detail, update);
     const at = typeof body.detail.at === 'string' ? body.detail.at : record.time;

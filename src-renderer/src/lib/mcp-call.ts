@@ -8,6 +8,7 @@
  * does not match is reported as not an MCP call, and shown raw by the caller.
  */
 import { oneLineJson } from './display-format';
+import { isRecord } from '../../../src-shared/plain-object';
 
 export interface McpCall {
   server: string;
@@ -15,12 +16,11 @@ export interface McpCall {
   arguments: unknown;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The call an effect names, or null when it is not an MCP call (or not one this build can read). */
 export function readMcpCall(effect: unknown, request: unknown): McpCall | null {
   // A model step's lookup of a tool's schema (`describe: true`) is an MCP effect but not a call.
-  if (effect !== 'mcp' || !isObject(request) || request.describe === true) return null;
+  if (effect !== 'mcp' || !isRecord(request) || request.describe === true) return null;
   const { server, tool } = request;
   if (typeof server !== 'string' || typeof tool !== 'string') return null;
   return { server, tool, arguments: request.arguments ?? {} };
@@ -41,8 +41,8 @@ export function mcpCallWords(call: Pick<McpCall, 'server' | 'tool'>): string {
  * runtime's `{large: DigestRef, note}` (runtime/mcp-effect.ts) in place of a whole result.
  */
 function digestWords(value: unknown): string | null {
-  const ref = isObject(value) && isObject(value.large) ? value.large : value;
-  if (!isObject(ref) || typeof ref.sha256 !== 'string' || typeof ref.bytes !== 'number') return null;
+  const ref = isRecord(value) && isRecord(value.large) ? value.large : value;
+  if (!isRecord(ref) || typeof ref.sha256 !== 'string' || typeof ref.bytes !== 'number') return null;
   return `${ref.bytes} bytes, kept as their SHA-256 ${ref.sha256.slice(0, 12)}…`;
 }
 
@@ -54,14 +54,14 @@ function digestWords(value: unknown): string | null {
 export function mcpResultText(result: unknown): string | null {
   const digest = digestWords(result);
   if (digest) return `a large result: ${digest}`;
-  if (!isObject(result) || !Array.isArray(result.content)) return null;
+  if (!isRecord(result) || !Array.isArray(result.content)) return null;
   const parts: string[] = [];
   for (const block of result.content) {
-    if (!isObject(block)) continue;
+    if (!isRecord(block)) continue;
     if (block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
     else if (block.type === 'text') parts.push(digestWords(block.text) ?? '[text]');
     else if (block.type === 'resource_link' || block.type === 'resource') {
-      const uri = typeof block.uri === 'string' ? block.uri : isObject(block.resource) && typeof block.resource.uri === 'string' ? block.resource.uri : '';
+      const uri = typeof block.uri === 'string' ? block.uri : isRecord(block.resource) && typeof block.resource.uri === 'string' ? block.resource.uri : '';
       parts.push(`[resource${uri ? ` ${uri}` : ''}]`);
     } else parts.push(`[${typeof block.type === 'string' ? block.type : 'content'}${typeof block.mimeType === 'string' ? ` ${block.mimeType}` : ''}]`);
   }

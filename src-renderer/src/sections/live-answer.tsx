@@ -1,7 +1,7 @@
 /**
  * The open run's model answers while they stream, under its timeline. Labelled for what they
- * are: live, untrusted model output, not yet journaled (seed 002: live deltas are projections,
- * not replay truth). Each disappears when its step's sealed effect reaches the timeline, whose
+ * are: live, untrusted model output, not yet journaled (docs/GOVERNED-RUNTIME.md: live deltas are
+ * projections, not replay truth). Each disappears when its step's sealed effect reaches the timeline, whose
  * record is then the answer. The region is always in the page (empty when nothing streams), so
  * a screen reader announces the text politely as it arrives rather than missing the first of it.
  */

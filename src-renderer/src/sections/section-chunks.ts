@@ -1,6 +1,6 @@
 /**
  * Each section's view is its own chunk, loaded when first needed, so the first paint waits
- * only for the shell and the view on screen (issue 16: the renderer loads at once). The
+ * only for the shell and the view on screen (docs/PERFORMANCE.md: the renderer loads at once). The
  * sidebar, the keys and the heading never wait for a chunk: they come from sections.ts.
  *
  * A chunk is fetched at most once: `loadSection` keeps the promise, so prefetching (hover,

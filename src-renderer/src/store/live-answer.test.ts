@@ -26,7 +26,7 @@ const done = (runId: string, step: number) => ({ runId, kind: 'EffectDone' as co
 const failed = (runId: string, step: number) => ({
   runId,
   kind: 'EffectFailed' as const,
-  body: { step, key: KEY, disposition: 'DidNotHappen' as const, error: { code: 'ModelUnavailable', message: 'try again' }, spend: ZERO_SPEND },
+  body: { step, key: KEY, disposition: 'DidNotHappen' as const, error: { code: 'ModelUnavailable' as const, message: 'try again' }, spend: ZERO_SPEND },
 });
 
 function stream(h: StoreHarness, runId: string, step: number, text: string, isDone = false) {
@@ -98,7 +98,7 @@ describe('the timeline keeps a streaming answer until its sealed effect arrives'
     await h.settle();
     expect(live(h)[0]?.text).toBe('second try, longer');
 
-    await commit(h, [done(RUN, 0), { runId: RUN, kind: 'RunSealed', body: { outcome: 'failed', spend: ZERO_SPEND, records: 6, error: { code: 'X', message: 'stopped' } } }]);
+    await commit(h, [done(RUN, 0), { runId: RUN, kind: 'RunSealed', body: { outcome: 'failed', spend: ZERO_SPEND, records: 6, error: { code: 'Internal', message: 'stopped' } } }]);
     expect(live(h)).toEqual({});
     stream(h, RUN, 1, 'too late');
     await h.settle();

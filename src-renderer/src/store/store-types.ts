@@ -17,7 +17,7 @@ export interface StoreEnv {
     request(): Promise<NotificationPermission | 'unsupported'>;
     show(title: string, body: string): void;
   };
-  /** UI preferences only: the one thing the renderer keeps (STYLE.md 12). */
+  /** UI preferences only: the one thing the renderer keeps (docs/STYLE.md 12). */
   storage: Pick<Storage, 'getItem' | 'setItem'> | null;
 }
 

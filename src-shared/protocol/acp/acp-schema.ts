@@ -15,6 +15,7 @@
  * fs/* and terminal/* to the editor. A response travels opposite to its request.
  */
 import { z } from 'zod';
+import { isRecord } from '../../plain-object';
 import {
   AvailableCommandSchema,
   ContentBlockSchema,
@@ -221,10 +222,6 @@ export interface MessageClass {
    * `result.sessionId` (the only place session/new names the session it opened).
    */
   sessionId?: string;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function sessionIdIn(v: unknown): string | undefined {

@@ -1,5 +1,5 @@
 /**
- * The adapters one corner at a time: the bugs the seed lists for the original translator
+ * The adapters one corner at a time: the bugs docs/PEER-PROTOCOL.md lists for the original translator
  * (Claude's `content[0]`, OpenAI arguments), tool-call ids and names, turn boundaries,
  * system prompts, empty content, images, and every refusal with the path it names.
  */

@@ -2,7 +2,7 @@
  * The two ways a history translation fails, as stable codes a caller branches on.
  *
  * - `UNSUPPORTED_PROVIDER`: `from` or `to` is not one of the four provider names. The MCPv2
- *   peer answers it as JSON-RPC -32010 "Unsupported provider" (seed 000, error codes).
+ *   peer answers it as JSON-RPC -32010 "Unsupported provider" (docs/PEER-PROTOCOL.md, "Error codes").
  * - `INVALID_HISTORY`: the history (or the request envelope around it) does not match the
  *   source format, or holds something the translation refuses rather than loses. The peer
  *   answers it as -32602 "Invalid params". The message always starts with the path of the
@@ -10,7 +10,7 @@
  *   `messages.3.content.1.type: Invalid discriminator value. Expected 'text' | 'image' | ...`,
  *   because a path is what a person fixes.
  *
- * A failure crosses a boundary as plain `{code, message}` (STYLE.md 10): `toJSON()` gives
+ * A failure crosses a boundary as plain `{code, message}` (docs/STYLE.md 10): `toJSON()` gives
  * exactly that, so the error can be serialised without leaking a stack.
  */
 import type { z } from 'zod';

@@ -34,6 +34,7 @@ import { HistoryErrorCode, HistoryTranslationError, parseOrRefuse } from './erro
 import { geminiAdapter, type GeminiHistory } from './gemini';
 import type { Conversation } from './ir';
 import { openAiAdapter } from './openai';
+import { isRecord } from '../../plain-object';
 import type { OpenAiHistory } from './openai-family';
 
 export const TranslateHistoryRequestSchema = z.strictObject({
@@ -97,10 +98,10 @@ export function translateHistory(request: { from: string; to: string; messages: 
  * are INVALID_HISTORY), then the history translated.
  */
 export function answerTranslateHistory(params: unknown): TranslateHistoryResponse {
-  const isRecord = typeof params === 'object' && params !== null && !Array.isArray(params);
+  const named: Record<string, unknown> = isRecord(params) ? params : {};
   // Provider names first, so a bad name is reported as such even when the rest is wrong too.
-  const from = providerNamed(isRecord ? (params as Record<string, unknown>).from : undefined, 'from');
-  const to = providerNamed(isRecord ? (params as Record<string, unknown>).to : undefined, 'to');
+  const from = providerNamed(named.from, 'from');
+  const to = providerNamed(named.to, 'to');
   const request = parseOrRefuse(TranslateHistoryRequestSchema, params);
   return { from, to, messages: translateHistory({ from, to, messages: request.messages }) };
 }

@@ -40,14 +40,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
+import type { FailureCode } from '../../../../src-shared/vocabulary/failures';
 import { undici } from '../../../net/undici';
-import type { A2aAnswer, A2aCaller, A2aFollowed, A2aMessageInput, A2aSendRequest } from '../../../runtime/a2a-effect';
+import type { A2aAnswer, A2aCaller, A2aSendRequest } from '../../../runtime/a2a-effect';
 import { RunParked } from '../../../runtime/agent-effect';
 import type { EffectAt } from '../../../runtime/run-context';
 import { EffectFailure } from '../../../runtime/run-signals';
 import type { JWK } from 'jose';
 import { verifyAgentCard, type SignableCard } from '../card-signature';
 import { NETGUARD_REFUSED, NetguardRefusal } from '../../../net/netguard';
+import { ResponseTooLarge, SseParser, type SseEvent } from '../../../net/sse';
+import { isRecord } from '../../../../src-shared/plain-object';
+import { INTERRUPTED, TERMINAL, answerOf, ended, messagePart, stateOf } from './a2a-answer';
 import { A2aPins } from './a2a-pins';
 
 export const A2A_VERSION = '1.0';
@@ -101,15 +105,12 @@ export interface A2aClient extends A2aCaller {
   close(): void;
 }
 
-const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
-const INTERRUPTED = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
 /** JSON-RPC codes that cannot follow work the peer began: a clean refusal. */
 const CLEAN_REFUSALS = new Set([-32700, -32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32007, -32008, -32009]);
 /** Errors raised before a request's bytes can have left: the connection never opened. */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE']);
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A refusal by netguard (never retried: the address will not change its nature) or a connection that never opened. */
 function neverConnected(error: unknown): boolean {
@@ -149,25 +150,12 @@ async function readCapped(body: Dispatcher.ResponseData['body'], max: number, wh
 /** A refusal with a code, before deciding the disposition (which depends on the phase). */
 class A2aWireError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: FailureCode,
     message: string,
     readonly rpcCode?: number,
   ) {
     super(message);
   }
-}
-
-function partValue(part: unknown): unknown {
-  if (!isObject(part)) return null;
-  if (typeof part.text === 'string') return part.text;
-  if ('data' in part) return part.data ?? null;
-  if (typeof part.url === 'string') return { url: part.url, ...(typeof part.mediaType === 'string' ? { mediaType: part.mediaType } : {}) };
-  if (typeof part.raw === 'string') return { raw: part.raw, ...(typeof part.mediaType === 'string' ? { mediaType: part.mediaType } : {}) };
-  return null;
-}
-
-function messagePart(message: A2aMessageInput): Json {
-  return typeof message === 'string' ? { text: message } : { data: message };
 }
 
 interface Endpoint {
@@ -235,7 +223,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     } catch {
       throw new EffectFailure('A2aCardInvalid', `the card at ${cardUrl} is not JSON`, 'DidNotHappen');
     }
-    if (!isObject(card)) throw new EffectFailure('A2aCardInvalid', `the card at ${cardUrl} is not a JSON object`, 'DidNotHappen');
+    if (!isRecord(card)) throw new EffectFailure('A2aCardInvalid', `the card at ${cardUrl} is not a JSON object`, 'DidNotHappen');
     // The card's name and description travel in the effect's result (a2a.remotes shows them);
     // shortened, since a card is somebody else's text and the journal keeps it for good.
     const said = (value: unknown, max: number) => (typeof value === 'string' && value.trim() !== '' ? { text: value.trim().slice(0, max) } : null);
@@ -279,7 +267,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
   }
 
   function chooseInterface(cardUrl: string, card: Json): Endpoint {
-    const interfaces = Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces.filter(isObject) : [];
+    const interfaces = Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces.filter(isRecord) : [];
     const chosen = interfaces.find((i) => i.protocolBinding === 'JSONRPC' && (i.protocolVersion === A2A_VERSION || (typeof i.protocolVersion === 'string' && i.protocolVersion.startsWith(`${A2A_VERSION}.`))));
     if (!chosen || typeof chosen.url !== 'string') {
       const offered = interfaces.map((i) => `${String(i.protocolBinding)} ${String(i.protocolVersion ?? '?')}`).join(', ') || 'none';
@@ -307,7 +295,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
         'DidNotHappen',
       );
     }
-    const capabilities = isObject(card.capabilities) ? card.capabilities : {};
+    const capabilities = isRecord(card.capabilities) ? card.capabilities : {};
     return { url: url.href, ...(typeof chosen.tenant === 'string' && chosen.tenant !== '' ? { tenant: chosen.tenant } : {}), streaming: capabilities.streaming === true };
   }
 
@@ -322,13 +310,13 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     } catch {
       throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} (HTTP ${response.statusCode}) is not JSON`);
     }
-    if (!isObject(parsed)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} is not a JSON-RPC response`);
-    if (isObject(parsed.error)) {
+    if (!isRecord(parsed)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} is not a JSON-RPC response`);
+    if (isRecord(parsed.error)) {
       const code = typeof parsed.error.code === 'number' ? parsed.error.code : NaN;
       const message = typeof parsed.error.message === 'string' ? parsed.error.message.slice(0, 200) : '';
       throw new A2aWireError('A2aRemoteError', `${method} was refused with ${code}: ${message}`, code);
     }
-    if (!isObject(parsed.result)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} has no result object`);
+    if (!isRecord(parsed.result)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} has no result object`);
     return parsed.result;
   }
 
@@ -350,10 +338,6 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
       if (neverConnected(error)) throw new EffectFailure('A2aUnreachable', `SendMessage to ${endpoint.url} was not sent: ${describe(error)}`, 'DidNotHappen');
       throw new EffectFailure('A2aNoAnswer', `SendMessage to ${endpoint.url} left and no answer came: ${describe(error)}`, 'InDoubt');
     }
-  }
-
-  function stateOf(task: Json): string {
-    return isObject(task.status) && typeof task.status.state === 'string' ? task.status.state : 'TASK_STATE_UNSPECIFIED';
   }
 
   async function getTask(endpoint: Endpoint, id: string, signal?: AbortSignal): Promise<Json> {
@@ -421,31 +405,29 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
         await readCapped(response.body, answerMax, 'the answer to SubscribeToTask');
         return 'TASK_STATE_UNSPECIFIED';
       }
-      let buffer = '';
+      // Bounded per event, in bytes (net/sse.ts): the stream itself may last as long as the task.
+      const parser = new SseParser({ maxEventBytes: answerMax });
       for await (const chunk of response.body) {
         stillAlive();
-        buffer += (chunk as Buffer).toString('utf8');
-        if (buffer.length > answerMax) throw new A2aWireError('A2aAnswerTooLarge', `one SubscribeToTask event is larger than ${answerMax} bytes; refused`);
-        let end: number;
-        while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-          const data = event
-            .split(/\r?\n/)
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trimStart())
-            .join('\n');
-          if (!data) continue;
+        let completed: SseEvent[];
+        try {
+          completed = parser.push(chunk as Buffer);
+        } catch (error) {
+          if (error instanceof ResponseTooLarge) throw new A2aWireError('A2aAnswerTooLarge', `one SubscribeToTask event is larger than ${answerMax} bytes; refused`);
+          throw error;
+        }
+        for (const { data } of completed) {
+          if (!data.trim()) continue;
           let parsed: Json;
           try {
             parsed = JSON.parse(data) as Json;
           } catch {
             throw new A2aWireError('A2aAnswerInvalid', 'a SubscribeToTask event is not JSON');
           }
-          if (isObject(parsed.error)) throw new A2aWireError('A2aRemoteError', `SubscribeToTask failed with ${String(parsed.error.code)}`, Number(parsed.error.code));
+          if (isRecord(parsed.error)) throw new A2aWireError('A2aRemoteError', `SubscribeToTask failed with ${String(parsed.error.code)}`, Number(parsed.error.code));
           events += 1;
-          const result = isObject(parsed.result) ? parsed.result : {};
-          const state = isObject(result.task) ? stateOf(result.task) : isObject(result.statusUpdate) ? stateOf(result.statusUpdate) : null;
+          const result = isRecord(parsed.result) ? parsed.result : {};
+          const state = isRecord(result.task) ? stateOf(result.task) : isRecord(result.statusUpdate) ? stateOf(result.statusUpdate) : null;
           if (state && (TERMINAL.has(state) || INTERRUPTED.has(state))) {
             discard(response.body);
             return state;
@@ -499,37 +481,6 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     }
   }
 
-  function answerOf(taskOrMessage: Json, card: A2aAnswer['card'], taskId?: string): A2aAnswer {
-    const artifacts = (Array.isArray(taskOrMessage.artifacts) ? taskOrMessage.artifacts.filter(isObject) : []).map((a) => ({
-      artifactId: typeof a.artifactId === 'string' ? a.artifactId : '',
-      ...(typeof a.name === 'string' && a.name !== '' ? { name: a.name } : {}),
-      parts: Array.isArray(a.parts) ? a.parts.map(partValue) : [],
-    }));
-    // A message answer (no task) carries its parts directly; they read as one artifact.
-    if (taskId === undefined && Array.isArray(taskOrMessage.parts)) artifacts.push({ artifactId: typeof taskOrMessage.messageId === 'string' ? taskOrMessage.messageId : '', parts: taskOrMessage.parts.map(partValue) });
-    const values = artifacts.flatMap((a) => a.parts);
-    return { ...(taskId !== undefined ? { taskId } : {}), artifacts, value: values.length === 1 ? values[0] : values, card };
-  }
-
-  /** A task that stopped: its answer when it completed, else the Landed failure naming its state. */
-  function ended(task: Json, id: string): A2aFollowed {
-    const state = stateOf(task);
-    if (state === 'TASK_STATE_COMPLETED') {
-      const { card: _card, ...answer } = answerOf(task, { verified: false }, id);
-      return { ...answer, taskId: id };
-    }
-    if (INTERRUPTED.has(state)) {
-      throw new EffectFailure('RemoteTaskNeedsInput', `remote task ${id} is ${state}${statusText(task)}; this plane's client does not answer a remote agent's questions`, 'Landed');
-    }
-    throw new EffectFailure('RemoteTaskFailed', `remote task ${id} ended ${state}${statusText(task)}`, 'Landed');
-  }
-
-  function statusText(task: Json): string {
-    const message = isObject(task.status) && isObject(task.status.message) ? task.status.message : null;
-    const texts = Array.isArray(message?.parts) ? message.parts.map(partValue).filter((v): v is string => typeof v === 'string') : [];
-    return texts.length ? `: ${texts.join(' ').slice(0, 200)}` : '';
-  }
-
   return {
     pins,
     destinationOf(card) {
@@ -543,8 +494,8 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
       const { card, verified } = await fetchCard(request.card, request.requireSigned === true);
       const endpoint = chooseInterface(request.card, card);
       const answer = await send(endpoint, request);
-      if (isObject(answer.message)) return answerOf(answer.message, verified);
-      if (!isObject(answer.task) || typeof answer.task.id !== 'string') {
+      if (isRecord(answer.message)) return answerOf(answer.message, verified);
+      if (!isRecord(answer.task) || typeof answer.task.id !== 'string') {
         throw new EffectFailure('A2aAnswerInvalid', 'SendMessage answered neither one task nor one message; the message may have been acted on', 'InDoubt');
       }
       const task = answer.task;

@@ -1,0 +1,122 @@
+/**
+ * Export: a journal's records, or one run's, or a seq range, written as a bundle
+ * (bundle-format.ts).
+ *
+ * Export first issues a checkpoint over the current head, then writes only records that
+ * checkpoint covers, and always writes that checkpoint: a bundle is always fully anchored, even
+ * while other writers append. That is what lets a verifier refuse every record no signed
+ * checkpoint covers (see verify.ts): a genuine bundle never has one. It is written to a
+ * temporary file and renamed, so a failed export leaves no half bundle behind.
+ */
+import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { BUNDLE_FORMAT, recordLine, type BundleHeader, type ExportPlan, type ExportResult } from './bundle-format';
+import { BundleError } from './bundle-error';
+import { peekCheckpoint } from './checkpoints';
+import { fromHex } from './hex';
+import { journalStoreOf, type Journal } from './journal';
+import type { JournalReads, StoredRecord } from './journal-store';
+import { MerkleLevels } from './merkle-levels';
+import { leafHash } from './merkle';
+import type { VerifyScope } from './verify';
+
+export type ExportProgress = (written: number, total: number) => void;
+
+/** Signs the anchor and checks the scope against it; the first half of `exportBundle`. */
+export async function planExport(journal: Journal, scope: VerifyScope): Promise<ExportPlan> {
+  const anchor = await journal.checkpoint();
+  const treeSize = anchor.checkpoint.treeSize;
+  if (scope.kind === 'range') {
+    if (scope.fromSeq > scope.toSeq) throw new BundleError(`--from ${scope.fromSeq} is after --to ${scope.toSeq}`);
+    if (scope.toSeq > treeSize) throw new BundleError(`--to ${scope.toSeq} is beyond the journal's last record (seq ${treeSize})`);
+  }
+  // The anchor (signed above, over exactly the records written) is carried whatever the log
+  // holds: it is the signature that covers the bundle's last record.
+  const checkpoints =
+    scope.kind === 'full'
+      ? [
+          ...journal.checkpoints.readAll().filter((jws) => {
+            const c = peekCheckpoint(jws);
+            return jws !== anchor.jws && c !== null && c.journalId === journal.journalId && c.keyId === journal.key.keyId && c.treeSize <= treeSize;
+          }),
+          anchor.jws,
+        ]
+      : [anchor.jws];
+  return {
+    scope,
+    journalId: journal.journalId,
+    publicKey: journal.key.publicJwk as Record<string, unknown>,
+    keyId: journal.key.keyId,
+    treeSize,
+    rootHash: anchor.checkpoint.rootHash,
+    checkpoints,
+  };
+}
+
+/**
+ * Writes the bundle a plan describes, reading the records through `reads` (the journal's own
+ * store, or a worker's read-only connection); the second half of `exportBundle`.
+ */
+export async function writeBundle(reads: JournalReads, plan: ExportPlan, file: string, onProgress?: ExportProgress): Promise<ExportResult> {
+  const { scope, treeSize } = plan;
+  let seqs: number[] | null = null;
+  if (scope.kind === 'run') {
+    seqs = (await reads.runSeqs(scope.runId)).filter((s) => s <= treeSize);
+    if (seqs.length === 0) throw new BundleError(`no run ${scope.runId} in this journal`);
+  }
+  const total = scope.kind === 'full' ? treeSize : scope.kind === 'range' ? scope.toSeq - scope.fromSeq + 1 : seqs!.length;
+  const levels = scope.kind === 'full' ? null : new MerkleLevels((await reads.readHashes(1, treeSize)).map((h) => leafHash(fromHex(h))));
+
+  const header: BundleHeader = {
+    format: BUNDLE_FORMAT,
+    version: 1,
+    journalId: plan.journalId,
+    scope,
+    publicKey: plan.publicKey,
+    keyId: plan.keyId,
+    createdAt: new Date().toISOString(),
+    records: total,
+  };
+  const temporary = partialFileOf(file);
+  const fd = openSync(temporary, 'w', 0o644);
+  try {
+    writeSync(fd, `${JSON.stringify(header)}\n`);
+    let written = 0;
+    const emit = (record: StoredRecord) => {
+      writeSync(fd, recordLine(record, levels ? levels.inclusionProof(record.seq - 1) : null));
+      written += 1;
+      if (onProgress && (written % 1000 === 0 || written === total)) onProgress(written, total);
+    };
+    if (scope.kind === 'run') {
+      for (let i = 0; i < seqs!.length; i += 500) {
+        const chunk = seqs!.slice(i, i + 500);
+        const rows = await reads.readRun(scope.runId, chunk[0]!, chunk.length);
+        for (const row of rows) if (row.seq <= treeSize) emit(row);
+      }
+    } else {
+      const from = scope.kind === 'range' ? scope.fromSeq : 1;
+      const to = scope.kind === 'range' ? scope.toSeq : treeSize;
+      for await (const row of reads.iterate(from, to)) emit(row);
+    }
+    for (const jws of plan.checkpoints) writeSync(fd, `${JSON.stringify({ checkpoint: jws })}\n`);
+    closeSync(fd);
+    renameSync(temporary, file);
+    return { file, records: written, treeSize, rootHash: plan.rootHash, keyId: plan.keyId };
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** Where a bundle is written before it is renamed into place (removed if the export fails). */
+export function partialFileOf(file: string): string {
+  return `${file}.partial-${process.pid}`;
+}
+
+export async function exportBundle(journal: Journal, scope: VerifyScope, file: string, onProgress?: ExportProgress): Promise<ExportResult> {
+  return writeBundle(journalStoreOf(journal), await planExport(journal, scope), file, onProgress);
+}

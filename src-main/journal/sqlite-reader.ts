@@ -1,0 +1,198 @@
+/**
+ * Reading the journal's SQLite database over a read-only connection (SqliteJournalReader): what
+ * the store (sqlite-store.ts) reads through, and what a journal worker (journal-worker.ts) opens
+ * for itself. In WAL mode a reader sees the last committed snapshot, never half a transaction,
+ * and never blocks a writer.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { GENESIS_PREV_HASH } from '../../src-shared/journal/records';
+import { appRoot } from '../base/app-paths';
+import { JournalError } from './journal-error';
+import type { JournalHead, JournalReads, ObservedRunRow, RunSummaryRow, StoredRecord } from './journal-store';
+
+/** A row of the records table, as SQLite returns it. */
+export interface RecordRow {
+  seq: number;
+  run_id: string | null;
+  kind: string;
+  v: number;
+  time: string;
+  body: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** A stored record without its parsed body: the envelope and the body's canonical text (readRangeText). */
+export type StoredRecordText = Omit<StoredRecord, 'body'>;
+
+function toStored(row: RecordRow): StoredRecord {
+  return {
+    seq: row.seq,
+    runId: row.run_id,
+    kind: row.kind,
+    v: row.v,
+    time: row.time,
+    body: JSON.parse(row.body) as Record<string, unknown>,
+    bodyText: row.body,
+    prevHash: row.prev_hash,
+    hash: row.hash,
+  };
+}
+
+/** Where the Electron build of better-sqlite3 lives (scripts/electron-native.mjs puts it there). */
+export function nativeBinding(): string | undefined {
+  if (!process.versions.electron) return undefined;
+  const file = join(appRoot(), 'native', 'electron', 'better_sqlite3.node');
+  return existsSync(file) ? file : undefined;
+}
+
+/**
+ * Reads over one read-only connection. In WAL mode a reader sees the last committed snapshot,
+ * never half a transaction, and never blocks a writer. Each call is its own statement (its own
+ * read transaction), so no snapshot is held open across awaits.
+ *
+ * `SqliteJournalStore` reads through one of these; a journal worker (journal-worker.ts) opens
+ * its own with `SqliteJournalReader.open`, which goes through better-sqlite3 alone and opens,
+ * creates or closes none of the database's files itself (see
+ * preparePrivateFiles in sqlite-store.ts for why that matters to every other connection of the
+ * process).
+ */
+export class SqliteJournalReader implements JournalReads {
+  private closed = false;
+  private readonly stmts;
+
+  constructor(readonly connection: Database.Database) {
+    this.stmts = {
+      readHead: connection.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1'),
+      range: connection.prepare('SELECT * FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?'),
+      run: connection.prepare('SELECT * FROM records WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?'),
+      // The kinds as a JSON array: one statement for any set of them.
+      kinds: connection.prepare('SELECT * FROM records WHERE seq >= ? AND seq <= ? AND kind IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?'),
+      hashes: connection.prepare('SELECT hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq').pluck(),
+      runSeqs: connection.prepare('SELECT seq FROM records WHERE run_id = ? ORDER BY seq').pluck(),
+      runLastSeq: connection.prepare('SELECT MAX(seq) FROM records WHERE run_id = ?').pluck(),
+      runs: connection.prepare(`
+        SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
+               json_extract(f.body, '$.agent') AS agent, f.kind AS firstKind
+        FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
+              FROM records WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY lastSeq DESC LIMIT ?) r
+        JOIN records f ON f.seq = r.firstSeq
+        JOIN records l ON l.seq = r.lastSeq
+        ORDER BY r.lastSeq DESC`),
+      // Observed ACP sessions: every one begins with the tap's `tap/started` observation, found
+      // through its own partial index (migration 003), so listing them reads one index entry per
+      // session and, per session, its run's index; never every record of the journal.
+      observedRuns: connection.prepare(`
+        SELECT o.run_id AS runId, json_extract(o.body, '$.sessionId') AS sessionId, o.seq AS firstSeq,
+               (SELECT MAX(seq) FROM records m WHERE m.run_id = o.run_id) AS lastSeq,
+               (SELECT COUNT(*) FROM records c WHERE c.run_id = o.run_id) AS records,
+               (SELECT kind FROM records l WHERE l.run_id = o.run_id ORDER BY l.seq DESC LIMIT 1) AS lastKind
+        FROM records o
+        WHERE o.kind = 'Observation' AND json_extract(o.body, '$.update') = 'tap/started'
+          AND json_extract(o.body, '$.source') = 'acp'
+          AND o.seq = (SELECT MIN(seq) FROM records f WHERE f.run_id = o.run_id)
+        ORDER BY lastSeq DESC LIMIT ?`),
+    };
+  }
+
+  /**
+   * A read-only connection of its own to an existing journal, opened by better-sqlite3 alone:
+   * no file of the database is created, chmodded, opened or closed here, and nothing is
+   * migrated or written (SQLite refuses any write on it). What a journal worker reads through.
+   */
+  static open(path: string, options: { busyTimeoutMs?: number } = {}): SqliteJournalReader {
+    const binding = nativeBinding();
+    let connection: Database.Database;
+    try {
+      connection = new Database(path, { readonly: true, fileMustExist: true, ...(binding ? { nativeBinding: binding } : {}) });
+    } catch (error) {
+      throw new JournalError('NotAJournal', `${path} cannot be opened as a journal: ${(error as Error).message}`);
+    }
+    connection.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+    return new SqliteJournalReader(connection);
+  }
+
+  async head(): Promise<JournalHead> {
+    this.assertOpen();
+    return (this.stmts.readHead.get() as JournalHead | undefined) ?? { seq: 0, hash: GENESIS_PREV_HASH };
+  }
+
+  async readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return (this.stmts.range.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as RecordRow[]).map(toStored);
+  }
+
+  async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return (this.stmts.run.all(runId, fromSeq, limit) as RecordRow[]).map(toStored);
+  }
+
+  async readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return (this.stmts.kinds.all(fromSeq, toSeq, JSON.stringify(kinds), limit) as RecordRow[]).map(toStored);
+  }
+
+  async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {
+    this.assertOpen();
+    return this.stmts.hashes.all(fromSeq, toSeq) as string[];
+  }
+
+  /**
+   * Records with from <= seq <= to (to null: the head), at most `limit`, as the text SQLite
+   * holds: the body is not parsed (verification hashes the text and never needs the object),
+   * and rows come from SQLite as arrays, not objects keyed by column. Added for verification
+   * (store-verify.ts verifyStoreRecords), where parsing every body cost more than hashing it.
+   */
+  async readRangeText(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecordText[]> {
+    this.assertOpen();
+    this.rangeTextStmt ??= this.connection.prepare('SELECT seq, run_id, kind, v, time, body, prev_hash, hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?').raw();
+    const rows = this.rangeTextStmt.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as Array<[number, string | null, string, number, string, string, string, string]>;
+    return rows.map(([seq, runId, kind, v, time, bodyText, prevHash, hash]) => ({ seq, runId, kind, v, time, bodyText, prevHash, hash }) as StoredRecordText);
+  }
+
+  private rangeTextStmt: Database.Statement | undefined;
+
+  async *iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
+    // Pages rather than one long cursor, so no read transaction is held open across awaits.
+    const page = 2000;
+    let next = fromSeq;
+    for (;;) {
+      const rows = await this.readRange(next, toSeq, page);
+      for (const row of rows) yield row;
+      if (rows.length < page) return;
+      next = rows[rows.length - 1]!.seq + 1;
+    }
+  }
+
+  async runs(limit: number): Promise<RunSummaryRow[]> {
+    this.assertOpen();
+    return this.stmts.runs.all(limit) as RunSummaryRow[];
+  }
+
+  async observedRuns(limit: number): Promise<ObservedRunRow[]> {
+    this.assertOpen();
+    return this.stmts.observedRuns.all(limit) as ObservedRunRow[];
+  }
+
+  async runLastSeq(runId: string): Promise<number | null> {
+    this.assertOpen();
+    return (this.stmts.runLastSeq.get(runId) as number | null | undefined) ?? null;
+  }
+
+  async runSeqs(runId: string): Promise<number[]> {
+    this.assertOpen();
+    return this.stmts.runSeqs.all(runId) as number[];
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.connection.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new JournalError('Closed', 'the journal is closed');
+  }
+}

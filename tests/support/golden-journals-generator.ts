@@ -1,0 +1,247 @@
+/**
+ * Makes the golden journals (tests/fixtures/journals/README.md) with this build's own code: for
+ * each kind of run, a real plane on a fresh data dir runs it (the local model, a demo peer
+ * process, an MCP server over stdio, an A2A agent over HTTP, an ACP agent behind the tap), the
+ * whole journal is exported as a bundle, and the views the live plane shows of its runs are
+ * written beside it. Run by scripts/golden-journals.mjs:
+ *
+ *   node --import tsx scripts/golden-journals.mjs [--out DIR] [--only KIND] [--tag TAG]
+ *
+ * It never overwrites a golden journal: an old one is kept as it was made.
+ */
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { exportBundle } from '../../src-main/journal/bundle-export';
+import type { Plane } from '../../src-main/plane/plane';
+import { createNetguard, staticAllowList } from '../../src-main/net/netguard';
+import { createA2aClient } from '../../src-main/protocols/a2a/client/a2a-client';
+import { writeMcpServersFile } from '../../src-main/protocols/mcp/client/mcp-servers-file';
+import { startTap } from '../../src-main/protocols/acp/acp-tap';
+import { PlaneSink } from '../../src-main/protocols/acp/observation-sink';
+import { misbehavingStdio } from '../doubles/everything-server';
+import { startSdkRemote } from '../doubles/sdk-a2a-remote';
+import { FAKE_AGENT } from '../helpers/acp-tap-process';
+import { tempDataDir } from './journal-support';
+import { call, clientOf, failure, testPlane } from './runtime-support';
+import { GOLDEN_DIR, GOLDEN_KINDS, readBundle, runsOf, agentsOf, type GoldenKind, type GoldenViews } from './golden-journals';
+
+/** The agents the golden runs run: small, and each kept in the view file beside its bundle. */
+const MANIFESTS = {
+  summarize: {
+    name: 'summarize',
+    description: 'Summarise a text with the local deterministic model.',
+    input: { type: 'object', required: ['text'], additionalProperties: false, properties: { text: { type: 'string', minLength: 1, maxLength: 20000 } } },
+    steps: [{ as: 'summary', model: { provider: 'local', system: 'You write one-paragraph summaries.', prompt: 'Summarise: {{input.text}}', maxTokens: 64 } }, { output: { summary: '{{steps.summary.text}}', tokens: '{{steps.summary.usage}}' } }],
+    grants: [{ kind: 'model', name: 'local' }],
+    budget: { maxEffects: 5, maxTokens: 4000 },
+  },
+  askPeer: {
+    name: 'ask-peer',
+    description: 'Ask the demo peer beta a question over MCPv2.',
+    input: { type: 'object', required: ['query'], additionalProperties: false, properties: { query: { type: 'string', minLength: 1, maxLength: 4000 } } },
+    steps: [{ as: 'answer', peer: { name: 'beta', skill: 'ask', args: { query: '{{input.query}}' } } }, { output: '{{steps.answer}}' }],
+    grants: [{ kind: 'peer', name: 'beta', skills: ['ask'] }],
+    budget: { maxEffects: 3 },
+  },
+  approveEcho: {
+    name: 'approve-echo',
+    description: 'Draft a line with the local model, then echo it once a person approves.',
+    input: { type: 'object', required: ['topic'], properties: { topic: { type: 'string' } } },
+    steps: [
+      { as: 'draft', model: { provider: 'local', prompt: 'Write one line about {{input.topic}}', maxTokens: 30 } },
+      { as: 'echoed', tool: { name: 'echo', args: { line: '{{steps.draft.text}}' } } },
+      { output: '{{steps.echoed}}' },
+    ],
+    grants: [
+      { kind: 'model', name: 'local' },
+      { kind: 'tool', name: 'echo', approve: true },
+    ],
+    budget: { maxEffects: 5 },
+  },
+  mcpEcho: {
+    name: 'mcp-echo',
+    description: 'Echo a text through an MCP server.',
+    input: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+    steps: [{ as: 'echoed', mcp: { server: 'local', tool: 'echo', args: { message: '{{input.text}}' } } }, { output: '{{steps.echoed}}' }],
+    grants: [{ kind: 'mcp', name: 'local/echo' }],
+  },
+  thrifty: {
+    name: 'thrifty',
+    description: 'Three drafts under a 60-token ceiling.',
+    input: { type: 'object', required: ['topic'], additionalProperties: false, properties: { topic: { type: 'string', minLength: 1, maxLength: 500 } } },
+    steps: [
+      { as: 'first', model: { provider: 'local', prompt: 'First draft about {{input.topic}}', maxTokens: 40 } },
+      { as: 'second', model: { provider: 'local', prompt: 'Second draft, improving: {{steps.first.text}}', maxTokens: 40 } },
+      { as: 'third', model: { provider: 'local', prompt: 'Final draft, improving: {{steps.second.text}}', maxTokens: 40 } },
+      { output: '{{steps.third.text}}' },
+    ],
+    grants: [{ kind: 'model', name: 'local' }],
+    budget: { maxTokens: 60 },
+  },
+} satisfies Record<string, Record<string, unknown>>;
+
+/** An A2A caller's agent, its card's URL known only once the remote listens. */
+function a2aCaller(card: string): Record<string, unknown> {
+  return {
+    name: 'a2a-caller',
+    description: 'Ask a remote A2A agent to echo a text.',
+    input: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+    steps: [{ as: 'remote', a2a: { card, skill: 'echo', message: { said: '{{input.text}}' } } }, { output: '{{steps.remote.value}}' }],
+    grants: [{ kind: 'a2a', name: card }],
+  };
+}
+
+interface Made {
+  plane: Plane;
+  agents: Array<Record<string, unknown>>;
+  /** What else to stop once the plane is closed. */
+  after?: () => Promise<void>;
+}
+
+async function planeWith(dataDir: string, agents: Array<Record<string, unknown>>, extra: Parameters<typeof testPlane>[0] = {}): Promise<Made> {
+  return { plane: await testPlane({ dataDir, agents: agentsOf(agents), ...extra }), agents };
+}
+
+async function mustSettle(plane: Plane, runId: string): Promise<void> {
+  await plane.runtime.settled(runId);
+}
+
+/** Each kind's runs, on a plane made for it (closed by the caller). */
+const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
+  // A run refused by a halt (AdmissionRefused, HaltApplied and its lift), then one that runs.
+  async local(dataDir) {
+    const made = await planeWith(dataDir, [MANIFESTS.summarize]);
+    const { plane } = made;
+    await call(plane, 'halts.apply', { scope: 'agent:summarize', reason: 'golden journal: a refused admission' });
+    await failure(plane, 'runs.start', { agent: 'summarize', input: { text: 'refused while halted' }, wait: true });
+    await call(plane, 'halts.lift', { scope: 'agent:summarize' });
+    await call(plane, 'runs.start', { agent: 'summarize', input: { text: 'A golden journal keeps what one build wrote, so later builds can be checked against it.' }, wait: true });
+    return made;
+  },
+  // A call to a stopped peer (EffectFailed), then the demo peer beta started (PeerLifecycle) and asked.
+  async 'peer-call'(dataDir) {
+    const made = await planeWith(dataDir, [MANIFESTS.askPeer], { demoPeers: true });
+    const { plane } = made;
+    await call(plane, 'runs.start', { agent: 'ask-peer', input: { query: 'anyone home?' }, wait: true });
+    await call(plane, 'peers.start', { id: 'beta' });
+    await call(plane, 'runs.start', { agent: 'ask-peer', input: { query: 'What is a golden journal?' }, wait: true });
+    await call(plane, 'peers.stop', { id: 'beta' });
+    return made;
+  },
+  async approval(dataDir) {
+    const made = await planeWith(dataDir, [MANIFESTS.approveEcho]);
+    const { plane } = made;
+    const run = await call(plane, 'runs.start', { agent: 'approve-echo', input: { topic: 'approvals' }, wait: true });
+    if (run.pending?.reason !== 'approval') throw new Error(`approve-echo did not wait for approval: ${JSON.stringify(run)}`);
+    await call(plane, 'approvals.decide', { runId: run.runId, waitId: run.pending.waitId, decision: 'approve', subjectHash: run.pending.subjectHash });
+    await mustSettle(plane, run.runId);
+    return made;
+  },
+  async mcp(dataDir) {
+    writeMcpServersFile(dataDir, { servers: { local: misbehavingStdio('polite') } });
+    const made = await planeWith(dataDir, [MANIFESTS.mcpEcho]);
+    await call(made.plane, 'runs.start', { agent: 'mcp-echo', input: { text: 'hello, MCP server' }, wait: true });
+    return made;
+  },
+  async a2a(dataDir) {
+    const remote = await startSdkRemote({ name: 'Echo agent', answer: (input) => ({ echoed: input }) });
+    const netguard = createNetguard({ allow: staticAllowList([new URL(remote.cardUrl).origin]) });
+    const client = createA2aClient({ dataDir, dispatcher: netguard.dispatcher, poll: { initialMs: 20, maxMs: 100 } });
+    const made = await planeWith(dataDir, [a2aCaller(remote.cardUrl)], { a2a: client });
+    made.after = async () => {
+      await netguard.close();
+      await remote.close();
+    };
+    await call(made.plane, 'runs.start', { agent: 'a2a-caller', input: { text: 'hello, remote agent' }, wait: true });
+    return made;
+  },
+  // An editor session through the tap's observation path (writing through the plane's contract), sealed `observed` when the editor goes.
+  async 'acp-observation'(dataDir) {
+    const made = await planeWith(dataDir, []);
+    const client = clientOf(made.plane);
+    const editorIn = new PassThrough();
+    const editorOut = new PassThrough();
+    const tap = startTap({ command: [process.execPath, FAKE_AGENT], tapName: 'golden', policy: 'observe', editorIn, editorOut, editorErr: new PassThrough(), sink: new PlaneSink(client) });
+    let seen = '';
+    const waitFor = async (text: string) => {
+      const deadline = Date.now() + 15_000;
+      while (!seen.includes(text)) {
+        if (Date.now() > deadline) throw new Error(`the tapped agent never said ${text}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    editorOut.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+    });
+    const send = (m: unknown) => editorIn.write(`${JSON.stringify(m)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientInfo: { name: 'golden-editor', version: '1.0' } } });
+    await waitFor('"id":1,');
+    send({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: '/', mcpServers: [] } });
+    await waitFor('sess-1');
+    send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId: 'sess-1', prompt: [{ type: 'text', text: 'read the notes' }] } });
+    await waitFor('fs/read_text_file');
+    send({ jsonrpc: '2.0', id: 100, result: { content: 'the notes' } });
+    await waitFor('end_turn');
+    editorIn.end();
+    await tap.done;
+    // The sealed session reaches the journal through the contract after the tap ends.
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const { sessions } = await call(made.plane, 'acp.sessions', {});
+      if (sessions.length > 0 && sessions.every((s) => s.ended)) break;
+      if (Date.now() > deadline) throw new Error('the observed session was never sealed');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return made;
+  },
+  // One run waits on its token ceiling and is resumed with a raised one; another waits and is cancelled.
+  async 'budget-wait'(dataDir) {
+    const made = await planeWith(dataDir, [MANIFESTS.thrifty]);
+    const { plane } = made;
+    const raised = await call(plane, 'runs.start', { agent: 'thrifty', input: { topic: 'tea' }, wait: true });
+    if (raised.pending?.reason !== 'budget') throw new Error(`thrifty did not wait on its budget: ${JSON.stringify(raised)}`);
+    await call(plane, 'approvals.decide', { runId: raised.runId, waitId: raised.pending.waitId, decision: 'approve', subjectHash: raised.pending.subjectHash, value: { kind: 'budget', budget: { maxTokens: 1000 } } });
+    await mustSettle(plane, raised.runId);
+    const stopped = await call(plane, 'runs.start', { agent: 'thrifty', input: { topic: 'coffee' }, wait: true });
+    if (stopped.pending?.reason !== 'budget') throw new Error(`thrifty did not wait on its budget: ${JSON.stringify(stopped)}`);
+    await call(plane, 'runs.cancel', { runId: stopped.runId, reason: 'golden journal: a budget wait ended by a person' });
+    return made;
+  },
+};
+
+/** Every run's and observed session's view as the live plane shows it now. */
+async function viewsOf(plane: Plane, kind: GoldenKind, agents: Array<Record<string, unknown>>, bundle: string): Promise<GoldenViews> {
+  const { admitted, observed } = runsOf(readBundle(bundle).records);
+  const views: GoldenViews = { kind, agents, runs: {}, sessions: {} };
+  for (const runId of [...admitted, ...observed]) {
+    const view = await call(plane, 'runs.get', { runId });
+    if (view.status !== 'sealed') throw new Error(`${kind}: run ${runId} has not ended (${view.status})`);
+    views.runs[runId] = view;
+  }
+  for (const runId of observed) views.sessions[runId] = await call(plane, 'acp.session', { runId });
+  return views;
+}
+
+export async function generateGoldenJournals(options: { out?: string; only?: readonly GoldenKind[]; tag: string }): Promise<string[]> {
+  const out = options.out ?? GOLDEN_DIR;
+  mkdirSync(out, { recursive: true });
+  const written: string[] = [];
+  for (const kind of options.only ?? GOLDEN_KINDS) {
+    const bundle = join(out, `${kind}.${options.tag}.jsonl`);
+    const viewFile = join(out, `${kind}.${options.tag}.view.json`);
+    if (existsSync(bundle) || existsSync(viewFile)) throw new Error(`${bundle} exists: a golden journal is never made again (choose another --tag)`);
+    const dataDir = tempDataDir(`ap-golden-${kind}-`);
+    const made = await MAKERS[kind](dataDir);
+    try {
+      await exportBundle(made.plane.journal, { kind: 'full' }, bundle);
+      writeFileSync(viewFile, `${JSON.stringify(await viewsOf(made.plane, kind, made.agents, bundle), null, 2)}\n`);
+      written.push(bundle, viewFile);
+    } finally {
+      await made.plane.close();
+      await made.after?.();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  return written;
+}
