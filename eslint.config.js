@@ -45,6 +45,10 @@ const JOURNAL_DOOR_IMPORTS = [
     importNames: ['journalStoreOf'],
     message: "outside src-main/journal, a journal's store is not reached through journalStoreOf: ask the Journal, the journal's door (eslint.config.js).",
   },
+  {
+    regex: '(^|/)journal/postgres-(store|schema)$',
+    message: "outside src-main/journal, the PostgreSQL store is not imported: open a Journal with databaseUrl (postgres-url.ts chooses it), the journal's door (eslint.config.js).",
+  },
   { regex: '(^|/)journal/sqlite-reader$', message: 'outside src-main/journal, the SQLite reader is not imported: ask the Journal, the journal\'s door (eslint.config.js).' },
   {
     regex: '(^|/)journal/journal-store$',

@@ -19,6 +19,8 @@ export default defineConfig({
           include: ['src-*/**/*.test.ts', 'tests/**/*.test.ts'],
           environment: 'node',
           testTimeout: 20_000,
+          // One throwaway PostgreSQL cluster for the run (the journal's second store).
+          globalSetup: ['tests/support/postgres-setup.ts'],
         },
       },
       {
@@ -27,6 +29,7 @@ export default defineConfig({
           include: ['e2e/**/*.e2e.ts'],
           environment: 'node',
           testTimeout: 60_000,
+          globalSetup: ['tests/support/postgres-setup.ts'],
           hookTimeout: 60_000,
           fileParallelism: false,
         },

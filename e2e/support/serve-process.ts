@@ -78,6 +78,8 @@ export interface ServeOptions {
   /** Where stderr is written; a temp file when absent. */
   stderrFile?: string;
   timeoutMs?: number;
+  /** Hears every stdout line as it comes, before the URL line too (a plane waiting for its journal says so). */
+  onLine?: (line: string) => void;
 }
 
 /** Starts `agentplane serve … --no-open` and resolves once it printed its URL. */
@@ -107,6 +109,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeProce
     }, options.timeoutMs ?? 15_000);
     lines.on('line', (line) => {
       stdoutLines.push(line);
+      options.onLine?.(line);
       if (line.startsWith(URL_LINE)) {
         clearTimeout(timer);
         resolveUrl(line.slice(URL_LINE.length));

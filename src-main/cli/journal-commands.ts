@@ -1,5 +1,5 @@
 /**
- * `agentplane journal export|verify`. Both open the data dir's journal directly, which is safe
+ * `agentplane journal export|verify|copy`. Both open the data dir's journal directly, which is safe
  * beside a running plane: the journal is built for several processes (SQLite's write lock
  * serialises appends, readers never block). `verify` opens it read-only and signs nothing, so
  * verifying never changes what is verified.
@@ -26,6 +26,10 @@ import { exportBundleInWorker, verifyJournalStoreInWorker } from '../journal/jou
 import { Journal } from '../journal/journal';
 import { JournalError } from '../journal/journal-error';
 import type { VerifyReport, VerifyScope } from '../journal/verify';
+import { copyJournal } from '../journal/journal-copy';
+import { checkDatabaseUrl, chooseDatabase, databaseOptions, type DatabaseChoice } from '../journal/postgres-url';
+import { journalPath } from '../journal/sqlite-store';
+import { acquirePlaneLock, PlaneRunningError } from '../plane/plane-lock';
 import { CliError } from './cli-error';
 
 function parseSeq(value: string): number {
@@ -61,10 +65,10 @@ function pathExists(path: string): boolean {
   }
 }
 
-async function withJournal<T>(dataDir: string, readOnly: boolean, use: (journal: Journal) => Promise<T>): Promise<T> {
+async function withJournal<T>(dataDir: string, readOnly: boolean, use: (journal: Journal) => Promise<T>, database?: DatabaseChoice): Promise<T> {
   let journal: Journal;
   try {
-    journal = await Journal.open({ dataDir, readOnly });
+    journal = await Journal.open({ dataDir, readOnly, ...databaseOptions(database) });
   } catch (error) {
     if (error instanceof JournalError) throw new CliError(error.message);
     if (error instanceof Error && /has no plane key/.test(error.message)) throw new CliError(error.message);
@@ -93,8 +97,9 @@ export function addJournalCommands(program: Command, out: (line: string) => void
     .option('--to <seq>', 'last seq of a range', parseSeq)
     .option('--force', 'overwrite the --out file when it exists (without it, an existing file is refused)')
     .option('--data-dir <dir>', 'data folder')
+    .option('--database <url>', 'the PostgreSQL journal this data dir serves (default: $AGENTPLANE_DATABASE_URL, else its SQLite file)')
     .option('--json', 'print the result as JSON')
-    .action(async (options: { out: string; run?: string; from?: number; to?: number; force?: boolean; dataDir?: string; json?: boolean }) => {
+    .action(async (options: { out: string; run?: string; from?: number; to?: number; force?: boolean; dataDir?: string; database?: string; json?: boolean }) => {
       if (options.run && (options.from || options.to)) throw new CliError('use --run or --from/--to, not both');
       if ((options.from === undefined) !== (options.to === undefined)) throw new CliError('a range needs both --from and --to');
       const scope: VerifyScope = options.run
@@ -116,7 +121,7 @@ export function addJournalCommands(program: Command, out: (line: string) => void
           if (error instanceof BundleError) throw new CliError(error.message);
           throw error;
         }
-      });
+      }, chooseDatabase(options.database, process.env));
     });
 
   journal
@@ -125,8 +130,9 @@ export function addJournalCommands(program: Command, out: (line: string) => void
     .argument('[file]', 'a bundle written by `journal export`')
     .option('--data-dir <dir>', 'verify this data dir instead of a file')
     .option('--key-id <id>', "refuse a bundle (or data dir) not signed by this key (the plane's key id)")
+    .option('--database <url>', "with --data-dir: verify the PostgreSQL journal it serves against its checkpoints (default: $AGENTPLANE_DATABASE_URL)")
     .option('--json', 'print the report as JSON')
-    .action(async (file: string | undefined, options: { dataDir?: string; keyId?: string; json?: boolean }) => {
+    .action(async (file: string | undefined, options: { dataDir?: string; keyId?: string; database?: string; json?: boolean }) => {
       if (file && options.dataDir) throw new CliError('give a bundle file or --data-dir, not both');
       if (file) {
         try {
@@ -139,6 +145,44 @@ export function addJournalCommands(program: Command, out: (line: string) => void
       }
       const dataDir = resolve(options.dataDir ?? process.env.AGENTPLANE_DATA_DIR ?? resolveDataDir(undefined));
       if (!existsSync(dataDir)) throw new CliError(`${dataDir} does not exist`);
-      await withJournal(dataDir, true, async (j) => printReport(await verifyJournalStoreInWorker(j, { expectKeyId: options.keyId }), options.json ?? false, out));
+      await withJournal(dataDir, true, async (j) => printReport(await verifyJournalStoreInWorker(j, { expectKeyId: options.keyId }), options.json ?? false, out), chooseDatabase(options.database, process.env));
+    });
+
+  journal
+    .command('copy')
+    .description("copy this data dir's SQLite journal into a PostgreSQL database (then serve it with --database), verified on both sides")
+    .requiredOption('--to <url>', 'the PostgreSQL database: empty, or holding an interrupted copy of this journal')
+    .option('--data-dir <dir>', 'data folder')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { to: string; dataDir?: string; json?: boolean }) => {
+      try {
+        checkDatabaseUrl(options.to, '--to');
+      } catch (error) {
+        throw new CliError((error as Error).message);
+      }
+      const dataDir = resolveDataDir(options.dataDir);
+      if (!existsSync(journalPath(dataDir))) throw new CliError(`${dataDir} holds no SQLite journal to copy (no ${journalPath(dataDir)})`);
+      // A plane serving this data dir would append after the copy began: the copy waits for none.
+      let lock;
+      try {
+        lock = acquirePlaneLock(dataDir);
+      } catch (error) {
+        if (error instanceof PlaneRunningError) throw new CliError(`${error.message}; stop it before copying its journal`);
+        throw error;
+      }
+      try {
+        // Opened for writing: records a killed plane left unsigned are signed first, so the copy carries them vouched for.
+        await withJournal(dataDir, false, async (j) => {
+          const result = await copyJournal(j, options.to);
+          if (options.json) out(JSON.stringify({ to: result.to, journalId: result.journalId, copied: result.copied, alreadyThere: result.alreadyThere, records: result.records, root: result.root }));
+          else {
+            out(`copied ${result.copied} records to ${result.to}${result.alreadyThere > 0 ? ` (${result.alreadyThere} were there already, checked)` : ''}`);
+            out(`verified both sides: ${result.records} records, root ${result.root}`);
+            out(`serve it with: agentplane serve --data-dir ${dataDir} --database '<the same URL>'`);
+          }
+        });
+      } finally {
+        lock.release();
+      }
     });
 }

@@ -113,7 +113,7 @@ describe('a reply from the plane is checked against the contract', () => {
   });
 
   it('a reply in the contract\'s shape is returned', async () => {
-    const status = { version: '1.0.0', dataDir: '/x', startedAt: '2026-01-01T00:00:00.000Z', uptimeMs: 5, host: 'headless', state: 'running' };
+    const status = { version: '1.0.0', dataDir: '/x', journal: '/x/journal.sqlite', startedAt: '2026-01-01T00:00:00.000Z', uptimeMs: 5, host: 'headless', state: 'running' };
     const forged = await forgedPlane(200, JSON.stringify({ ok: true, value: status }));
     const connection = await connect(dataDirPointingAt(forged.url));
     await expect(connection.call('plane.status', {})).resolves.toEqual(status);

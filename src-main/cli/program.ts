@@ -89,8 +89,9 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
     .option('--ui-port <port>', 'port for the UI and local API (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
     .option('--mcp-port <port>', 'port for the MCP endpoint at /mcp (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
     .option('--a2a-port <port>', 'port for the A2A endpoint (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
+    .option('--database <url>', 'keep the journal in this PostgreSQL database, shared with other plane instances (default: $AGENTPLANE_DATABASE_URL, else SQLite in the data folder)')
     .option('--no-open', 'do not try to open a browser')
-    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; open: boolean }) => {
+    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; database?: string; open: boolean }) => {
       await (await import('./serve')).serve(options);
     });
 
@@ -101,8 +102,9 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
     .option('--ui-port <port>', 'port for the UI when headless (default: the last one, when free)', parsePort)
     .option('--mcp-port <port>', 'port for the MCP endpoint at /mcp (default: the last one, when free)', parsePort)
     .option('--a2a-port <port>', 'port for the A2A endpoint (default: the last one, when free)', parsePort)
+    .option('--database <url>', 'keep the journal in this PostgreSQL database, shared with other plane instances (default: $AGENTPLANE_DATABASE_URL, else SQLite in the data folder)')
     .option('--no-open', 'do not try to open a browser when headless')
-    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; open: boolean }) => {
+    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; database?: string; open: boolean }) => {
       const electron = electronBinaryPath();
       if (electron) {
         const env = {
@@ -110,6 +112,8 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
           ...(options.dataDir ? { AGENTPLANE_DATA_DIR: options.dataDir } : {}),
           ...(options.mcpPort !== undefined ? { AGENTPLANE_MCP_PORT: String(options.mcpPort) } : {}),
           ...(options.a2aPort !== undefined ? { AGENTPLANE_A2A_PORT: String(options.a2aPort) } : {}),
+          // The desktop app's plane host reads the same variable serve does.
+          ...(options.database ? { AGENTPLANE_DATABASE_URL: options.database } : {}),
         };
         const child = spawn(electron, [appRoot()], { stdio: 'inherit', env });
         await new Promise<void>((resolveExit) => child.on('exit', (code) => ((process.exitCode = code ?? 0), resolveExit())));

@@ -22,6 +22,8 @@ import { appVersion, rendererDir, resolveDataDir } from '../base/app-paths';
 import { createLogger } from '../base/logger';
 import { HostedPlaneError, startHostedPlane, type HostedEndpoint } from '../plane/hosted-plane';
 import { PlaneRunningError } from '../plane/plane-lock';
+import { JournalError } from '../journal/journal-error';
+import { checkDatabaseUrl, chooseDatabase } from '../journal/postgres-url';
 import { startWebBridge } from '../bridge/web-bridge';
 import { openBrowser } from './open-browser';
 import { CliError } from './cli-error';
@@ -38,6 +40,8 @@ export interface ServeOptions {
   mcpPort?: number;
   /** Undefined: the A2A endpoint's port (and token) from last time, when free; else any. */
   a2aPort?: number;
+  /** A PostgreSQL URL for the journal (else AGENTPLANE_DATABASE_URL, else the data dir's SQLite). */
+  database?: string;
   open: boolean;
 }
 
@@ -65,10 +69,32 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   startupMark('serve.begin');
   const dataDir = resolveDataDir(options.dataDir);
   const logger = createLogger(join(dataDir, 'plane.log'));
+  // Checked (its form, not yet the server) before anything starts; a wrong URL is one line.
+  let database;
+  try {
+    database = chooseDatabase(options.database, process.env);
+    if (database) checkDatabaseUrl(database.url, database.source);
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  // A start waiting for a shared journal's lease (another instance serves it) ends at a stop.
+  const waiting = new AbortController();
+  void stopRequested.then(() => waiting.abort());
+  const shared = database
+    ? {
+        database,
+        signal: waiting.signal,
+        onLeaseWaiting: (holder: string) => out(`Waiting: ${holder} serves this journal; this instance takes over when it stops.`),
+        onLeaseLost: (reason: string) => {
+          process.stderr.write(`agentplane: ${reason}; stopping now, so no effect runs twice (another instance takes the runs over)\n`);
+          process.exit(75);
+        },
+      }
+    : {};
   let hosted;
   try {
     hosted = await startHostedPlane({
-      plane: { dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0' },
+      plane: { dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0', ...shared },
       startUi: (plane, at) => startWebBridge({ plane, ...at, rendererDir: rendererDir() }),
       ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
       ...(options.mcpPort !== undefined ? { mcpPort: options.mcpPort } : {}),
@@ -77,6 +103,13 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   } catch (error) {
     // Another live plane holds this data dir: one line naming its URL and pid, exit code 1.
     if (error instanceof PlaneRunningError) throw new CliError(error.message);
+    // The journal's database could not be used (unreachable, refused, not a journal, newer): one
+    // line naming it, its URL masked, before anything was written.
+    if (error instanceof JournalError) {
+      // Stopped while it waited for the lease: nothing had started, nothing to say.
+      if (error.code === 'Closed' && waiting.signal.aborted) return;
+      throw new CliError(error.message);
+    }
     // A listener that could not start (nothing is left running): one line naming it, exit code 1.
     if (error instanceof HostedPlaneError) {
       throw new CliError(error.code === 'EADDRINUSE' ? `${error.message}; pass ${PORT_FLAGS[error.endpoint]} 0 to pick a free one` : error.message);
@@ -85,6 +118,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   }
   const { plane, ui, mcp, a2a } = hosted;
   out(`AgentPlane ${plane.status().version} (headless) — data in ${dataDir}`);
+  if (database) out(`Journal shared in PostgreSQL at ${plane.status().journal}`);
   // A peer stops with its plane and starts again only when asked: said, not left to be found.
   const stoppedPeers = plane.peers.stoppedSinceLastRun();
   if (stoppedPeers.length > 0) out(stoppedPeersNotice(stoppedPeers, options.dataDir));

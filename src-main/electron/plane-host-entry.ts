@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { rendererDir } from '../base/app-paths';
 import { createLogger } from '../base/logger';
 import { startWebBridge } from '../bridge/web-bridge';
+import { chooseDatabase } from '../journal/postgres-url';
 import { HostedPlaneError, startHostedPlane, type HostedEndpoint } from '../plane/hosted-plane';
 import { channelSealer, hostPlane } from '../plane/plane-host';
 import { channelToParent } from '../plane/process-channel';
@@ -42,10 +43,12 @@ hostPlane(channel, async (config) => {
   const keySealer = config.sealKeys ? channelSealer(channel) : undefined;
   const mcpPort = portFromEnv('AGENTPLANE_MCP_PORT');
   const a2aPort = portFromEnv('AGENTPLANE_A2A_PORT');
+  // A shared PostgreSQL journal, named as for `serve` (AGENTPLANE_DATABASE_URL); else SQLite.
+  const database = chooseDatabase(undefined, process.env);
   let hosted;
   try {
     hosted = await startHostedPlane({
-      plane: { dataDir: config.dataDir, version: config.version, host: config.host, logger, demoPeers: config.demoPeers, ...(keySealer ? { keySealer } : {}) },
+      plane: { dataDir: config.dataDir, version: config.version, host: config.host, logger, demoPeers: config.demoPeers, ...(keySealer ? { keySealer } : {}), ...(database ? { database } : {}) },
       startUi: (plane, at) => startWebBridge({ plane, ...at, rendererDir: rendererDir() }),
       ...(mcpPort !== undefined ? { mcpPort } : {}),
       ...(a2aPort !== undefined ? { a2aPort } : {}),

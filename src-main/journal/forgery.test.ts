@@ -18,12 +18,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
-import { Command } from 'commander';
 import type { JWK } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VerifyReportSchema } from '../../src-shared/ipc/contract';
 import { recordPreimage, recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
-import { addJournalCommands } from '../cli/journal-commands';
+import { journalCli } from '../../tests/support/journal-cli';
 import { journalHandlers } from '../plane/journal-handlers';
 import { exportBundle } from './bundle-export';
 import { peekCheckpoint, signCheckpoint } from './checkpoints';
@@ -115,19 +114,11 @@ function writeBundle(file: string, bundle: Bundle): void {
   writeFileSync(file, `${lines.join('\n')}\n`);
 }
 
-/** `agentplane journal verify ARGS` through the CLI's own command, in process. */
+/** `agentplane journal verify ARGS` through the CLI's own command, in process; a command that fails throws, as it would exit 1. */
 async function verifyCli(...args: string[]): Promise<{ code: number; lines: string[] }> {
-  const lines: string[] = [];
-  const program = new Command('agentplane').exitOverride();
-  addJournalCommands(program, (line) => lines.push(line));
-  const saved = process.exitCode;
-  process.exitCode = 0;
-  try {
-    await program.parseAsync(['journal', 'verify', ...args], { from: 'user' });
-    return { code: Number(process.exitCode ?? 0), lines };
-  } finally {
-    process.exitCode = saved;
-  }
+  const { code, lines, error } = await journalCli('verify', ...args);
+  if (error !== null) throw new Error(error);
+  return { code, lines };
 }
 
 function treeSizeOf(jws: string): number {

@@ -1,6 +1,6 @@
 /**
- * The storage seam of the journal. SQLite (better-sqlite3) implements it now; a PostgreSQL
- * backend for several planes sharing one journal implements the same interface later, which is
+ * The storage seam of the journal. SQLite (better-sqlite3, sqlite-store.ts) is the embedded
+ * default; PostgreSQL (postgres-store.ts) is the store several plane instances share. That is
  * why every method is async even though SQLite answers synchronously. Callers (the Journal,
  * verify, export) never touch SQL.
  *
@@ -58,7 +58,14 @@ export interface JournalHead {
 
 export interface JournalStore {
   readonly journalId: string;
+  /** Where the journal is, as it may be shown: a file path, or a database URL with its password masked. */
   readonly location: string;
+  /**
+   * A database file the journal's workers (journal-worker-pool.ts) can open read-only for
+   * themselves; absent for a server database, whose verification, exports and start-up scan
+   * then run on the calling thread (each a page at a time, so the loop still turns between).
+   */
+  readonly workerDatabasePath?: string;
   /** Commits the drafts chained onto the head; resolves only once they are on disk. */
   append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]>;
   /**
@@ -117,7 +124,29 @@ export interface JournalStore {
    */
   firstSeqAtOrAfter(time: string): Promise<number>;
   integrityCheck(): Promise<string>;
+  /**
+   * Makes this process the one plane instance serving the journal, waiting while another is
+   * (ServerLease). Absent where the data dir's plane lock already makes a plane the only one (SQLite).
+   */
+  holdServerLease?(holder: ServerHolder, hooks: ServerLeaseHooks): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Who serves a shared journal: shown to an instance that waits for it. */
+export interface ServerHolder {
+  pid: number;
+  hostname: string;
+  dataDir: string;
+  since: string;
+}
+
+export interface ServerLeaseHooks {
+  /** This instance waits: another (named when it said who it is) serves the journal. */
+  onWaiting(current: ServerHolder | null): void;
+  /** The lease was lost while serving (the database dropped the session): stop performing effects now. */
+  onLost(reason: string): void;
+  /** Aborts the wait (the person stopped this instance while it waited). */
+  signal?: AbortSignal;
 }
 
 export interface ChildRunRow {
@@ -151,6 +180,24 @@ export interface OwnedRunRow {
   seq: number;
   /** The run's latest record. */
   lastSeq: number;
+}
+
+/** How many records one page of `pagedRecords` reads. */
+const ITERATE_PAGE = 2000;
+
+/**
+ * Records from `fromSeq` to `toSeq` (null: the head) in seq order, read through `readRange` a
+ * page at a time: each page is its own statement, so no read transaction or cursor is held open
+ * across the caller's awaits. Every store's `iterate` is this over its own readRange.
+ */
+export async function* pagedRecords(readRange: JournalStore['readRange'], fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
+  let next = fromSeq;
+  for (;;) {
+    const rows = await readRange(next, toSeq, ITERATE_PAGE);
+    for (const row of rows) yield row;
+    if (rows.length < ITERATE_PAGE) return;
+    next = rows[rows.length - 1]!.seq + 1;
+  }
 }
 
 /**

@@ -25,7 +25,7 @@ import { writeBundle } from './bundle-export';
 import { verifyBundleChunk } from './bundle-verify';
 import { JournalError } from './journal-error';
 import { JournalIndexer, scanStoreRecords } from './journal-scan';
-import type { JournalReads, StoredRecord } from './journal-store';
+import { pagedRecords, type JournalReads, type StoredRecord } from './journal-store';
 import type { JobMessage, ReplyMessage, WorkerConfig, WorkerReply } from './journal-worker-pool';
 import { SqliteJournalReader } from './sqlite-reader';
 import { verifyStoreChunk, verifyStoreRecords, type TextReads } from './store-verify';
@@ -81,17 +81,8 @@ function timedReads(): { reads: JournalReads & TextReads; readMs: () => number }
     runs: timed((limit: number) => openReader().runs(limit)),
     runLastSeq: timed((runId: string) => openReader().runLastSeq(runId)),
     runSeqs: timed((runId: string) => openReader().runSeqs(runId)),
-    // The same paging as SqliteJournalReader.iterate, over the timed readRange.
-    async *iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
-      const page = 2000;
-      let next = fromSeq;
-      for (;;) {
-        const rows = await reads.readRange(next, toSeq, page);
-        for (const row of rows) yield row;
-        if (rows.length < page) return;
-        next = rows[rows.length - 1]!.seq + 1;
-      }
-    },
+    // The same paging as every store's iterate, over the timed readRange.
+    iterate: (fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> => pagedRecords(reads.readRange, fromSeq, toSeq),
   };
   return { reads, readMs: () => readMs };
 }

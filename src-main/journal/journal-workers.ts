@@ -14,7 +14,7 @@
  */
 import { rmSync } from 'node:fs';
 import type { KeyObject } from 'node:crypto';
-import { partialFileOf, planExport } from './bundle-export';
+import { exportBundle, partialFileOf, planExport } from './bundle-export';
 import type { BundleVerifyOptions, ExportResult } from './bundle-format';
 import { journalStoreOf, type Journal } from './journal';
 import type { JournalWorkers } from './journal-worker-pool';
@@ -50,6 +50,7 @@ export function verifyJournalStore(journal: Journal, options: BundleVerifyOption
  * worker otherwise.
  */
 export async function verifyJournalStoreInWorker(journal: Journal, options: BundleVerifyOptions = {}): Promise<VerifyReport> {
+  if (!journal.hasWorkers) return verifyJournalStore(journal, options);
   const refused = unexpectedKey(journal, options);
   if (refused) return refused;
   const plan = storeVerifyPlan(journal);
@@ -129,11 +130,13 @@ async function inChunks<T>(head: number, workers: number, job: (fromSeq: number,
 }
 
 /**
- * `exportBundle` with the writing in a journal worker: the anchor is signed here (the key stays
+ * `exportBundle` with the writing in a journal worker (on this thread for a journal whose
+ * workers cannot read its store, a server database): the anchor is signed here (the key stays
  * on this thread), the records are read, proved and written there. A worker that dies
  * mid-export leaves no partial file behind.
  */
 export async function exportBundleInWorker(journal: Journal, scope: VerifyScope, file: string): Promise<ExportResult> {
+  if (!journal.hasWorkers) return exportBundle(journal, scope, file);
   const plan = await planExport(journal, scope);
   try {
     return (await journal.workers.run({ kind: 'exportBundle', plan, file })).result;
@@ -150,7 +153,7 @@ export async function exportBundleInWorker(journal: Journal, scope: VerifyScope,
  */
 export async function scanWholeJournal(journal: Journal, plan: StoreVerifyPlan): Promise<JournalScan> {
   const head = await journal.head();
-  if (head.seq < SCAN_IN_WORKER_FROM_RECORDS) return scanStoreRecords(journalStoreOf(journal), plan, { publicKey: journal.key.publicKey });
+  if (head.seq < SCAN_IN_WORKER_FROM_RECORDS || !journal.hasWorkers) return scanStoreRecords(journalStoreOf(journal), plan, { publicKey: journal.key.publicKey });
   return scanInWorkers(journal, plan, head.seq);
 }
 

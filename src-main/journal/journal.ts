@@ -23,6 +23,7 @@ import {
 import { CheckpointLog, peekCheckpoint, signCheckpoint, verifyCheckpoint, type SignedCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { JournalError } from './journal-error';
+import type { ServerHolder, ServerLeaseHooks } from './journal-store';
 import type { ChildRunRow, JournalHead, JournalStore, ObservedRunRow, OwnedRunRow, OwnedRunsQuery, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { leafHash, leafHashOfHex, MerkleAccumulator } from './merkle';
 import { existsSync } from 'node:fs';
@@ -30,6 +31,8 @@ import { ensurePrivateDataDir } from '../base/data-dir-guard';
 import { loadOrCreatePlaneKey, loadPlaneKey, type PlaneKey } from './plane-key';
 import { JournalWorkers } from './journal-worker-pool';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
+import { PostgresJournalStore } from './postgres-store';
+import { postgresLimitsFrom } from './postgres-url';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
 
@@ -40,6 +43,13 @@ export interface JournalOptions {
   /** Issue a signed checkpoint at least every this many records. */
   checkpointEvery?: number;
   store?: JournalStore;
+  /**
+   * A PostgreSQL URL (postgres-store.ts): the journal lives in that database and the data dir
+   * keeps this instance's own files (its key, its checkpoint log). Absent: the data dir's SQLite file.
+   */
+  databaseUrl?: string;
+  /** Where databaseUrl came from, for its errors (`--database`, AGENTPLANE_DATABASE_URL). */
+  databaseUrlSource?: string;
   key?: PlaneKey;
   /**
    * For verification: sign nothing (no checkpoint at open or close) and create nothing (no
@@ -98,13 +108,13 @@ export class Journal {
   }
 
   static async open(options: JournalOptions): Promise<Journal> {
-    if (options.readOnly && !options.store && !existsSync(journalPath(options.dataDir))) {
+    if (options.readOnly && !options.store && options.databaseUrl === undefined && !existsSync(journalPath(options.dataDir))) {
       throw new JournalError('NotAJournal', `${options.dataDir} holds no journal (no ${journalPath(options.dataDir)})`);
     }
     // Refused before anything in it is read or created: a data dir others can write is one
     // whose key, checkpoints and database they could have replaced (data-dir-guard.ts).
     ensurePrivateDataDir(options.dataDir, { create: !options.readOnly });
-    const store = options.store ?? SqliteJournalStore.open(journalPath(options.dataDir), options.onMigrationNotice ? { onMigrationNotice: options.onMigrationNotice } : {});
+    const store = options.store ?? (await openStore(options));
     try {
       const key = options.key ?? (options.readOnly ? await loadPlaneKey(options.dataDir) : await loadOrCreatePlaneKey(options.dataDir));
       const journal = new Journal(
@@ -152,8 +162,20 @@ export class Journal {
    */
   get workers(): JournalWorkers {
     if (this.closed) throw new JournalError('Closed', 'the journal is closed');
-    this.pool ??= new JournalWorkers({ databasePath: this.#store.location });
+    const databasePath = this.#store.workerDatabasePath;
+    if (databasePath === undefined) throw new JournalError('Refused', `the journal at ${this.#store.location} has no worker pool: its work runs on this thread (hasWorkers)`);
+    this.pool ??= new JournalWorkers({ databasePath });
     return this.pool;
+  }
+
+  /** Whether the journal's workers can read its store (a SQLite file); if not, their jobs run on this thread. */
+  get hasWorkers(): boolean {
+    return this.#store.workerDatabasePath !== undefined;
+  }
+
+  /** Where the journal is, as it may be shown: a file path, or a database URL with its password masked. */
+  get location(): string {
+    return this.#store.location;
   }
 
   onAppend(listener: AppendListener): () => void {
@@ -422,6 +444,15 @@ export class Journal {
 
   // ---- end of the reads for the layers above ----
 
+  /**
+   * Makes this process the plane instance serving the journal: on a shared database, waits
+   * while another instance serves it and returns once this one does (the store's lease); on
+   * SQLite returns at once (the data dir's plane lock already made this plane the only one).
+   */
+  async holdServerLease(holder: ServerHolder, hooks: ServerLeaseHooks): Promise<void> {
+    await this.#store.holdServerLease?.(holder, hooks);
+  }
+
   /** Closes the journal after a final checkpoint over everything written (the shutdown checkpoint). */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -519,6 +550,14 @@ export function prepare(draft: AnyRecordDraft): PreparedDraft {
     throw error;
   }
   return new Prepared(draft.runId, draft.kind, v, bodyText, draft.body as Record<string, unknown>);
+}
+
+/** The store `options` name: PostgreSQL at databaseUrl, or the data dir's SQLite file. */
+async function openStore(options: JournalOptions): Promise<JournalStore> {
+  if (options.databaseUrl !== undefined) {
+    return PostgresJournalStore.open(options.databaseUrl, { limits: postgresLimitsFrom(process.env), ...(options.databaseUrlSource ? { source: options.databaseUrlSource } : {}) });
+  }
+  return SqliteJournalStore.open(journalPath(options.dataDir), options.onMigrationNotice ? { onMigrationNotice: options.onMigrationNotice } : {});
 }
 
 /**

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { GENESIS_PREV_HASH } from '../../src-shared/journal/records';
 import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
-import type { JournalHead, JournalReads, ObservedRunRow, RunSummaryRow, StoredRecord } from './journal-store';
+import { pagedRecords, type JournalHead, type JournalReads, type ObservedRunRow, type RunSummaryRow, type StoredRecord } from './journal-store';
 
 /** A row of the records table, as SQLite returns it. */
 export interface RecordRow {
@@ -154,16 +154,8 @@ export class SqliteJournalReader implements JournalReads {
 
   private rangeTextStmt: Database.Statement | undefined;
 
-  async *iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
-    // Pages rather than one long cursor, so no read transaction is held open across awaits.
-    const page = 2000;
-    let next = fromSeq;
-    for (;;) {
-      const rows = await this.readRange(next, toSeq, page);
-      for (const row of rows) yield row;
-      if (rows.length < page) return;
-      next = rows[rows.length - 1]!.seq + 1;
-    }
+  iterate(fromSeq: number, toSeq: number | null): AsyncIterable<StoredRecord> {
+    return pagedRecords((from, to, limit) => this.readRange(from, to, limit), fromSeq, toSeq);
   }
 
   async runs(limit: number): Promise<RunSummaryRow[]> {

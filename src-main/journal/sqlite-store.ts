@@ -96,6 +96,8 @@ export interface SqliteStoreOptions {
 
 export class SqliteJournalStore implements JournalStore {
   readonly journalId: string;
+  /** The workers open this very file read-only (sqlite-reader.ts). */
+  readonly workerDatabasePath: string;
   private readonly db: Database.Database;
   private readonly reads: SqliteJournalReader;
   private closed = false;
@@ -111,6 +113,7 @@ export class SqliteJournalStore implements JournalStore {
     private readonly walSync: WalSync,
   ) {
     this.db = db;
+    this.workerDatabasePath = location;
     this.reads = new SqliteJournalReader(reader);
     this.journalId = journalId;
     const stmts = {

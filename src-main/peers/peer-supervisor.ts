@@ -68,6 +68,16 @@ export function supervisedPeerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('MCPV2_')));
 }
 
+/** `env` with `changes` applied: a value set, undefined removed. */
+function withEnv(env: NodeJS.ProcessEnv, changes: Readonly<Record<string, string | undefined>>): NodeJS.ProcessEnv {
+  const next = { ...env };
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) delete next[key];
+    else next[key] = value;
+  }
+  return next;
+}
+
 /** Resolves when a process that is not our child has gone (polled: there is no wait for it). */
 function exitOf(pid: number): Promise<number | null> {
   return new Promise((resolve) => {
@@ -132,6 +142,8 @@ export class PeerSupervisor {
     private readonly logger: Logger,
     private readonly onChange: () => void,
     private readonly command: readonly string[],
+    /** Set in every peer's environment over the plane's (undefined: removed), e.g. where the plane's journal is. */
+    private readonly peerEnv: Readonly<Record<string, string | undefined>> = {},
   ) {
     this.registry = new PeerRegistry(dataDir);
   }
@@ -182,7 +194,7 @@ export class PeerSupervisor {
       logFile: this.logFile(id),
       logMode: 'append',
       portFile: join(peerDir, 'port'),
-      env: { ...supervisedPeerEnv(process.env), AGENTPLANE_PEER_ADMIN_TOKEN: adminToken },
+      env: { ...withEnv(supervisedPeerEnv(process.env), this.peerEnv), AGENTPLANE_PEER_ADMIN_TOKEN: adminToken },
     });
     const exited = launched.exited.then((e) => e.code);
     const entry: Running = { child: launched.child, pid: launched.pid, status: 'starting', port: null, startedAt: Date.now(), adminToken, exited };

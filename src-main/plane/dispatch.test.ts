@@ -9,6 +9,7 @@ import { call } from '../../tests/support/runtime-support';
 const status = {
   version: '1.0.0',
   dataDir: '/d',
+  journal: '/d/journal.sqlite',
   startedAt: new Date(0).toISOString(),
   uptimeMs: 5,
   host: 'headless' as const,

@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { formatPeerAddress } from '../../src-shared/protocol/mcpv2';
 import { Journal } from '../journal/journal';
+import { chooseDatabase, databaseOptions } from '../journal/postgres-url';
 import { appVersion } from '../base/app-paths';
 import { errorFields, type Logger } from '../base/logger';
 import { loadPolicy, loadProviders } from './plane-config';
@@ -190,7 +191,8 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
   } catch (error) {
     throw error instanceof RevocationFileError ? new PeerStartError(error.message) : error;
   }
-  const journal = await Journal.open({ dataDir });
+  // The plane that started this peer named its journal's database in the environment (none: SQLite).
+  const journal = await Journal.open({ dataDir, ...databaseOptions(chooseDatabase(undefined, process.env)) });
   let runtime: Runtime;
   try {
     const skillDeps = { peerId: record.id, peerName: record.name, files, model, llmMode: record.llmMode, journal, custom, customRunner: new CustomSkillRunner(), staging, blobs };

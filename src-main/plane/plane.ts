@@ -3,6 +3,7 @@
  * back one object that the Electron main, the CLI and the web bridge all drive the same way.
  * No front end builds parts of a plane itself; if it needs something, it is added here.
  */
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { PlaneStatus } from '../../src-shared/ipc/contract';
 import { appRoot } from '../base/app-paths';
@@ -11,6 +12,7 @@ import { EventHub } from './event-hub';
 import { errorFields, silentLogger, type Logger } from '../base/logger';
 import type { Result } from '../../src-shared/ipc/result';
 import { Journal } from '../journal/journal';
+import { databaseOptions, DATABASE_URL_ENV, type DatabaseChoice } from '../journal/postgres-url';
 import { journalHandlers } from './journal-handlers';
 import { acpHandlers } from './acp-handlers';
 import { mcpEndpointHandlers } from './mcp-endpoint';
@@ -46,6 +48,22 @@ const OBSERVED_WAITS_LIMIT = 200;
 
 export interface PlaneConfig {
   dataDir: string;
+  /**
+   * The PostgreSQL journal this plane shares with other instances (`serve --database`,
+   * AGENTPLANE_DATABASE_URL); absent: the data dir's SQLite file. The data dir keeps this
+   * instance's own files (its key, checkpoints, tokens and addresses) either way.
+   */
+  database?: DatabaseChoice;
+  /** Told (with who serves it) when another instance serves the shared journal and this one waits. */
+  onLeaseWaiting?: (holder: string) => void;
+  /**
+   * Told when this instance stops serving the shared journal (the database dropped its lease).
+   * Default: the process exits at once (code 75), so no effect is performed after another
+   * instance may have taken its runs over.
+   */
+  onLeaseLost?: (reason: string) => void;
+  /** Aborts a start still waiting for the shared journal's lease. */
+  signal?: AbortSignal;
   version: string;
   host: PlaneStatus['host'];
   logger?: Logger;
@@ -135,6 +153,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   try {
     journal = await Journal.open({
       dataDir: config.dataDir,
+      ...databaseOptions(config.database),
       now,
       checkpointEvery: config.checkpointEvery,
       // A first start after an upgrade can rebuild a large table: the log says so before it stalls.
@@ -144,8 +163,40 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     lock.release();
     throw error;
   }
+  try {
+    // On a shared database, one instance at a time serves the journal (its runtime resumes runs
+    // and performs effects): this waits while another does, and returns once this one does.
+    await journal.holdServerLease(
+      { pid: process.pid, hostname: hostname(), dataDir: config.dataDir, since: new Date(now()).toISOString() },
+      {
+        onWaiting: (current) => {
+          const who = current ? `process ${current.pid} on ${current.hostname} (data dir ${current.dataDir}, since ${current.since})` : 'another plane instance';
+          logger.log('warn', `waiting: ${who} serves the journal at ${journal.location}; this instance takes over when it stops`);
+          config.onLeaseWaiting?.(who);
+        },
+        onLost: (reason) => {
+          logger.log('error', `this instance no longer serves the journal: ${reason}`);
+          if (config.onLeaseLost) config.onLeaseLost(reason);
+          // Another instance may take the runs over now: this one must not perform one more effect.
+          else process.exit(75);
+        },
+        ...(config.signal ? { signal: config.signal } : {}),
+      },
+    );
+    // What was appended while this instance waited (the runs it now takes over) is signed by
+    // its key before its runtime reads the journal: its start-up check then covers every record.
+    if ((await journal.head()).seq > journal.size) await journal.checkpoint();
+  } catch (error) {
+    await journal.close().catch(() => undefined);
+    lock.release();
+    throw error;
+  }
   startupMark('plane.journal-open');
-  const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }), config.peerCommand ?? agentplaneCommand());
+  const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }), config.peerCommand ?? agentplaneCommand(), {
+    // The plane's peers write to the plane's journal: the same database, or none (a variable
+    // left in the environment must not send a peer of a SQLite plane elsewhere).
+    [DATABASE_URL_ENV]: config.database?.url,
+  });
   if (config.demoPeers && peers.registry.list().length === 0) {
     peers.registry.create({ id: 'alpha', name: 'Alpha (demo)', port: 0, publicIp: '127.0.0.1' });
     peers.registry.create({ id: 'beta', name: 'Beta (demo, LLM mode)', port: 0, publicIp: '127.0.0.1', llmMode: true });
@@ -214,6 +265,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   const status = (): PlaneStatus => ({
     version: config.version,
     dataDir: config.dataDir,
+    journal: journal.location,
     startedAt: new Date(startedAtMs).toISOString(),
     uptimeMs: Math.max(0, Math.round(now() - startedAtMs)),
     host: config.host,

@@ -33,6 +33,8 @@ const Empty = deferred(() => z.object({}).strict());
 export const PlaneStatusSchema = deferred(() => z.object({
   version: z.string(),
   dataDir: z.string(),
+  /** Where the journal is: the data dir's SQLite file, or the shared PostgreSQL database's URL with its password masked. */
+  journal: z.string(),
   /** ISO-8601 instant the plane finished starting. */
   startedAt: z.string(),
   uptimeMs: z.number().int().nonnegative(),

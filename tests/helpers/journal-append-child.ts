@@ -12,13 +12,17 @@
  *                             the last seq of the batch and its hash, once the whole batch is
  *                             acknowledged (durable)
  *   DONE <records>            after `--limit` records were appended and the journal closed
- * Flags: --data-dir (required), --run-prefix (default "child"), --seed (default 1), --limit
+ * Flags: --data-dir (required), --database (a PostgreSQL URL: the journal lives there, the data
+ * dir keeps this process's key and checkpoints), --run-prefix (default "child"), --seed (default 1), --limit
  * (records; 0 = forever, the default), --batch (0 = mixed, the default), --checkpoint-every
  * (default 500), --wait-go (open only after reading a line "GO" on stdin, so several children
  * start together), --yield (after each acknowledgement, let the event loop turn once, as a
  * process doing any I/O between appends does; without it the loop is a pure chain of
  * microtasks, because better-sqlite3 answers synchronously, and asynchronous work such as
  * signing a checkpoint does not run until the loop ends).
+ *
+ * Mode `lease` opens the journal in `--database` and holds its server lease (postgres-store.ts),
+ * printing `LEASED`, until it is killed.
  *
  * Mode `hold-lock` holds SQLite's write lock on the data dir's journal from a raw better-sqlite3
  * connection: BEGIN IMMEDIATE, insert one valid next record (chained and hashed like the
@@ -88,7 +92,7 @@ async function appendMode(flags: Flags): Promise<void> {
   const yieldEach = flags['yield'] === 'true';
   if (flags['wait-go']) await waitForGo();
 
-  const journal = await Journal.open({ dataDir, checkpointEvery: intFlag(flags, 'checkpoint-every', 500) });
+  const journal = await Journal.open({ dataDir, checkpointEvery: intFlag(flags, 'checkpoint-every', 500), ...(flags.database ? { databaseUrl: flags.database } : {}) });
   say(`OPEN ${(await journal.head()).seq}`);
   const drafts = draftStream(prefix, random);
   const take = (n: number) => Array.from({ length: n }, () => drafts.next().value as AnyRecordDraft);
@@ -144,12 +148,23 @@ async function holdLockMode(flags: Flags): Promise<void> {
   say('RELEASED');
 }
 
+/** Holds a shared journal's server lease until killed. */
+async function leaseMode(flags: Flags): Promise<void> {
+  const dataDir = flags['data-dir'];
+  if (!dataDir || !flags.database) throw new Error('--data-dir and --database are required');
+  const journal = await Journal.open({ dataDir, databaseUrl: flags.database });
+  await journal.holdServerLease({ pid: process.pid, hostname: 'child', dataDir, since: new Date().toISOString() }, { onWaiting: () => say('WAITING'), onLost: () => say('LOST') });
+  say('LEASED');
+  await new Promise(() => undefined);
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const [mode, ...rest] = argv;
   const flags = parseFlags(rest);
   if (mode === 'append') return appendMode(flags);
   if (mode === 'hold-lock') return holdLockMode(flags);
-  throw new Error(`unknown mode ${String(mode)}: expected append or hold-lock`);
+  if (mode === 'lease') return leaseMode(flags);
+  throw new Error(`unknown mode ${String(mode)}: expected append, hold-lock or lease`);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -13,6 +13,7 @@
 import type { PlaneClient } from '../../../src-shared/ipc/client';
 import { canonicalize } from '../../../src-shared/journal/canonical-json';
 import { Journal } from '../../journal/journal';
+import { chooseDatabase, databaseOptions } from '../../journal/postgres-url';
 import type { ObservationDraft, RunWrite } from './session-runs';
 import { observationDrafts } from './observation-drafts';
 
@@ -28,7 +29,7 @@ export class JournalSink implements ObservationSink {
   constructor(private readonly dataDir: string) {}
 
   async write(write: RunWrite): Promise<void> {
-    this.journal ??= Journal.open({ dataDir: this.dataDir });
+    this.journal ??= Journal.open({ dataDir: this.dataDir, ...databaseOptions(chooseDatabase(undefined, process.env)) });
     const journal = await this.journal;
     const before = write.seal ? await journal.runRecordCount(write.runId) : 0;
     await journal.appendBatch(observationDrafts(write, before));
@@ -41,7 +42,7 @@ export class JournalSink implements ObservationSink {
    * again, nor the seal of a run already sealed. The rest is written as write() would.
    */
   async writeRest(write: RunWrite, afterSeq: number): Promise<void> {
-    this.journal ??= Journal.open({ dataDir: this.dataDir });
+    this.journal ??= Journal.open({ dataDir: this.dataDir, ...databaseOptions(chooseDatabase(undefined, process.env)) });
     const journal = await this.journal;
     const held = new Set<string>();
     let sealed = false;

@@ -1,4 +1,4 @@
-/** Connection state and plane version, announced politely to screen readers when it changes. */
+/** Connection state, where the plane keeps its data (and its journal, when shared) and its version, announced politely to screen readers when it changes. */
 import type { ConnectionState } from '../../../src-shared/ipc/client';
 import { useApp } from '../store/store-context';
 
@@ -14,6 +14,9 @@ export function StatusBar() {
   const version = useApp((s) => s.status?.version);
   const host = useApp((s) => s.status?.host);
   const dataDir = useApp((s) => s.status?.dataDir);
+  // A shared PostgreSQL journal is named (its URL as the plane shows it: password masked);
+  // the embedded SQLite file in the data folder needs no second mention.
+  const sharedJournal = useApp((s) => (s.status && /^postgres(ql)?:/.test(s.status.journal) ? s.status.journal : null));
   const error = useApp((s) => s.error);
   return (
     <footer className="status-bar">
@@ -27,6 +30,11 @@ export function StatusBar() {
         </span>
       ) : null}
       <span className="spacer" />
+      {sharedJournal ? (
+        <span title="Shared journal (PostgreSQL)" aria-label="Shared journal">
+          journal {sharedJournal}
+        </span>
+      ) : null}
       {dataDir ? <span title="Data folder">{dataDir}</span> : null}
       <span aria-label="Plane version">{version ? `AgentPlane ${version}${host === 'headless' ? ' · headless' : ''}` : 'AgentPlane'}</span>
     </footer>

@@ -47,7 +47,7 @@ const text = (html: string) =>
 /** The text of every `<code>` element: the commands and names the page shows as typed. */
 const codes = (html: string) => [...html.matchAll(/<code>([\s\S]*?)<\/code>/g)].map((m) => text(m[1]!).trim());
 
-const status = { version: 'test', dataDir: DATA_DIR, startedAt: '2026-12-07T00:00:00.000Z', uptimeMs: 0, host: 'headless' as const, state: 'running' as const };
+const status = { version: 'test', dataDir: DATA_DIR, journal: `${DATA_DIR}/journal.sqlite`, startedAt: '2026-12-07T00:00:00.000Z', uptimeMs: 0, host: 'headless' as const, state: 'running' as const };
 
 describe('9. every command the UI shows runs as written from the repo, in this plane’s data dir', () => {
   it('Editor sessions, empty: the tap and the demo through npx, with --data-dir; Zed’s snippet names the data dir', () => {

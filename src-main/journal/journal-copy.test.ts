@@ -1,0 +1,162 @@
+/**
+ * `journal copy` (journal-copy.ts) into a real PostgreSQL, and the server lease that keeps one
+ * plane instance at a time serving a shared journal (postgres-store.ts holdServerLease).
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Journal } from './journal';
+import { copyJournal } from './journal-copy';
+import { verifyJournalStore } from './journal-workers';
+import { journalPath } from './sqlite-store';
+import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
+import { freshDatabase, postgresMissing, postgresUrl, sql } from '../../tests/support/postgres-support';
+import type { ServerHolder } from './journal-store';
+
+const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');
+
+const journals: Journal[] = [];
+const children: Array<ReturnType<typeof spawn>> = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const j of journals.splice(0)) await j.close().catch(() => undefined);
+});
+
+async function opened(options: Parameters<typeof Journal.open>[0]): Promise<Journal> {
+  const journal = await Journal.open(options);
+  journals.push(journal);
+  return journal;
+}
+
+/** A SQLite data dir holding three runs, closed (its checkpoint signed). */
+async function sqliteJournal(): Promise<string> {
+  const dataDir = tempDataDir('ap-copy-');
+  const journal = await Journal.open({ dataDir, checkpointEvery: 7 });
+  await journal.appendBatch([...runDrafts('run-a', 3), ...runDrafts('run-b', 1)]);
+  await journal.appendBatch(runDrafts('run-c', 2));
+  await journal.close();
+  return dataDir;
+}
+
+describe.skipIf(!postgresUrl())(`journal copy into PostgreSQL${postgresUrl() ? '' : ` (skipped: ${postgresMissing()})`}`, () => {
+  it('copies every record as it is, verified on both sides; the data dir then serves it with --database', async () => {
+    const dataDir = await sqliteJournal();
+    const url = await freshDatabase('copy');
+    const source = await opened({ dataDir });
+    const progress: number[] = [];
+    const result = await copyJournal(source, url, (copied) => progress.push(copied));
+    expect(result).toMatchObject({ copied: 18, alreadyThere: 0, records: 18, journalId: source.journalId });
+    expect(result.to).not.toContain(new URL(url).password);
+    expect(progress.at(-1)).toBe(18);
+    const original = await source.readRange(1, null, 100);
+    await source.close();
+
+    const served = await opened({ dataDir, databaseUrl: url });
+    expect(served.journalId).toBe(original[0] && source.journalId);
+    expect((await served.readRange(1, null, 100)).map((r) => [r.seq, r.hash, r.time, r.bodyText])).toEqual(original.map((r) => [r.seq, r.hash, r.time, r.bodyText]));
+    expect(await served.runLastSeq('run-c')).toBe(18);
+    await served.append(runDrafts('run-d', 0)[0]!);
+    await served.checkpoint();
+    expect(await verifyJournalStore(served)).toMatchObject({ ok: true, count: 19 });
+  });
+
+  it('goes on from an interrupted copy, and copies nothing twice', async () => {
+    const dataDir = await sqliteJournal();
+    const url = await freshDatabase('resume');
+    const source = await opened({ dataDir });
+    await copyJournal(source, url);
+    await source.appendBatch(runDrafts('run-e', 1));
+    const again = await copyJournal(source, url);
+    expect(again).toMatchObject({ copied: 4, alreadyThere: 18, records: 22 });
+    expect((await sql(url, 'SELECT COUNT(*)::int AS n FROM agentplane.records')).rows[0]).toEqual({ n: 22 });
+  });
+
+  it('refuses a database holding another journal, and a source that does not verify, writing nothing', async () => {
+    const other = await freshDatabase('other');
+    const elsewhere = await opened({ dataDir: tempDataDir(), databaseUrl: other });
+    await elsewhere.appendBatch(runDrafts('run-x', 0));
+    const source = await opened({ dataDir: await sqliteJournal() });
+    await expect(copyJournal(source, other)).rejects.toThrow(/already holds another journal \([0-9a-f]{32}, 2 records\); copy into an empty database/);
+    expect((await sql(other, 'SELECT COUNT(*)::int AS n FROM agentplane.records')).rows[0]).toEqual({ n: 2 });
+
+    const tamperedDir = await sqliteJournal();
+    const raw = new Database(journalPath(tamperedDir));
+    raw.exec('DROP TRIGGER records_append_only_update');
+    raw.prepare("UPDATE records SET body = json_set(body, '$.input.text', 'edited') WHERE seq = 1").run();
+    raw.close();
+    const tampered = await opened({ dataDir: tamperedDir, readOnly: true });
+    const empty = await freshDatabase('untouched');
+    await expect(copyJournal(tampered, empty)).rejects.toThrow(/does not verify \(seq 1: .*\); nothing was copied/);
+    expect((await sql(empty, "SELECT COUNT(*)::int AS n FROM information_schema.tables WHERE table_schema = 'agentplane'")).rows[0]).toEqual({ n: 0 });
+  });
+});
+
+describe.skipIf(!postgresUrl())(`the server lease${postgresUrl() ? '' : ` (skipped: ${postgresMissing()})`}`, () => {
+  const holder = (dataDir: string): ServerHolder => ({ pid: process.pid, hostname: 'test', dataDir, since: new Date().toISOString() });
+
+  it('one instance serves; a second waits, told who serves, and takes over when the first closes', async () => {
+    const url = await freshDatabase('lease');
+    const first = await opened({ dataDir: tempDataDir(), databaseUrl: url });
+    await first.holdServerLease(holder(first.dataDir), { onWaiting: () => expect.fail('the first instance waited'), onLost: () => undefined });
+    const second = await opened({ dataDir: tempDataDir(), databaseUrl: url });
+    let told: ServerHolder | null = null;
+    let served = false;
+    const waiting = new Promise<void>((resolve) => {
+      void second
+        .holdServerLease(holder(second.dataDir), {
+          onWaiting: (current) => {
+            told = current;
+            resolve();
+          },
+          onLost: () => undefined,
+        })
+        .then(() => (served = true));
+    });
+    await waiting;
+    expect(told).toMatchObject({ dataDir: first.dataDir, hostname: 'test' });
+    expect(served).toBe(false);
+    await first.close();
+    await expect.poll(() => served, { timeout: 15_000 }).toBe(true);
+  });
+
+  it('a waiting start is aborted cleanly, saying it stopped', async () => {
+    const url = await freshDatabase('abort');
+    const first = await opened({ dataDir: tempDataDir(), databaseUrl: url });
+    await first.holdServerLease(holder(first.dataDir), { onWaiting: () => undefined, onLost: () => undefined });
+    const second = await opened({ dataDir: tempDataDir(), databaseUrl: url });
+    const controller = new AbortController();
+    const attempt = second.holdServerLease(holder(second.dataDir), { onWaiting: () => controller.abort(), onLost: () => undefined, signal: controller.signal });
+    await expect(attempt).rejects.toThrow(/stopped while waiting to serve the journal at postgres:\/\/postgres:\*\*\*@/);
+  });
+
+  it('a serving instance whose lease session the database ends is told at once (it must stop performing effects)', async () => {
+    const url = await freshDatabase('lost');
+    const serving = await opened({ dataDir: tempDataDir(), databaseUrl: url });
+    let lost = '';
+    await serving.holdServerLease(holder(serving.dataDir), { onWaiting: () => undefined, onLost: (reason) => (lost = reason) });
+    await sql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agentplane-lease' AND datname = current_database()");
+    await expect.poll(() => lost, { timeout: 15_000 }).toMatch(/^the session holding this instance's lease on postgres:\/\/postgres:\*\*\*@.+ ended$/);
+  });
+
+  it('an instance killed with SIGKILL loses the lease at once, and the waiting one serves', async () => {
+    const url = await freshDatabase('killed');
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, 'lease', '--data-dir', tempDataDir(), '--database', url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => line === 'LEASED' && resolve());
+      child.on('exit', () => reject(new Error(`the child exited before holding the lease: ${stderr}`)));
+    });
+    const standby = await opened({ dataDir: tempDataDir(), databaseUrl: url });
+    let served = false;
+    let waited = false;
+    const serving = standby.holdServerLease(holder(standby.dataDir), { onWaiting: () => (waited = true), onLost: () => undefined }).then(() => (served = true));
+    await expect.poll(() => waited, { timeout: 15_000 }).toBe(true);
+    child.kill('SIGKILL');
+    await serving;
+    expect(served).toBe(true);
+  });
+});
