@@ -62,6 +62,15 @@ describe.skipIf(!postgresUrl())(`journal copy into PostgreSQL${postgresUrl() ? '
     expect(await verifyJournalStore(served)).toMatchObject({ ok: true, count: 19 });
   });
 
+  it('a data dir that keeps another journal is refused on a database, before a record is written, naming journal copy', async () => {
+    const dataDir = await sqliteJournal();
+    const url = await freshDatabase('foreigndir');
+    await expect(Journal.open({ dataDir, databaseUrl: url })).rejects.toThrow(
+      /keeps the checkpoints of another journal \([0-9a-f]{32}\), not of the one at postgres:\/\/postgres:\*\*\*@.+ \([0-9a-f]{32}\): move its journal there first \(agentplane journal copy --to <url> --data-dir .+\)/,
+    );
+    expect((await sql(url, 'SELECT COUNT(*)::int AS n FROM agentplane.records')).rows[0]).toEqual({ n: 0 });
+  });
+
   it('goes on from an interrupted copy, and copies nothing twice', async () => {
     const dataDir = await sqliteJournal();
     const url = await freshDatabase('resume');

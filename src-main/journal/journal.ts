@@ -126,6 +126,7 @@ export class Journal {
         options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,
         options.readOnly ?? false,
       );
+      if (options.databaseUrl !== undefined) journal.refuseAnotherJournalsDataDir();
       const head = (await store.head()).seq;
       const restored = await journal.restoreTree(head);
       await journal.fold(() => journal.catchUp(head));
@@ -483,6 +484,24 @@ export class Journal {
     hashes.forEach((hash, i) => {
       if (from + i === this.accumulator.size + 1) this.accumulator.append(leafHash(fromHex(hash)));
     });
+  }
+
+  /**
+   * A data dir whose key signed checkpoints of another journal, and none of this one, belongs to
+   * that journal (its SQLite file, or another database): serving this one from it would hide
+   * every run it holds. Refused, naming the way to move that journal here.
+   */
+  private refuseAnotherJournalsDataDir(): void {
+    const signed = this.checkpoints
+      .readAll()
+      .map((jws) => peekCheckpoint(jws))
+      .filter((checkpoint) => checkpoint !== null && checkpoint.keyId === this.key.keyId);
+    if (signed.length === 0 || signed.some((checkpoint) => checkpoint!.journalId === this.journalId)) return;
+    throw new JournalError(
+      'NotAJournal',
+      `${this.dataDir} keeps the checkpoints of another journal (${signed[signed.length - 1]!.journalId}), not of the one at ${this.#store.location} (${this.journalId}): ` +
+        `move its journal there first (agentplane journal copy --to <url> --data-dir ${this.dataDir}), or give this instance a data dir of its own`,
+    );
   }
 
   private latestCheckpointSize(): number {

@@ -14,7 +14,7 @@ import { Journal } from './journal';
 import { JournalError } from './journal-error';
 import { verifyJournalStore } from './journal-workers';
 import { PostgresJournalStore } from './postgres-store';
-import { checkDatabaseUrl, maskDatabaseUrl, postgresLimitsFrom } from './postgres-url';
+import { checkDatabaseUrl, chooseDatabase, maskDatabaseUrl, postgresLimitsFrom } from './postgres-url';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 import { freshDatabase, postgresMissing, postgresUrl, sql } from '../../tests/support/postgres-support';
 
@@ -59,6 +59,14 @@ describe('a database URL, before anything connects', () => {
     expect(refusal('mysql://ann:s3cret-pw@db/plane')).not.toContain('s3cret-pw');
     expect(refusal('postgres://ann:s3cret-pw@db')).toMatch(/names no database/);
     expect(refusal('postgres://ann:s3cret-pw@db:5432/plane')).toBe('accepted');
+  });
+
+  it('is chosen by the flag, else the environment, else none (SQLite)', () => {
+    const env = { AGENTPLANE_DATABASE_URL: 'postgres://ann:pw@db/env' };
+    expect(chooseDatabase('postgres://ann:pw@db/flag', env)).toEqual({ url: 'postgres://ann:pw@db/flag', source: '--database' });
+    expect(chooseDatabase(undefined, env)).toEqual({ url: 'postgres://ann:pw@db/env', source: 'AGENTPLANE_DATABASE_URL' });
+    expect(chooseDatabase(undefined, {})).toBeUndefined();
+    expect(chooseDatabase('', { AGENTPLANE_DATABASE_URL: '' })).toBeUndefined();
   });
 
   it('takes pool and timeout bounds from the environment, refusing a malformed one by name', () => {
