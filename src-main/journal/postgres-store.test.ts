@@ -6,6 +6,7 @@
  * is store-contract.test.ts.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -128,17 +129,18 @@ describe.skipIf(!postgresUrl())(`the PostgreSQL store on a real server${postgres
 
   it('a role granted SELECT and INSERT only (as the README documents) appends and reads, and can rewrite nothing', async () => {
     const url = await freshDatabase('roles');
+    const role = `plane_writer_${randomBytes(4).toString('hex')}`;
     await (await PostgresJournalStore.open(url)).close();
     await sql(
       url,
-      `CREATE ROLE plane_writer LOGIN PASSWORD 'writer-pw';
-       GRANT USAGE ON SCHEMA agentplane TO plane_writer;
-       GRANT SELECT, INSERT ON agentplane.records TO plane_writer;
-       GRANT SELECT, INSERT, UPDATE ON agentplane.journal_meta TO plane_writer;
-       GRANT SELECT ON agentplane.schema_migrations TO plane_writer;`,
+      `CREATE ROLE ${role} LOGIN PASSWORD 'writer-pw';
+       GRANT USAGE ON SCHEMA agentplane TO ${role};
+       GRANT SELECT, INSERT ON agentplane.records TO ${role};
+       GRANT SELECT, INSERT, UPDATE ON agentplane.journal_meta TO ${role};
+       GRANT SELECT ON agentplane.schema_migrations TO ${role};`,
     );
     const asWriter = new URL(url);
-    asWriter.username = 'plane_writer';
+    asWriter.username = role;
     asWriter.password = 'writer-pw';
     const journal = await Journal.open({ dataDir: tempDataDir(), databaseUrl: asWriter.toString() });
     journals.push(journal);
@@ -146,7 +148,11 @@ describe.skipIf(!postgresUrl())(`the PostgreSQL store on a real server${postgres
     expect((await journal.head()).seq).toBe(4);
     await expect(sql(asWriter.toString(), "UPDATE agentplane.records SET body = '{}'")).rejects.toThrow(/permission denied/);
     await expect(sql(asWriter.toString(), 'DELETE FROM agentplane.records')).rejects.toThrow(/permission denied/);
-    await sql(url, "DROP ROLE IF EXISTS plane_reader; REVOKE ALL ON agentplane.records FROM plane_writer; REVOKE ALL ON agentplane.journal_meta FROM plane_writer; REVOKE ALL ON agentplane.schema_migrations FROM plane_writer; REVOKE ALL ON SCHEMA agentplane FROM plane_writer;").catch(() => undefined);
+    // Roles are the cluster's, not the database's: this one goes, so a cluster someone keeps
+    // (AGENTPLANE_TEST_DATABASE_URL) is left as it was found.
+    await journal.close();
+    journals.splice(journals.indexOf(journal), 1);
+    await sql(url, `DROP OWNED BY ${role}; DROP ROLE ${role};`);
   });
 
   it('three processes appending at once, each with its own data dir and key: one chain, no gap, no fork', async () => {
