@@ -182,6 +182,33 @@ export interface OwnedRunRow {
   lastSeq: number;
 }
 
+/** A row of the records table as either store's database returns it (both have the same columns). */
+export interface RecordRow {
+  seq: number;
+  run_id: string | null;
+  kind: string;
+  v: number;
+  time: string;
+  body: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** A records-table row as a stored record: the body parsed, and kept as the canonical text that was hashed. */
+export function storedFromRow(row: RecordRow): StoredRecord {
+  return {
+    seq: row.seq,
+    runId: row.run_id,
+    kind: row.kind,
+    v: row.v,
+    time: row.time,
+    body: JSON.parse(row.body) as Record<string, unknown>,
+    bodyText: row.body,
+    prevHash: row.prev_hash,
+    hash: row.hash,
+  };
+}
+
 /** How many records one page of `pagedRecords` reads. */
 const ITERATE_PAGE = 2000;
 

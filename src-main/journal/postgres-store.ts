@@ -22,7 +22,7 @@ import pg from 'pg';
 import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { JournalError } from './journal-error';
-import { pagedRecords, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type RunSummaryRow, type ServerHolder, type ServerLeaseHooks, type StoredRecord } from './journal-store';
+import { pagedRecords, storedFromRow, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type RecordRow, type RunSummaryRow, type ServerHolder, type ServerLeaseHooks, type StoredRecord } from './journal-store';
 import type { MerkleAccumulatorState } from './merkle';
 import { migratePostgres, SCHEMA } from './postgres-schema';
 import { checkDatabaseUrl, DEFAULT_POSTGRES_LIMITS, maskDatabaseUrl, type PostgresLimits } from './postgres-url';
@@ -49,20 +49,7 @@ const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text'))) as typeof pg.types.getTypeParser,
 };
 
-interface RecordRow {
-  seq: number;
-  run_id: string | null;
-  kind: string;
-  v: number;
-  time: string;
-  body: string;
-  prev_hash: string;
-  hash: string;
-}
 
-function toStored(row: RecordRow): StoredRecord {
-  return { seq: row.seq, runId: row.run_id, kind: row.kind, v: row.v, time: row.time, body: JSON.parse(row.body) as Record<string, unknown>, bodyText: row.body, prevHash: row.prev_hash, hash: row.hash };
-}
 
 export interface PostgresStoreOptions {
   limits?: Partial<PostgresLimits>;
@@ -265,15 +252,15 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
-    return (await this.query<RecordRow>('SELECT * FROM records WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT $3', [fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit])).map(toStored);
+    return (await this.query<RecordRow>('SELECT * FROM records WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT $3', [fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit])).map(storedFromRow);
   }
 
   async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
-    return (await this.query<RecordRow>('SELECT * FROM records WHERE run_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3', [runId, fromSeq, limit])).map(toStored);
+    return (await this.query<RecordRow>('SELECT * FROM records WHERE run_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3', [runId, fromSeq, limit])).map(storedFromRow);
   }
 
   async readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]> {
-    return (await this.query<RecordRow>('SELECT * FROM records WHERE seq >= $1 AND seq <= $2 AND kind = ANY($3::text[]) ORDER BY seq LIMIT $4', [fromSeq, toSeq, [...kinds], limit])).map(toStored);
+    return (await this.query<RecordRow>('SELECT * FROM records WHERE seq >= $1 AND seq <= $2 AND kind = ANY($3::text[]) ORDER BY seq LIMIT $4', [fromSeq, toSeq, [...kinds], limit])).map(storedFromRow);
   }
 
   async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {

@@ -10,36 +10,14 @@ import Database from 'better-sqlite3';
 import { GENESIS_PREV_HASH } from '../../src-shared/journal/records';
 import { appRoot } from '../base/app-paths';
 import { JournalError } from './journal-error';
-import { pagedRecords, type JournalHead, type JournalReads, type ObservedRunRow, type RunSummaryRow, type StoredRecord } from './journal-store';
+import { pagedRecords, storedFromRow, type JournalHead, type RecordRow, type JournalReads, type ObservedRunRow, type RunSummaryRow, type StoredRecord } from './journal-store';
 
-/** A row of the records table, as SQLite returns it. */
-export interface RecordRow {
-  seq: number;
-  run_id: string | null;
-  kind: string;
-  v: number;
-  time: string;
-  body: string;
-  prev_hash: string;
-  hash: string;
-}
+/** A row of the records table (journal-store.ts), as SQLite returns it. */
+export type { RecordRow };
 
 /** A stored record without its parsed body: the envelope and the body's canonical text (readRangeText). */
 export type StoredRecordText = Omit<StoredRecord, 'body'>;
 
-function toStored(row: RecordRow): StoredRecord {
-  return {
-    seq: row.seq,
-    runId: row.run_id,
-    kind: row.kind,
-    v: row.v,
-    time: row.time,
-    body: JSON.parse(row.body) as Record<string, unknown>,
-    bodyText: row.body,
-    prevHash: row.prev_hash,
-    hash: row.hash,
-  };
-}
 
 /** Where the Electron build of better-sqlite3 lives (scripts/electron-native.mjs puts it there). */
 export function nativeBinding(): string | undefined {
@@ -121,17 +99,17 @@ export class SqliteJournalReader implements JournalReads {
 
   async readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
-    return (this.stmts.range.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as RecordRow[]).map(toStored);
+    return (this.stmts.range.all(fromSeq, toSeq ?? Number.MAX_SAFE_INTEGER, limit) as RecordRow[]).map(storedFromRow);
   }
 
   async readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
-    return (this.stmts.run.all(runId, fromSeq, limit) as RecordRow[]).map(toStored);
+    return (this.stmts.run.all(runId, fromSeq, limit) as RecordRow[]).map(storedFromRow);
   }
 
   async readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]> {
     this.assertOpen();
-    return (this.stmts.kinds.all(fromSeq, toSeq, JSON.stringify(kinds), limit) as RecordRow[]).map(toStored);
+    return (this.stmts.kinds.all(fromSeq, toSeq, JSON.stringify(kinds), limit) as RecordRow[]).map(storedFromRow);
   }
 
   async readHashes(fromSeq: number, toSeq: number): Promise<string[]> {
