@@ -223,6 +223,30 @@ export const recordBodies = {
       detail: z.string().optional(),
     }),
   }),
+  /**
+   * A run of a team plane (a journal several plane instances share, docs/TEAM-PLANE.md) taken
+   * over: the instance that held it (`from`, a runtime host) lost its lease, and `to` resumes it
+   * from the journal under the disposition rules. Journaled on the run, so its timeline says who
+   * held it when, and the run's host is the last `to`.
+   */
+  RunAdopted: lazyEntries({
+    1: () => z.object({ from: z.string().min(1), to: z.string().min(1), reason: z.string() }),
+  }),
+  /**
+   * A public key admitted to the plane's keyring: checkpoints it signs over this journal are the
+   * plane's (offline verify refuses one signed by a key never admitted). Each instance of a team
+   * plane admits its own key when it first serves the journal.
+   */
+  KeyAdmitted: lazyEntries({
+    1: () => z.object({ keyId: z.string().min(1), publicJwk: z.record(z.string(), z.unknown()), instance: z.string().min(1) }),
+  }),
+  /**
+   * A key retired from the keyring: a checkpoint it signs over more records than the journal
+   * held when it was retired is refused; what it signed before stays valid.
+   */
+  KeyRetired: lazyEntries({
+    1: () => z.object({ keyId: z.string().min(1), by: z.string().min(1), reason: z.string().optional() }),
+  }),
 } as const;
 
 export type RecordKind = keyof typeof recordBodies;
@@ -243,6 +267,9 @@ export const CURRENT_VERSION = {
   RunSealed: 1,
   Observation: 1,
   PeerLifecycle: 1,
+  RunAdopted: 1,
+  KeyAdmitted: 1,
+  KeyRetired: 1,
 } as const satisfies { [K in RecordKind]: keyof (typeof recordBodies)[K] };
 
 type Bodies = typeof recordBodies;

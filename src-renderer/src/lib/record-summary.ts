@@ -51,6 +51,9 @@ export const KIND_LABELS: Record<string, string> = {
   RunSealed: 'Sealed',
   Observation: 'Observation',
   PeerLifecycle: 'Peer',
+  RunAdopted: 'Taken over',
+  KeyAdmitted: 'Key admitted',
+  KeyRetired: 'Key retired',
 };
 
 /** Visual tone of a kind; the kind's name is always shown in text beside it. */
@@ -141,6 +144,12 @@ export function summarizeRecord(record: RecordView): string {
       return `${str(body.source)} ${str(body.sessionId)} · ${str(body.update)}`;
     case 'PeerLifecycle':
       return `${str(body.peerId)} ${str(body.event)}${body.address ? ` at ${str(body.address)}` : ''}${body.detail ? ` · ${str(body.detail)}` : ''}`;
+    case 'RunAdopted':
+      return `${str(body.from)} → ${str(body.to)} · ${str(body.reason)}`;
+    case 'KeyAdmitted':
+      return `${str(body.keyId)} of ${str(body.instance)}`;
+    case 'KeyRetired':
+      return `${str(body.keyId)} by ${str(body.by)}${body.reason ? `: ${str(body.reason)}` : ''}`;
     default:
       return oneLineJson(body, 120);
   }
