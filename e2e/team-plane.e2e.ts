@@ -1,11 +1,10 @@
 /**
  * A team plane on PostgreSQL, as two people run it: two `agentplane serve` processes, each with
- * its own data dir (its own key), on one database. One serves the journal; the other waits,
- * saying who serves it. A run that needs approval is started at A; A is killed with SIGKILL;
- * B takes over (the lease PostgreSQL held for A ends with A's session), finds the run waiting,
- * and it is approved by a click in B's UI; B finishes it. The effect happened once, the
- * exported journal verifies, and the database password appears nowhere a person or a file
- * would show it.
+ * its own data dir (its own key), on one database, both serving at once. A run that needs
+ * approval is started at A and waits in B's inbox too; A is killed with SIGKILL; B takes the
+ * run over (A's lease ended with A's session; the takeover is journaled on the run), and it is
+ * approved by a click in B's UI; B finishes it. The effect happened once, the exported journal
+ * verifies, and the database password appears nowhere a person or a file would show it.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -68,35 +67,33 @@ describe.skipIf(!postgresUrl())(`two plane instances on one PostgreSQL journal${
     expect(notPostgres.stderr).not.toContain('s3cret');
   });
 
-  it('A serves, B waits; A killed with SIGKILL; B takes over and finishes the run approved by a click in its UI; the effect happened once', async () => {
+  it('A and B serve at once; a run started at A waits in both inboxes; A killed with SIGKILL; B takes it over and finishes it, approved by a click in its UI; the effect happened once', async () => {
     a = await startServe({ dataDir: dirA, env: { AGENTPLANE_DATABASE_URL: database } });
     expect(a.stdoutLines).toContain(`Journal shared in PostgreSQL at ${database.replace(`:${password}@`, ':***@')}`);
     const clientA: PlaneClient = createPlaneClient(createHttpTransport({ url: a.origin, token: a.token }));
     expect((await clientA.call('plane.status', {})).journal).toBe(database.replace(`:${password}@`, ':***@'));
-
-    // B starts on the same database and waits, naming who serves the journal.
-    let waitingSeen!: () => void;
-    const waiting = new Promise<void>((resolve) => (waitingSeen = resolve));
-    const startingB = startServe({
-      dataDir: dirB,
-      env: { AGENTPLANE_DATABASE_URL: database },
-      timeoutMs: 120_000,
-      onLine: (line) => {
-        linesB.push(line);
-        if (line.startsWith('Waiting: ')) waitingSeen();
-      },
-    });
-    await waiting;
-    expect(linesB.find((line) => line.startsWith('Waiting: '))).toMatch(new RegExp(`^Waiting: process ${a.pid} on .+ \\(data dir ${dirA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, since .+\\) serves this journal; this instance takes over when it stops\\.$`));
+    // B starts on the same database and serves beside A: neither waits for the other.
+    b = await startServe({ dataDir: dirB, env: { AGENTPLANE_DATABASE_URL: database }, timeoutMs: 120_000, onLine: (line) => linesB.push(line) });
+    expect(linesB.some((line) => line.startsWith('Waiting: '))).toBe(false);
+    const clientB = createPlaneClient(createHttpTransport({ url: b.origin, token: b.token }));
+    const hostA = (await clientA.call('plane.status', {})).instance!;
+    const hostB = (await clientB.call('plane.status', {})).instance!;
+    expect(hostA).toMatch(/^plane@/);
+    expect(hostB).toMatch(/^plane@/);
+    expect(hostB).not.toBe(hostA);
 
     const { runId } = await clientA.call('runs.start', { agent: 'write-note', input: { title: 'Team note', topic: 'two instances, one journal' } });
     await expect.poll(async () => (await clientA.call('runs.list', {})).runs.find((r) => r.runId === runId)?.status, POLL).toBe('suspended');
+    // One journal, one inbox: B lists the run A holds, waiting, before anything happens to A.
+    await expect.poll(async () => (await clientB.call('approvals.list', {})).waiting.some((w) => w.runId === runId), POLL).toBe(true);
+    expect((await clientB.call('runs.get', { runId })).host).toBe(hostA);
 
     a.child.kill('SIGKILL');
     await a.exited;
-    b = await startingB;
-    const clientB = createPlaneClient(createHttpTransport({ url: b.origin, token: b.token }));
-    // B lists the run A started: one journal.
+    // B finds A's lease ended and takes its run over, journaling it on the run.
+    await expect.poll(async () => (await clientB.call('runs.get', { runId })).host, POLL).toBe(hostB);
+    const adopted = await sql(database, "SELECT body FROM agentplane.records WHERE run_id = $1 AND kind = 'RunAdopted'", [runId]);
+    expect(adopted.rows.map((row: { body: string }) => JSON.parse(row.body) as unknown)).toEqual([{ from: hostA, to: hostB, reason: expect.stringContaining(`the lease of ${hostA} ended`) }]);
     expect((await clientB.call('runs.list', {})).runs.find((r) => r.runId === runId)?.status).toBe('suspended');
 
     context = await launchChromium(makeTempDir('team-chromium'));

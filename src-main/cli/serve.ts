@@ -77,14 +77,14 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   } catch (error) {
     throw new CliError((error as Error).message);
   }
-  // A start waiting for a shared journal's lease (another instance serves it) ends at a stop.
+  // A start waiting for its lease on a shared journal (held while another instance takes this one's runs over) ends at a stop.
   const waiting = new AbortController();
   void stopRequested.then(() => waiting.abort());
   const shared = database
     ? {
         database,
         signal: waiting.signal,
-        onLeaseWaiting: (holder: string) => out(`Waiting: ${holder} serves this journal; this instance takes over when it stops.`),
+        onLeaseWaiting: (holder: string) => out(`Waiting: this instance's lease on the journal is held by ${holder} (taking over the runs it left); it starts once that ends.`),
         onLeaseLost: (reason: string) => {
           process.stderr.write(`agentplane: ${reason}; stopping now, so no effect runs twice (another instance takes the runs over)\n`);
           process.exit(75);

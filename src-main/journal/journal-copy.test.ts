@@ -1,10 +1,4 @@
-/**
- * `journal copy` (journal-copy.ts) into a real PostgreSQL, and the server lease that keeps one
- * plane instance at a time serving a shared journal (postgres-store.ts holdServerLease).
- */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+/** `journal copy` (journal-copy.ts) into a real PostgreSQL. */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from './journal';
@@ -13,14 +7,10 @@ import { verifyJournalStore } from './journal-workers';
 import { journalPath } from './sqlite-store';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 import { freshDatabase, postgresMissing, postgresUrl, sql } from '../../tests/support/postgres-support';
-import type { ServerHolder } from './journal-store';
 
-const CHILD = join(import.meta.dirname, '..', '..', 'tests', 'helpers', 'journal-append-child.ts');
 
 const journals: Journal[] = [];
-const children: Array<ReturnType<typeof spawn>> = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const j of journals.splice(0)) await j.close().catch(() => undefined);
 });
 
@@ -99,73 +89,5 @@ describe.skipIf(!postgresUrl())(`journal copy into PostgreSQL${postgresUrl() ? '
     const empty = await freshDatabase('untouched');
     await expect(copyJournal(tampered, empty)).rejects.toThrow(/does not verify \(seq 1: .*\); nothing was copied/);
     expect((await sql(empty, "SELECT COUNT(*)::int AS n FROM information_schema.tables WHERE table_schema = 'agentplane'")).rows[0]).toEqual({ n: 0 });
-  });
-});
-
-describe.skipIf(!postgresUrl())(`the server lease${postgresUrl() ? '' : ` (skipped: ${postgresMissing()})`}`, () => {
-  const holder = (dataDir: string): ServerHolder => ({ pid: process.pid, hostname: 'test', dataDir, since: new Date().toISOString() });
-
-  it('one instance serves; a second waits, told who serves, and takes over when the first closes', async () => {
-    const url = await freshDatabase('lease');
-    const first = await opened({ dataDir: tempDataDir(), databaseUrl: url });
-    await first.holdServerLease(holder(first.dataDir), { onWaiting: () => expect.fail('the first instance waited'), onLost: () => undefined });
-    const second = await opened({ dataDir: tempDataDir(), databaseUrl: url });
-    let told: ServerHolder | null = null;
-    let served = false;
-    const waiting = new Promise<void>((resolve) => {
-      void second
-        .holdServerLease(holder(second.dataDir), {
-          onWaiting: (current) => {
-            told = current;
-            resolve();
-          },
-          onLost: () => undefined,
-        })
-        .then(() => (served = true));
-    });
-    await waiting;
-    expect(told).toMatchObject({ dataDir: first.dataDir, hostname: 'test' });
-    expect(served).toBe(false);
-    await first.close();
-    await expect.poll(() => served, { timeout: 15_000 }).toBe(true);
-  });
-
-  it('a waiting start is aborted cleanly, saying it stopped', async () => {
-    const url = await freshDatabase('abort');
-    const first = await opened({ dataDir: tempDataDir(), databaseUrl: url });
-    await first.holdServerLease(holder(first.dataDir), { onWaiting: () => undefined, onLost: () => undefined });
-    const second = await opened({ dataDir: tempDataDir(), databaseUrl: url });
-    const controller = new AbortController();
-    const attempt = second.holdServerLease(holder(second.dataDir), { onWaiting: () => controller.abort(), onLost: () => undefined, signal: controller.signal });
-    await expect(attempt).rejects.toThrow(/stopped while waiting to serve the journal at postgres:\/\/postgres:\*\*\*@/);
-  });
-
-  it('a serving instance whose lease session the database ends is told at once (it must stop performing effects)', async () => {
-    const url = await freshDatabase('lost');
-    const serving = await opened({ dataDir: tempDataDir(), databaseUrl: url });
-    let lost = '';
-    await serving.holdServerLease(holder(serving.dataDir), { onWaiting: () => undefined, onLost: (reason) => (lost = reason) });
-    await sql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agentplane-lease' AND datname = current_database()");
-    await expect.poll(() => lost, { timeout: 15_000 }).toMatch(/^the session holding this instance's lease on postgres:\/\/postgres:\*\*\*@.+ ended$/);
-  });
-
-  it('an instance killed with SIGKILL loses the lease at once, and the waiting one serves', async () => {
-    const url = await freshDatabase('killed');
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, 'lease', '--data-dir', tempDataDir(), '--database', url], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on('line', (line) => line === 'LEASED' && resolve());
-      child.on('exit', () => reject(new Error(`the child exited before holding the lease: ${stderr}`)));
-    });
-    const standby = await opened({ dataDir: tempDataDir(), databaseUrl: url });
-    let served = false;
-    let waited = false;
-    const serving = standby.holdServerLease(holder(standby.dataDir), { onWaiting: () => (waited = true), onLost: () => undefined }).then(() => (served = true));
-    await expect.poll(() => waited, { timeout: 15_000 }).toBe(true);
-    child.kill('SIGKILL');
-    await serving;
-    expect(served).toBe(true);
   });
 });

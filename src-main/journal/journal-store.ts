@@ -125,29 +125,62 @@ export interface JournalStore {
   firstSeqAtOrAfter(time: string): Promise<number>;
   integrityCheck(): Promise<string>;
   /**
-   * Makes this process the one plane instance serving the journal, waiting while another is
-   * (ServerLease). Absent where the data dir's plane lock already makes a plane the only one (SQLite).
+   * Takes this instance's lease on a shared journal (InstanceLease), waiting while its own
+   * lease is still held (an instance that took over a dead one's runs finishing that). Absent
+   * where the data dir's plane lock already makes a plane the only writer of its runs (SQLite).
    */
-  holdServerLease?(holder: ServerHolder, hooks: ServerLeaseHooks): Promise<void>;
+  holdInstanceLease?(holder: InstanceHolder, hooks: InstanceLeaseHooks): Promise<InstanceLease>;
   close(): Promise<void>;
 }
 
-/** Who serves a shared journal: shown to an instance that waits for it. */
-export interface ServerHolder {
+/**
+ * One instance of a team plane (several plane processes on one shared journal,
+ * docs/TEAM-PLANE.md): the runtime host its runs are admitted under, and who it is, for the
+ * people and for the instance that takes its runs over if it dies.
+ */
+export interface InstanceHolder {
+  /** The runtime host of its runs: `plane@<instance id>`. */
+  host: string;
   pid: number;
   hostname: string;
   dataDir: string;
   since: string;
 }
 
-export interface ServerLeaseHooks {
-  /** This instance waits: another (named when it said who it is) serves the journal. */
-  onWaiting(current: ServerHolder | null): void;
-  /** The lease was lost while serving (the database dropped the session): stop performing effects now. */
+export interface InstanceLeaseHooks {
+  /** This instance's own lease is held (another instance is taking its runs over): it waits. */
+  onWaiting(current: InstanceHolder | null): void;
+  /** The lease was lost while held (the database dropped its session): stop performing effects now. */
   onLost(reason: string): void;
   /** Aborts the wait (the person stopped this instance while it waited). */
   signal?: AbortSignal;
 }
+
+/**
+ * An instance's lease on a shared journal. Held as long as its database session lives: a
+ * process killed outright closes its socket and loses it at once, one gone silent loses it
+ * when the session's keepalives give up. While held, this instance's appends are fenced by it:
+ * once lost, every append is refused, so nothing it does after another instance may have
+ * taken its runs over reaches the journal.
+ */
+export interface InstanceLease {
+  readonly host: string;
+  /** Every instance that said it serves the journal (this one too), and whether its lease is alive. */
+  instances(): Promise<Array<InstanceHolder & { alive: boolean }>>;
+  /**
+   * Takes the lease of instance `host` if it is no longer held (the instance died), and returns
+   * once every append that instance began under its lease has ended: what it left is then all
+   * in the journal, and nothing more of it can arrive. False while `host` is alive, or another
+   * instance claimed it first.
+   */
+  tryClaim(host: string): Promise<boolean>;
+  /**
+   * Lets a claimed lease go, and with `forget` marks the instance released (nothing of it is
+   * left open, so nobody looks at it again until its own process returns and writes itself in).
+   */
+  release(host: string, forget: boolean): Promise<void>;
+}
+
 
 export interface ChildRunRow {
   runId: string;

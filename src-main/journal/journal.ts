@@ -23,8 +23,8 @@ import {
 import { CheckpointLog, peekCheckpoint, signCheckpoint, verifyCheckpoint, type SignedCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { JournalError } from './journal-error';
-import type { ServerHolder, ServerLeaseHooks } from './journal-store';
-import type { ChildRunRow, JournalHead, JournalStore, ObservedRunRow, OwnedRunRow, OwnedRunsQuery, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+export type { InstanceHolder, InstanceLease } from './journal-store';
+import type { ChildRunRow, InstanceHolder, InstanceLease, InstanceLeaseHooks, JournalHead, JournalStore, ObservedRunRow, OwnedRunRow, OwnedRunsQuery, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
 import { leafHash, leafHashOfHex, MerkleAccumulator } from './merkle';
 import { existsSync } from 'node:fs';
 import { ensurePrivateDataDir } from '../base/data-dir-guard';
@@ -445,13 +445,25 @@ export class Journal {
 
   // ---- end of the reads for the layers above ----
 
+  /** Whether the store is shared by several plane instances (a team plane): their runs are held under leases. */
+  get shared(): boolean {
+    return this.#store.holdInstanceLease !== undefined;
+  }
+
   /**
-   * Makes this process the plane instance serving the journal: on a shared database, waits
-   * while another instance serves it and returns once this one does (the store's lease); on
-   * SQLite returns at once (the data dir's plane lock already made this plane the only one).
+   * On a shared journal, this data dir's instance id (its key id's first 12 characters: stable,
+   * public, distinct per data dir), naming its hosts `plane@<id>` and `peer:<peer>@<id>`; else null.
    */
-  async holdServerLease(holder: ServerHolder, hooks: ServerLeaseHooks): Promise<void> {
-    await this.#store.holdServerLease?.(holder, hooks);
+  get instanceId(): string | null {
+    return this.shared ? this.key.keyId.slice(0, 12) : null;
+  }
+
+  /**
+   * Takes this instance's lease on a shared journal (journal-store.ts InstanceLease), waiting
+   * while it is held elsewhere; null on SQLite (the data dir's plane lock makes the plane one).
+   */
+  async holdInstanceLease(holder: InstanceHolder, hooks: InstanceLeaseHooks): Promise<InstanceLease | null> {
+    return (await this.#store.holdInstanceLease?.(holder, hooks)) ?? null;
   }
 
   /** Closes the journal after a final checkpoint over everything written (the shutdown checkpoint). */

@@ -22,8 +22,9 @@ import pg from 'pg';
 import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { JournalError } from './journal-error';
-import { pagedRecords, storedFromRow, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type RecordRow, type RunSummaryRow, type ServerHolder, type ServerLeaseHooks, type StoredRecord } from './journal-store';
+import { pagedRecords, storedFromRow, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type RecordRow, type RunSummaryRow, type InstanceHolder, type InstanceLease, type InstanceLeaseHooks, type StoredRecord } from './journal-store';
 import type { MerkleAccumulatorState } from './merkle';
+import { PostgresInstanceLease } from './postgres-lease';
 import { migratePostgres, SCHEMA } from './postgres-schema';
 import { checkDatabaseUrl, DEFAULT_POSTGRES_LIMITS, maskDatabaseUrl, type PostgresLimits } from './postgres-url';
 import { sha256Hex } from './sqlite-store';
@@ -33,15 +34,6 @@ const APPEND_LOCK = 0x4147_5041; // "AGPA"
 const TREE_STATE_KEY = 'merkle_tree';
 /** BEGIN, the append lock, and the head read inside it; no parameters, so it goes as one simple query. */
 const BEGIN_LOCKED_HEAD = `BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK}); SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1`;
-/** The key of the session advisory lock the serving instance holds (ServerLease). */
-const SERVER_LOCK = 0x4147_5053; // "AGPS"
-const SERVER_HOLDER_KEY = 'server_holder';
-/**
- * TCP keepalives on the lease's session, set on the server's side: a holder whose machine
- * sleeps or drops off the network is found dead within idle + interval * count seconds (25 s),
- * and its lock released; a holder killed outright closes its socket and loses it at once.
- */
-const LEASE_KEEPALIVE = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3';
 const INT8_OID = 20;
 
 /** bigint columns (seq, COUNT) as numbers: a journal's seqs stay far below 2^53. */
@@ -87,8 +79,10 @@ export class PostgresJournalStore implements JournalStore {
   readonly workerDatabasePath: undefined = undefined;
   private closed = false;
   private treeState: unknown = null;
-  /** The session holding the server lease, while this process serves the journal. */
-  private leaseClient: pg.Client | null = null;
+  /** This instance's lease on the journal (postgres-lease.ts), once taken: every append is fenced by it. */
+  private lease: PostgresInstanceLease | null = null;
+  /** Why the lease was lost, once it was: every append from then on is refused with it. */
+  private leaseLost: string | null = null;
   /** The URL itself, password and all: only ever handed to node-postgres, never shown. */
   readonly #url: string;
 
@@ -149,13 +143,21 @@ export class PostgresJournalStore implements JournalStore {
   async append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]> {
     this.assertOpen();
     if (drafts.length === 0) return [];
+    this.assertLeased();
     const client = await this.connect();
     let committing = false;
     try {
       // One round trip for three statements (the simple protocol runs them in order, each with
       // its own snapshot under READ COMMITTED): the head is read after the lock is held, so
-      // another instance's appends are chained onto, never forked from.
-      const results = (await client.query(BEGIN_LOCKED_HEAD)) as unknown as Array<pg.QueryResult<JournalHead>>;
+      // another instance's appends are chained onto, never forked from. An instance holding a
+      // lease adds a fourth: the lease still held, checked under the append lock
+      // (postgres-lease.ts), so nothing is appended once another instance may have claimed it.
+      const fence = this.lease ? `; ${this.lease.fenceSql}` : '';
+      const results = (await client.query(BEGIN_LOCKED_HEAD + fence)) as unknown as Array<pg.QueryResult<JournalHead>>;
+      if (this.lease && (results[3]?.rows[0] as { held?: boolean } | undefined)?.held !== true) {
+        this.leaseLost ??= `this instance's lease on ${this.location} is no longer held`;
+        throw new JournalError('Refused', `${this.leaseLost}: nothing was written (another instance may hold its runs now)`);
+      }
       const head = results[2]?.rows[0] ?? { seq: 0, hash: GENESIS_PREV_HASH };
       let seq = head.seq;
       let prevHash = head.hash;
@@ -176,6 +178,7 @@ export class PostgresJournalStore implements JournalStore {
       return written;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
+      if (error instanceof JournalError) throw error;
       const code = (error as { code?: string }).code ?? 'unknown';
       // A connection lost during COMMIT leaves its outcome unknown to us: the server may have
       // committed. The head read by the next append (and the Journal's catch-up) says which.
@@ -362,42 +365,48 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   /**
-   * The server lease: one plane instance at a time runs a runtime on a shared journal, so a run
-   * is resumed, and its effects performed, by one process only. It is a session advisory lock
-   * on a connection of its own: PostgreSQL releases it when that session ends, whether the
-   * holder closed, was killed (its socket closes) or went silent (the keepalives above). An
-   * instance that finds it held waits, saying who holds it, and takes over when it is released:
-   * its runtime then resumes the runs left unsealed from the journal under the effect
-   * disposition rules (docs/GOVERNED-RUNTIME.md), as after any restart.
+   * Takes this instance's lease (postgres-lease.ts): from then on each append is fenced by it,
+   * and once it is lost every append is refused and `hooks.onLost` told.
    */
-  async holdServerLease(holder: ServerHolder, hooks: ServerLeaseHooks): Promise<void> {
+  async holdInstanceLease(holder: InstanceHolder, hooks: InstanceLeaseHooks): Promise<InstanceLease> {
     this.assertOpen();
-    if (this.leaseClient) return;
-    const client = new pg.Client({ connectionString: this.#url, options: `-c search_path=${SCHEMA} -c statement_timeout=0 ${LEASE_KEEPALIVE}`, keepAlive: true, application_name: 'agentplane-lease', types });
-    let serving = false;
-    client.on('error', () => undefined);
-    client.on('end', () => {
-      if (serving && !this.closed) hooks.onLost(`the session holding this instance's lease on ${this.location} ended`);
-    });
-    const abort = () => void client.end().catch(() => undefined);
-    hooks.signal?.addEventListener('abort', abort, { once: true });
+    if (this.lease) throw new JournalError('Refused', `this process already holds the lease of ${this.lease.host} on ${this.location}`);
+    const lease = await PostgresInstanceLease.take(
+      {
+        url: this.#url,
+        location: this.location,
+        schema: SCHEMA,
+        types,
+        appendBarrier: () => this.appendBarrier(),
+        openError: (error) => openError(error, this.location),
+      },
+      holder,
+      {
+        ...hooks,
+        onLost: (reason) => {
+          this.leaseLost ??= reason;
+          hooks.onLost(reason);
+        },
+      },
+    );
+    if (this.closed) {
+      await lease.end();
+      throw new JournalError('Closed', 'the journal is closed');
+    }
+    this.lease = lease;
+    return lease;
+  }
+
+  /** Waits until no append holds the append lock: every append begun before this call has ended. */
+  private async appendBarrier(): Promise<void> {
+    const client = await this.connect();
     try {
-      await client.connect();
-      const free = (await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [SERVER_LOCK])).rows[0]!.got;
-      if (!free) {
-        const current = (await client.query<{ value: string }>('SELECT value FROM journal_meta WHERE key = $1', [SERVER_HOLDER_KEY])).rows[0]?.value;
-        hooks.onWaiting(parseHolder(current));
-        await client.query('SELECT pg_advisory_lock($1)', [SERVER_LOCK]);
-      }
-      await client.query('INSERT INTO journal_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [SERVER_HOLDER_KEY, JSON.stringify(holder)]);
-      serving = true;
-      this.leaseClient = client;
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK}); COMMIT`);
     } catch (error) {
-      await client.end().catch(() => undefined);
-      if (hooks.signal?.aborted) throw new JournalError('Closed', `stopped while waiting to serve the journal at ${this.location}`);
+      await client.query('ROLLBACK').catch(() => undefined);
       throw openError(error, this.location);
     } finally {
-      hooks.signal?.removeEventListener('abort', abort);
+      client.release();
     }
   }
 
@@ -406,7 +415,7 @@ export class PostgresJournalStore implements JournalStore {
     this.closed = true;
     // The lease goes last, after every write of this process (the shutdown checkpoint's head read).
     await this.pool.end();
-    await this.leaseClient?.end().catch(() => undefined);
+    await this.lease?.end();
   }
 
   private async connect(): Promise<pg.PoolClient> {
@@ -432,6 +441,10 @@ export class PostgresJournalStore implements JournalStore {
   private assertOpen(): void {
     if (this.closed) throw new JournalError('Closed', 'the journal is closed');
   }
+
+  private assertLeased(): void {
+    if (this.leaseLost !== null) throw new JournalError('Refused', `${this.leaseLost}: nothing was written (another instance may hold its runs now)`);
+  }
 }
 
 /** One INSERT of many rows, a column array each: one round trip however many records a group commit holds. */
@@ -446,12 +459,6 @@ async function insertRows(client: pg.PoolClient, columns: readonly unknown[][]):
 async function ensureJournalId(client: pg.PoolClient): Promise<string> {
   await client.query("INSERT INTO journal_meta (key, value) VALUES ('journal_id', $1) ON CONFLICT (key) DO NOTHING", [randomBytes(16).toString('hex')]);
   return (await client.query<{ value: string }>("SELECT value FROM journal_meta WHERE key = 'journal_id'")).rows[0]!.value;
-}
-
-function parseHolder(text: string | undefined): ServerHolder | null {
-  const value = parseOrNull(text) as Partial<ServerHolder> | null;
-  if (!value || typeof value.pid !== 'number' || typeof value.hostname !== 'string' || typeof value.dataDir !== 'string' || typeof value.since !== 'string') return null;
-  return { pid: value.pid, hostname: value.hostname, dataDir: value.dataDir, since: value.since };
 }
 
 function parseOrNull(text: string | undefined): unknown {

@@ -205,7 +205,8 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
       tools: builtinTools,
       toolContext: { workspace: workspaceOf(dataDir) },
       logger,
-      host: `peer:${record.id}`,
+      // On a team plane, the instance's peer of this name (another instance may run one too).
+      host: `peer:${record.id}${journal.instanceId ? `@${journal.instanceId}` : ''}`,
     });
   } catch (error) {
     await journal.close();

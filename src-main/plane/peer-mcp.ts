@@ -141,7 +141,8 @@ function grantsOf(grants: ReadonlyMap<string, { approve: boolean }>): Array<{ ki
  */
 export function peerDoor(deps: PeerDoorDeps): McpPlaneDoor {
   const { runtime, journal, peerId } = deps;
-  const host = `peer:${peerId}`;
+  // The runtime host this peer's runs are admitted under (`peer:<id>`, on a team plane `peer:<id>@<instance>`).
+  const host = runtime.host;
   const runs = runtimeHandlers(runtime);
   const records = journalHandlers(journal)['journal.records'];
 

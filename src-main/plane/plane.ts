@@ -11,7 +11,7 @@ import { dispatchCommand, type CallContext, type CommandHandlers } from './dispa
 import { EventHub } from './event-hub';
 import { errorFields, silentLogger, type Logger } from '../base/logger';
 import type { Result } from '../../src-shared/ipc/result';
-import { Journal } from '../journal/journal';
+import { Journal, type InstanceLease } from '../journal/journal';
 import { databaseOptions, DATABASE_URL_ENV, type DatabaseChoice } from '../journal/postgres-url';
 import { journalHandlers } from './journal-handlers';
 import { acpHandlers } from './acp-handlers';
@@ -35,6 +35,7 @@ import { LOCAL_USER, runtimeHandlers } from './runtime-handlers';
 import { peerHandlers } from './peer-handlers';
 import { readJournalChanges } from './journal-changes';
 import { startJournalAnnouncer } from './journal-announcer';
+import { startTakeover } from './takeover';
 import { PeerSupervisor } from '../peers/peer-supervisor';
 import { createPeerCaller } from '../peers/peer-caller';
 import { ensurePrivateDataDir } from '../base/data-dir-guard';
@@ -42,6 +43,9 @@ import { acquirePlaneLock } from './plane-lock';
 import { PlaneError } from '../base/plane-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { startupMark } from '../base/startup-trace';
+
+/** How often a team plane's instance looks for instances to take over, ms (PlaneConfig.leaseCheckMs). */
+export const DEFAULT_LEASE_CHECK_MS = 1000;
 
 /** Observed editor sessions looked at for waiting permission requests (newest first). */
 const OBSERVED_WAITS_LIMIT = 200;
@@ -54,10 +58,15 @@ export interface PlaneConfig {
    * instance's own files (its key, checkpoints, tokens and addresses) either way.
    */
   database?: DatabaseChoice;
-  /** Told (with who serves it) when another instance serves the shared journal and this one waits. */
+  /** Told (with who holds it) when this instance's own lease on a shared journal is held elsewhere and it waits. */
   onLeaseWaiting?: (holder: string) => void;
   /**
-   * Told when this instance stops serving the shared journal (the database dropped its lease).
+   * How often a team plane's instance looks for instances whose lease ended, to take their
+   * runs over (takeover.ts; default DEFAULT_LEASE_CHECK_MS).
+   */
+  leaseCheckMs?: number;
+  /**
+   * Told when this instance loses its lease on the shared journal (the database dropped its session).
    * Default: the process exits at once (code 75), so no effect is performed after another
    * instance may have taken its runs over.
    */
@@ -163,19 +172,23 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     lock.release();
     throw error;
   }
+  let lease: InstanceLease | null = null;
   try {
-    // On a shared database, one instance at a time serves the journal (its runtime resumes runs
-    // and performs effects): this waits while another does, and returns once this one does.
-    await journal.holdServerLease(
-      { pid: process.pid, hostname: hostname(), dataDir: config.dataDir, since: new Date(now()).toISOString() },
+    // On a shared database this instance holds a lease (journal-store.ts InstanceLease): its
+    // runs are admitted under a host of its own, and its appends are fenced by the lease, so
+    // once another instance may take its runs over nothing more of it reaches the journal.
+    // It waits here only while its own lease is still held (another instance is taking the
+    // runs it left over).
+    lease = await journal.holdInstanceLease(
+      { host: `plane@${journal.instanceId ?? ''}`, pid: process.pid, hostname: hostname(), dataDir: config.dataDir, since: new Date(now()).toISOString() },
       {
         onWaiting: (current) => {
-          const who = current ? `process ${current.pid} on ${current.hostname} (data dir ${current.dataDir}, since ${current.since})` : 'another plane instance';
-          logger.log('warn', `waiting: ${who} serves the journal at ${journal.location}; this instance takes over when it stops`);
+          const who = current ? `process ${current.pid} on ${current.hostname} (data dir ${current.dataDir})` : 'another plane instance';
+          logger.log('warn', `waiting: this instance's lease on ${journal.location} is held by ${who}; it starts once that ends`);
           config.onLeaseWaiting?.(who);
         },
         onLost: (reason) => {
-          logger.log('error', `this instance no longer serves the journal: ${reason}`);
+          logger.log('error', `this instance lost its lease on the journal: ${reason}`);
           if (config.onLeaseLost) config.onLeaseLost(reason);
           // Another instance may take the runs over now: this one must not perform one more effect.
           else process.exit(75);
@@ -183,8 +196,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         ...(config.signal ? { signal: config.signal } : {}),
       },
     );
-    // What was appended while this instance waited (the runs it now takes over) is signed by
-    // its key before its runtime reads the journal: its start-up check then covers every record.
+    // What was appended while this instance waited is signed by its key before its runtime
+    // reads the journal: its start-up check then covers every record.
     if ((await journal.head()).seq > journal.size) await journal.checkpoint();
   } catch (error) {
     await journal.close().catch(() => undefined);
@@ -250,6 +263,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       // A model's answer while it streams, to every connected client (never journaled: the
       // sealed effect is the record; the runtime coalesces to 20 updates a second per call).
       onModelText: (update) => events.publish('runs.streaming', update),
+      ...(lease ? { host: lease.host } : {}),
       ...(config.checkJournalInBackground ? { checkJournalInBackground: true } : {}),
     });
   } catch (error) {
@@ -269,6 +283,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     startedAt: new Date(startedAtMs).toISOString(),
     uptimeMs: Math.max(0, Math.round(now() - startedAtMs)),
     host: config.host,
+    ...(lease ? { instance: lease.host } : {}),
     state,
   });
 
@@ -329,6 +344,16 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   // touched, by journal seq. Our own commits announce themselves at once; appends by other
   // processes sharing the data dir (a peer started from the CLI) are found by a cheap poll.
   const announcer = await startJournalAnnouncer(journal, (payload) => events.publish('journal.appended', payload), config.journalPollMs ?? 500);
+  // On a team plane, the runs of an instance whose lease ended are taken over here (takeover.ts).
+  const takeover = lease
+    ? startTakeover({
+        lease,
+        runtime,
+        logger,
+        everyMs: config.leaseCheckMs ?? DEFAULT_LEASE_CHECK_MS,
+        onTaken: (from, runs) => logger.log('warn', `took over ${runs.length} run(s) of ${from}`, { from, runs: runs.length }),
+      })
+    : null;
 
   startupMark('plane.ready');
   events.publish('plane.statusChanged', status());
@@ -352,6 +377,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         state = 'stopping';
         events.publish('plane.statusChanged', status());
         agentFiles?.close();
+        await takeover?.stop();
         await peers.stopAll();
         // A follow in flight is parked (nothing is written): its effect is resumable, so the next
         // plane re-attaches to the remote task by its id (runtime/a2a-effect.ts).

@@ -226,6 +226,10 @@ export class RunFold {
         history.cancelled = { by: c.by, reason: c.reason };
         break;
       }
+      case 'RunAdopted':
+        // Taken over by another instance of a team plane: it holds the run from here on.
+        history.host = (body as RecordBody<'RunAdopted'>).to;
+        break;
       case 'RunSealed': {
         const s = body as RecordBody<'RunSealed'>;
         history.status = 'sealed';

@@ -19,6 +19,7 @@
  */
 import type { EffectKind } from '../../src-shared/vocabulary/effects';
 import { scanWholeJournal } from '../journal/journal-workers';
+import { runsHeldBy } from '../journal/journal-scan';
 import { errorFields } from '../base/logger';
 import { startupMark } from '../base/startup-trace';
 import type { BrokenAgent, LoadedAgent } from './manifest';
@@ -115,17 +116,53 @@ export class Runtime {
     const state = this.state;
     const unsealed = await this.scanJournal();
     if (state.closing) return;
-    if (!state.brokenJournal) {
-      // Runs that were running when the last process stopped continue now; runs waiting for a
-      // person stay waiting (they are replayed when decided), unless what withheld them, a
-      // halt, has been lifted since.
-      for (const runId of unsealed) {
-        const history = await this.reads.history(runId);
-        const haltLifted = history.pending?.reason === 'halt' && !state.haltedByChain(history.chain, history.agent);
-        if (!history.pending || haltLifted) this.execution.schedule(runId);
-      }
-    }
+    if (!state.brokenJournal) for (const runId of unsealed) await this.resume(runId);
     await this.follower.start(this.options.followMs ?? 250);
+  }
+
+  /**
+   * Continues a run this runtime now holds, as after a restart: one that was running continues;
+   * one waiting for a person stays waiting (it is replayed when decided), unless what withheld
+   * it, a halt, has been lifted since.
+   */
+  private async resume(runId: string): Promise<void> {
+    const state = this.state;
+    const history = await this.reads.history(runId);
+    const haltLifted = history.pending?.reason === 'halt' && !state.haltedByChain(history.chain, history.agent);
+    if (!history.pending || haltLifted) this.execution.schedule(runId);
+  }
+
+  /**
+   * Takes over the open runs of another runtime host whose lease ended (a dead instance of a
+   * team plane, docs/TEAM-PLANE.md): a RunAdopted on each, in one commit, then each resumed
+   * from the journal as after a restart, so an effect it began and never recorded an outcome
+   * for is settled by the disposition rules (docs/GOVERNED-RUNTIME.md) and none is performed
+   * twice. A run of an agent this runtime does not declare is left where it is (`left`), for
+   * an instance that does, or for its own when it returns: taken here it could only fail. The
+   * caller holds `from`'s lease while this runs.
+   */
+  async adopt(from: string, reason: string): Promise<{ adopted: string[]; left: Array<{ runId: string; agent: string }> }> {
+    const state = this.state;
+    await state.usable();
+    if (from === state.host) return { adopted: [], left: [] };
+    const adopted: string[] = [];
+    const left: Array<{ runId: string; agent: string }> = [];
+    for (const runId of await runsHeldBy(this.options.journal, from)) {
+      const { agent } = await this.reads.summary(runId);
+      if (state.programs.has(agent)) adopted.push(runId);
+      else left.push({ runId, agent });
+    }
+    if (adopted.length > 0) {
+      await this.options.journal.appendBatch(adopted.map((runId) => ({ runId, kind: 'RunAdopted' as const, body: { from, to: state.host, reason } })));
+      for (const runId of adopted) state.ownRuns.add(runId);
+      for (const runId of adopted) await this.resume(runId);
+    }
+    return { adopted, left };
+  }
+
+  /** The runtime host this runtime holds runs as (`plane`, `plane@<instance>`, `peer:<id>`). */
+  get host(): string {
+    return this.state.host;
   }
 
   /** Resolves once the start-up check of the journal has ended (at once unless it runs in the background). */

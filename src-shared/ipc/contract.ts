@@ -35,6 +35,8 @@ export const PlaneStatusSchema = deferred(() => z.object({
   dataDir: z.string(),
   /** Where the journal is: the data dir's SQLite file, or the shared PostgreSQL database's URL with its password masked. */
   journal: z.string(),
+  /** On a shared journal (a team plane), this instance's runtime host: `plane@<instance id>`. */
+  instance: z.string().optional(),
   /** ISO-8601 instant the plane finished starting. */
   startedAt: z.string(),
   uptimeMs: z.number().int().nonnegative(),

@@ -148,13 +148,23 @@ async function holdLockMode(flags: Flags): Promise<void> {
   say('RELEASED');
 }
 
-/** Holds a shared journal's server lease until killed. */
+/**
+ * Holds a shared journal's instance lease as host `--host` (default plane@child) until killed,
+ * after admitting one run under that host (a run another instance has to take over).
+ */
 async function leaseMode(flags: Flags): Promise<void> {
   const dataDir = flags['data-dir'];
   if (!dataDir || !flags.database) throw new Error('--data-dir and --database are required');
+  const host = flags.host ?? 'plane@child';
   const journal = await Journal.open({ dataDir, databaseUrl: flags.database });
-  await journal.holdServerLease({ pid: process.pid, hostname: 'child', dataDir, since: new Date().toISOString() }, { onWaiting: () => say('WAITING'), onLost: () => say('LOST') });
-  say('LEASED');
+  await journal.holdInstanceLease({ host, pid: process.pid, hostname: 'child', dataDir, since: new Date().toISOString() }, { onWaiting: () => say('WAITING'), onLost: () => say('LOST') });
+  const runId = `run_${host.replace(/[^a-z0-9]/gi, '')}_${process.pid}`;
+  await journal.append({
+    runId,
+    kind: 'RunAdmitted',
+    body: { agent: 'held', owner: 'user:local', chain: ['user:local'], input: null, inputProvenance: 'plane', budget: {}, trigger: { via: 'plane', by: 'test' }, host },
+  });
+  say(`LEASED ${runId}`);
   await new Promise(() => undefined);
 }
 

@@ -3,13 +3,16 @@
  *   suspend <dataDir> <counter>  starts write-note, prints `SUSPENDED <runId>` once it waits for approval
  *   hang <dataDir> <counter>     starts summarize with a model call that never returns, prints
  *                                `IN-FLIGHT <runId>` once EffectStarted is journaled
- * Then it waits to be killed. Model calls are counted in <counter> (one line each).
+ * Then it waits to be killed. Model calls are counted in <counter> (one line each). With
+ * AGENTPLANE_DATABASE_URL set, the plane is an instance of a team plane on that database
+ * (checking for instances to take over every 50 ms).
  */
 import { testPlane, call, callsIn, countingProvider } from '../support/runtime-support';
 
 const [mode, dataDir, counter] = process.argv.slice(2) as [string, string, string];
 const hang = mode === 'hang' ? () => new Promise<void>(() => undefined) : undefined;
-const plane = await testPlane({ dataDir, providers: new Map([['local', countingProvider(counter, hang)]]) });
+const url = process.env.AGENTPLANE_DATABASE_URL;
+const plane = await testPlane({ dataDir, providers: new Map([['local', countingProvider(counter, hang)]]), ...(url ? { database: { url, source: 'AGENTPLANE_DATABASE_URL' }, leaseCheckMs: 50 } : {}) });
 
 if (mode === 'suspend') {
   const run = await call(plane, 'runs.start', { agent: 'write-note', input: { title: 'survivor', topic: 'restarts' }, wait: true });
