@@ -197,6 +197,8 @@ describe.skipIf(!postgresUrl())(`the keyring of a team plane on PostgreSQL${post
     await b.appendBatch(runDrafts('run-late', 1));
     const late = await b.checkpoint();
     expect(late.checkpoint.treeSize).toBeGreaterThanOrEqual(retired.seq);
+    // Nor does B export: the anchor it would sign is one no verifier takes.
+    await expect(exportBundle(b, { kind: 'full' }, join(dirB, 'refused.jsonl'))).rejects.toThrow(new RegExp(`this data dir's key cannot anchor a bundle of this journal: .*key ${keyB}, which was retired at seq ${retired.seq}`));
     await closeAll();
     const a2 = await open(dirA, url);
     const file = join(dirA, 'after.jsonl');
