@@ -1,6 +1,6 @@
 /**
- * `agentplane journal export|verify|copy`. Both open the data dir's journal directly, which is safe
- * beside a running plane: the journal is built for several processes (SQLite's write lock
+ * `agentplane journal export|verify|copy` (`keys` and `retire-key`: journal-keyring-commands.ts).
+ * Both open the data dir's journal directly, which is safe beside a running plane: the journal is built for several processes (SQLite's write lock
  * serialises appends, readers never block). `verify` opens it read-only and signs nothing, so
  * verifying never changes what is verified.
  *
@@ -10,7 +10,8 @@
  * bundle with any record past its newest signed checkpoint fails (`FAIL seq <n>: not covered by
  * a signed checkpoint`). A data dir may hold such records, left by a writer killed before its
  * next checkpoint: they are not counted in the OK line, and a second line names them,
- * `UNSIGNED seq <n>..<m>: …` (exit 0: nothing failed, the next open signs them).
+ * `UNSIGNED seq <n>..<m>: …` (exit 0: nothing failed, the next open signs them). A journal with
+ * a keyring (a team plane's, keyring.ts) gets a line `keys: <n> signed (<key ids>)`.
  *
  * A data dir's verify and every export run in a journal worker (journal-workers.ts), as they do
  * in the plane, so the CLI exercises the same path; a bundle file is verified in-thread, since
@@ -23,14 +24,14 @@ import { resolveDataDir } from '../base/app-paths';
 import { BundleError } from '../journal/bundle-error';
 import { verifyBundleFile } from '../journal/bundle-verify';
 import { exportBundleInWorker, verifyJournalStoreInWorker } from '../journal/journal-workers';
-import { Journal } from '../journal/journal';
-import { JournalError } from '../journal/journal-error';
 import type { VerifyReport, VerifyScope } from '../journal/verify';
 import { copyJournal } from '../journal/journal-copy';
-import { checkDatabaseUrl, chooseDatabase, databaseOptions, type DatabaseChoice } from '../journal/postgres-url';
+import { checkDatabaseUrl, chooseDatabase } from '../journal/postgres-url';
 import { journalPath } from '../journal/sqlite-store';
 import { acquirePlaneLock, PlaneRunningError } from '../plane/plane-lock';
 import { CliError } from './cli-error';
+import { addKeyringCommands } from './journal-keyring-commands';
+import { withJournal } from './with-journal';
 
 function parseSeq(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('a seq is a whole number from 1');
@@ -48,6 +49,7 @@ function printReport(report: VerifyReport, json: boolean, out: (line: string) =>
           '(chained and hashed, but vouched for by no signature); they are signed at the next open of this data dir',
       );
     }
+    if (report.keys) out(`keys: ${report.keys.length} signed (${report.keys.join(', ')})`);
     if (report.unknownKinds > 0) out(`note: ${report.unknownKinds} records are of kinds newer than this AgentPlane (verified, shown raw)`);
   } else {
     out(`FAIL ${report.seq === null ? '' : `seq ${report.seq}: `}${report.reason}`);
@@ -65,28 +67,9 @@ function pathExists(path: string): boolean {
   }
 }
 
-async function withJournal<T>(dataDir: string, readOnly: boolean, use: (journal: Journal) => Promise<T>, database?: DatabaseChoice): Promise<T> {
-  let journal: Journal;
-  try {
-    journal = await Journal.open({ dataDir, readOnly, ...databaseOptions(database) });
-  } catch (error) {
-    if (error instanceof JournalError) throw new CliError(error.message);
-    if (error instanceof Error && /has no plane key/.test(error.message)) throw new CliError(error.message);
-    throw error;
-  }
-  try {
-    return await use(journal);
-  } catch (error) {
-    // A journal worker that died, or a journal that closed under the job, is said in one line.
-    if (error instanceof JournalError) throw new CliError(error.message);
-    throw error;
-  } finally {
-    await journal.close();
-  }
-}
-
 export function addJournalCommands(program: Command, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): void {
   const journal = program.command('journal').description('export and verify the run journal');
+  addKeyringCommands(journal, out);
 
   journal
     .command('export')

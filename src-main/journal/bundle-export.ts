@@ -15,6 +15,7 @@ import { peekCheckpoint } from './checkpoints';
 import { fromHex } from './hex';
 import { journalStoreOf, type Journal } from './journal';
 import type { JournalReads, StoredRecord } from './journal-store';
+import { Keyring, readKeyringRecords } from './keyring';
 import { MerkleLevels } from './merkle-levels';
 import { leafHash } from './merkle';
 import type { VerifyScope } from './verify';
@@ -31,16 +32,11 @@ export async function planExport(journal: Journal, scope: VerifyScope): Promise<
   }
   // The anchor (signed above, over exactly the records written) is carried whatever the log
   // holds: it is the signature that covers the bundle's last record.
-  const checkpoints =
-    scope.kind === 'full'
-      ? [
-          ...journal.checkpoints.readAll().filter((jws) => {
-            const c = peekCheckpoint(jws);
-            return jws !== anchor.jws && c !== null && c.journalId === journal.journalId && c.keyId === journal.key.keyId && c.treeSize <= treeSize;
-          }),
-          anchor.jws,
-        ]
-      : [anchor.jws];
+  const own = journal.checkpoints.readAll().filter((jws) => {
+    const c = peekCheckpoint(jws);
+    return jws !== anchor.jws && c !== null && c.journalId === journal.journalId && c.keyId === journal.key.keyId && c.treeSize <= treeSize;
+  });
+  const checkpoints = scope.kind === 'full' ? [...own, ...(await keyringCheckpoints(journal, treeSize, new Set([...own, anchor.jws]))), anchor.jws] : [anchor.jws];
   return {
     scope,
     journalId: journal.journalId,
@@ -50,6 +46,28 @@ export async function planExport(journal: Journal, scope: VerifyScope): Promise<
     rootHash: anchor.checkpoint.rootHash,
     checkpoints,
   };
+}
+
+/**
+ * The checkpoints other instances of a team plane published over this journal up to `treeSize`
+ * (a shared store's; none on SQLite), each by a key the journal's keyring admits and had not
+ * retired at that size: what a full bundle carries besides its exporter's own, and what its
+ * verifier checks against the same keyring (keyring.ts). Refused when the exporter's own key is
+ * retired, since the anchor it signs would be.
+ */
+async function keyringCheckpoints(journal: Journal, treeSize: number, carried: ReadonlySet<string>): Promise<string[]> {
+  const store = journalStoreOf(journal);
+  if (!store.readCheckpoints) return [];
+  const folded = await Keyring.fold(await readKeyringRecords(store, treeSize));
+  if ('failed' in folded) throw new BundleError(`the journal's keyring does not read (seq ${folded.failed.seq}: ${folded.failed.reason})`);
+  const { keyring } = folded;
+  if (keyring.empty) return [];
+  const refused = keyring.refusal(journal.key.keyId, treeSize);
+  if (refused) throw new BundleError(`this data dir's key cannot anchor a bundle of this journal: ${refused}`);
+  return (await store.readCheckpoints()).filter((jws) => {
+    const c = peekCheckpoint(jws);
+    return !carried.has(jws) && c !== null && c.journalId === journal.journalId && c.treeSize <= treeSize && keyring.refusal(c.keyId, c.treeSize) === null;
+  });
 }
 
 /**

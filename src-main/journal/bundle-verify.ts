@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import type { JWK } from 'jose';
 import { BundleHeaderSchema, CHECKPOINT_LINE, parseRecordLine, recordOfLineBytes, unreadable, type BundleHeader, type BundleVerifyOptions } from './bundle-format';
 import { BundleError } from './bundle-error';
+import { Keyring, keyringRecordOf } from './keyring';
 import { publicPlaneKey } from './plane-key';
 import { JournalWorkers, type JobTimes } from './journal-worker-pool';
 import { ChunkChecker, chunkCount, claimedCheckpoints, foldChunks, sameCheckpoints, PARALLEL_VERIFY_FROM_RECORDS, type ChunkOutcome, type ChunkPlan } from './verify-chunks';
@@ -86,6 +87,15 @@ export async function verifyBundleFileInThread(file: string, options: BundleVeri
   // verifier runs over them once the checkpoints are known.
   const buffered: VerifiableRecord[] = [];
   for await (const record of records()) buffered.push(record);
+  // A full journal's keyring is its own KeyAdmitted and KeyRetired records (keyring.ts): read
+  // before any checkpoint, since it says which keys' checkpoints count. A run or range bundle
+  // carries its exporter's checkpoints only, checked against the header's key as before.
+  let keyring = Keyring.NONE;
+  if (header.scope.kind === 'full') {
+    const folded = await Keyring.fold(buffered.map(keyringRecordOf).filter((r) => r !== null));
+    if ('failed' in folded) return { ok: false, seq: folded.failed.seq, reason: folded.failed.reason, count: 0, header };
+    keyring = folded.keyring;
+  }
   // A bundle is handed over: a record no checkpoint signed by its key covers is vouched for by
   // nobody, so it fails (a genuine export never has one; see exportBundle).
   const report = await verifyJournal({
@@ -96,6 +106,8 @@ export async function verifyBundleFileInThread(file: string, options: BundleVeri
     keyId: key.keyId,
     journalId: header.journalId,
     uncovered: 'fail',
+    keyring,
+    anchored: true,
   });
   if (report.ok && report.count !== header.records) {
     return { ok: false, seq: null, reason: `the header promises ${header.records} records but the bundle holds ${report.count}`, count: report.count, header };
@@ -219,7 +231,9 @@ function readBytes(fd: number, file: string, position: number, length: number, i
  * verified here while the workers check the records. Null, so the caller verifies on one
  * thread, for anything but the plain form export writes (a CR anywhere, a checkpoint line among
  * the records, bytes that are not UTF-8, an unparsable checkpoint line, any header or key
- * problem: the single-thread path words those), a run or range bundle, a small one, a machine of
+ * problem: the single-thread path words those), a bundle with a keyring (a checkpoint of
+ * another key than the header's, or a keyring record in a chunk: keyring.ts is folded before any
+ * checkpoint, on one thread), a run or range bundle, a small one, a machine of
  * one core, or one where workers cannot start. A worker that dies fails the verification
  * (JournalError 'WorkerCrashed').
  */
@@ -246,7 +260,8 @@ export async function verifyBundleInParallel(file: string, options: BundleVerify
   if (key.keyId !== header.keyId || (options.expectKeyId && key.keyId !== options.expectKeyId)) return null;
 
   const claimed = claimedCheckpoints(checkpoints, key.keyId);
-  if (!claimed) return null;
+  // Checkpoints of other keys are a keyring's, which only the single-thread path folds.
+  if (!claimed || claimed.checkpoints.some((c) => c.keyId !== key.keyId)) return null;
   // Byte ranges of about equal size (chunkCount of them); each worker checks the lines that
   // start in its range, the last of them read to its end.
   const plan: ChunkPlan = { signed: claimed, uncovered: 'fail', startSeq: null };

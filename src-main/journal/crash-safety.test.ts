@@ -157,6 +157,9 @@ async function crashCycles(minKills: number, minAppends: number, database?: stri
   let acknowledgements = 0;
   let killedBeforeOpen = 0;
   let delayKills = 0;
+  // On PostgreSQL the data dir's first writable open admits its key (a KeyAdmitted record,
+  // keyring.ts): done here, so every child continues the chain from a head this side knows.
+  if (database) head = await checkAfterCrash(dataDir, acked, 'before the first kill', true, database);
   for (let cycle = 0; kills < minKills || head < minAppends; cycle++) {
     // Adaptive: spread what is left of the record target over the kills still to come.
     const perKill = Math.max(20, Math.ceil((minAppends - head) / Math.max(1, minKills - kills)));

@@ -45,11 +45,13 @@ describe.skipIf(!postgresUrl())(`journal copy into PostgreSQL${postgresUrl() ? '
 
     const served = await opened({ dataDir, databaseUrl: url });
     expect(served.journalId).toBe(original[0] && source.journalId);
-    expect((await served.readRange(1, null, 100)).map((r) => [r.seq, r.hash, r.time, r.bodyText])).toEqual(original.map((r) => [r.seq, r.hash, r.time, r.bodyText]));
+    expect((await served.readRange(1, 18, 100)).map((r) => [r.seq, r.hash, r.time, r.bodyText])).toEqual(original.map((r) => [r.seq, r.hash, r.time, r.bodyText]));
     expect(await served.runLastSeq('run-c')).toBe(18);
+    // Served from the database, the data dir's key joins the journal's keyring (keyring.ts).
+    expect((await served.readKinds(1, 100, ['KeyAdmitted'], 10)).map((r) => [r.seq, r.body.keyId])).toEqual([[19, served.key.keyId]]);
     await served.append(runDrafts('run-d', 0)[0]!);
     await served.checkpoint();
-    expect(await verifyJournalStore(served)).toMatchObject({ ok: true, count: 19 });
+    expect(await verifyJournalStore(served)).toMatchObject({ ok: true, count: 20 });
   });
 
   it('a data dir that keeps another journal is refused on a database, before a record is written, naming journal copy', async () => {
@@ -77,8 +79,9 @@ describe.skipIf(!postgresUrl())(`journal copy into PostgreSQL${postgresUrl() ? '
     const elsewhere = await opened({ dataDir: tempDataDir(), databaseUrl: other });
     await elsewhere.appendBatch(runDrafts('run-x', 0));
     const source = await opened({ dataDir: await sqliteJournal() });
-    await expect(copyJournal(source, other)).rejects.toThrow(/already holds another journal \([0-9a-f]{32}, 2 records\); copy into an empty database/);
-    expect((await sql(other, 'SELECT COUNT(*)::int AS n FROM agentplane.records')).rows[0]).toEqual({ n: 2 });
+    // Its two records after its key's admission.
+    await expect(copyJournal(source, other)).rejects.toThrow(/already holds another journal \([0-9a-f]{32}, 3 records\); copy into an empty database/);
+    expect((await sql(other, 'SELECT COUNT(*)::int AS n FROM agentplane.records')).rows[0]).toEqual({ n: 3 });
 
     const tamperedDir = await sqliteJournal();
     const raw = new Database(journalPath(tamperedDir));

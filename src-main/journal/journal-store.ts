@@ -82,6 +82,15 @@ export interface JournalStore {
   saveTreeState?(state: MerkleAccumulatorState): void;
   /** The tree state saveTreeState kept, unchecked (null: none). */
   loadTreeState?(): unknown;
+  /**
+   * Shares a checkpoint this instance signed with every instance of the journal (a team plane's
+   * PostgreSQL table; docs/SECURITY.md, "The keyring of a team plane"). Present only on a store
+   * several instances, each with its own key, share: its presence is what makes a Journal admit
+   * its key to the keyring at open (journal.ts). Idempotent.
+   */
+  publishCheckpoint?(signed: PublishedCheckpoint): Promise<void>;
+  /** Every published checkpoint (compact JWS), ordered by tree size, then key id. */
+  readCheckpoints?(): Promise<string[]>;
   head(): Promise<JournalHead>;
   /** Records with from <= seq <= to (to null: the head), at most `limit`. */
   readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]>;
@@ -133,6 +142,13 @@ export interface JournalStore {
   close(): Promise<void>;
 }
 
+/** A signed checkpoint as the shared table keeps it: its signer, its tree size and the JWS itself. */
+export interface PublishedCheckpoint {
+  keyId: string;
+  treeSize: number;
+  jws: string;
+}
+
 /**
  * One instance of a team plane (several plane processes on one shared journal,
  * docs/TEAM-PLANE.md): the runtime host its runs are admitted under, and who it is, for the
@@ -180,7 +196,6 @@ export interface InstanceLease {
    */
   release(host: string, forget: boolean): Promise<void>;
 }
-
 
 export interface ChildRunRow {
   runId: string;

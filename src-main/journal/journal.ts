@@ -33,6 +33,7 @@ import { JournalWorkers } from './journal-worker-pool';
 import { journalPath, SqliteJournalStore } from './sqlite-store';
 import { PostgresJournalStore } from './postgres-store';
 import { postgresLimitsFrom } from './postgres-url';
+import { TeamJournal } from './team-journal';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
 
@@ -92,6 +93,8 @@ export class Journal {
   private flushScheduled = false;
   private closed = false;
   private pool: JournalWorkers | null = null;
+  /** On a store other instances share: the keyring admission and checkpoint publishing (team-journal.ts). */
+  private team: TeamJournal | null = null;
 
   private constructor(
     readonly dataDir: string,
@@ -130,6 +133,9 @@ export class Journal {
       const head = (await store.head()).seq;
       const restored = await journal.restoreTree(head);
       await journal.fold(() => journal.catchUp(head));
+      // A shared store: the key joins the keyring, covered by the checkpoint below (team-journal.ts).
+      journal.team = journal.readOnly ? null : TeamJournal.of(store, key);
+      await journal.team?.start(journal);
       // Records a previous process committed after its last checkpoint (it crashed, or was
       // killed) are covered now, so nothing acknowledged stays unsigned for long.
       if (!journal.readOnly && journal.accumulator.size > journal.lastCheckpointSize) await journal.checkpoint();
@@ -291,6 +297,7 @@ export class Journal {
       time: new Date(this.now()).toISOString(),
     });
     this.checkpoints.append(signed);
+    this.team?.publish(signed);
     this.lastCheckpointSize = Math.max(this.lastCheckpointSize, signed.checkpoint.treeSize);
     this.saveTree();
     return signed;
@@ -479,6 +486,7 @@ export class Journal {
       if (this.accumulator.size > this.lastCheckpointSize || (await this.#store.head()).seq > this.lastCheckpointSize) {
         await this.checkpoint();
       }
+      await this.team?.settled();
     } finally {
       this.closed = true;
       await this.#store.close();

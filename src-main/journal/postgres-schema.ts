@@ -8,7 +8,7 @@
  * The database itself keeps the journal's rules, whatever a writer does: seq is the primary
  * key, a row must follow the head with no gap and link to the previous row's hash (a BEFORE
  * INSERT trigger, which sees the rows inserted before it in the same statement), and UPDATE,
- * DELETE and TRUNCATE are refused by triggers. The role a plane should run as is granted
+ * DELETE and TRUNCATE are refused by triggers (on the shared checkpoints of migration 002 too). The role a plane should run as is granted
  * SELECT and INSERT on records only (README, "A team plane on PostgreSQL"), so a rewrite would
  * need both a trigger dropped and a grant the plane never holds.
  */
@@ -85,6 +85,28 @@ export const postgresMigrations: readonly PostgresMigration[] = [
 
       CREATE TRIGGER records_chain BEFORE INSERT ON ${SCHEMA}.records
         FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.check_chain();
+    `,
+  },
+  {
+    // The checkpoints every instance of a team plane signs over this journal, each with its own
+    // key, shared so that an export from any instance carries the keyring's signatures
+    // (docs/SECURITY.md, "The keyring of a team plane"). Insert-only like the records: a
+    // signature, once published, is never rewritten or withdrawn. An insert of a row already
+    // there is idempotent (publishCheckpoint inserts with ON CONFLICT DO NOTHING).
+    id: '002_checkpoints',
+    sql: `
+      CREATE TABLE ${SCHEMA}.checkpoints (
+        key_id     text NOT NULL,
+        tree_size  bigint NOT NULL CHECK (tree_size >= 0),
+        jws        text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (key_id, tree_size)
+      );
+
+      CREATE TRIGGER checkpoints_append_only BEFORE UPDATE OR DELETE ON ${SCHEMA}.checkpoints
+        FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.refuse_rewrite();
+      CREATE TRIGGER checkpoints_no_truncate BEFORE TRUNCATE ON ${SCHEMA}.checkpoints
+        FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.refuse_rewrite();
     `,
   },
 ];

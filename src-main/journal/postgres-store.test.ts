@@ -137,7 +137,8 @@ describe.skipIf(!postgresUrl())(`the PostgreSQL store on a real server${postgres
        GRANT USAGE ON SCHEMA agentplane TO ${role};
        GRANT SELECT, INSERT ON agentplane.records TO ${role};
        GRANT SELECT, INSERT, UPDATE ON agentplane.journal_meta TO ${role};
-       GRANT SELECT ON agentplane.schema_migrations TO ${role};`,
+       GRANT SELECT ON agentplane.schema_migrations TO ${role};
+       GRANT SELECT, INSERT ON agentplane.checkpoints TO ${role};`,
     );
     const asWriter = new URL(url);
     asWriter.username = role;
@@ -145,7 +146,8 @@ describe.skipIf(!postgresUrl())(`the PostgreSQL store on a real server${postgres
     const journal = await Journal.open({ dataDir: tempDataDir(), databaseUrl: asWriter.toString() });
     journals.push(journal);
     await journal.appendBatch(runDrafts('run-a', 1));
-    expect((await journal.head()).seq).toBe(4);
+    // Its key's admission (keyring.ts), then the run's four records.
+    expect((await journal.head()).seq).toBe(5);
     await expect(sql(asWriter.toString(), "UPDATE agentplane.records SET body = '{}'")).rejects.toThrow(/permission denied/);
     await expect(sql(asWriter.toString(), 'DELETE FROM agentplane.records')).rejects.toThrow(/permission denied/);
     // Roles are the cluster's, not the database's: this one goes, so a cluster someone keeps
@@ -175,12 +177,15 @@ describe.skipIf(!postgresUrl())(`the PostgreSQL store on a real server${postgres
     );
     exits.forEach((exit, i) => expect(exit, `writer ${i}: ${exit.stderr}`).toMatchObject({ code: 0 }));
     const stats = (await sql(url, 'SELECT COUNT(*)::int AS n, COUNT(DISTINCT prev_hash)::int AS prevs, MIN(seq)::int AS lo, MAX(seq)::int AS hi FROM agentplane.records')).rows[0];
-    expect(stats).toEqual({ n: 450, prevs: 450, lo: 1, hi: 450 });
+    // 150 records each, and each writer's key admitted once (a KeyAdmitted apiece).
+    expect(stats).toEqual({ n: 453, prevs: 453, lo: 1, hi: 453 });
     const journal = await Journal.open({ dataDir: dataDirs[0]!, databaseUrl: url });
     journals.push(journal);
     const rows = await journal.readRange(1, null, 1000);
     rows.forEach((row, i) => expect(row.prevHash).toBe(i === 0 ? GENESIS_PREV_HASH : rows[i - 1]!.hash));
-    // Writer 0's own checkpoints (its key, its data dir) vouch for the whole shared chain.
-    expect(await verifyJournalStore(journal)).toMatchObject({ ok: true, count: 450 });
+    // The writers' checkpoints, each under its own admitted key, vouch for the whole shared chain.
+    const report = await verifyJournalStore(journal);
+    expect(report).toMatchObject({ ok: true, count: 453 });
+    expect(report.ok && report.keys?.length).toBe(3);
   }, 60_000);
 });

@@ -22,7 +22,7 @@ import pg from 'pg';
 import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { JournalError } from './journal-error';
-import { pagedRecords, storedFromRow, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type RecordRow, type RunSummaryRow, type InstanceHolder, type InstanceLease, type InstanceLeaseHooks, type StoredRecord } from './journal-store';
+import { pagedRecords, storedFromRow, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type PublishedCheckpoint, type RecordRow, type RunSummaryRow, type InstanceHolder, type InstanceLease, type InstanceLeaseHooks, type StoredRecord } from './journal-store';
 import type { MerkleAccumulatorState } from './merkle';
 import { PostgresInstanceLease } from './postgres-lease';
 import { migratePostgres, SCHEMA } from './postgres-schema';
@@ -243,6 +243,19 @@ export class PostgresJournalStore implements JournalStore {
     this.pool
       .query('INSERT INTO journal_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [TREE_STATE_KEY, JSON.stringify(state)])
       .catch(() => undefined);
+  }
+
+  /**
+   * Adds a checkpoint this instance signed to the shared table (migration 002), so an export
+   * from any instance carries it. Publishing one already there changes nothing.
+   */
+  async publishCheckpoint(signed: PublishedCheckpoint): Promise<void> {
+    await this.query('INSERT INTO checkpoints (key_id, tree_size, jws) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [signed.keyId, signed.treeSize, signed.jws]);
+  }
+
+  /** Every checkpoint any instance published, as compact JWS, by tree size then key id. */
+  async readCheckpoints(): Promise<string[]> {
+    return (await this.query<{ jws: string }>('SELECT jws FROM checkpoints ORDER BY tree_size, key_id')).map((r) => r.jws);
   }
 
   loadTreeState(): unknown {

@@ -22,6 +22,11 @@ interface Backend {
   available: boolean;
   /** Opens a journal on a new, empty store; the same `target` reopens the same store. */
   target(): Promise<{ dataDir: string; databaseUrl?: string }>;
+  /**
+   * Records a writable open appends before any of the test's: none on SQLite, the instance's
+   * KeyAdmitted on PostgreSQL (a shared journal's keyring, keyring.ts). The test's seqs follow them.
+   */
+  admissions: number;
   /** Runs a raw statement as the database's owner would, bypassing the Journal (tamper tests). */
   raw(target: { dataDir: string; databaseUrl?: string }, text: string): Promise<void>;
 }
@@ -30,6 +35,7 @@ const backends: Backend[] = [
   {
     name: 'SQLite',
     available: true,
+    admissions: 0,
     target: async () => ({ dataDir: tempDataDir() }),
     raw: async ({ dataDir }, text) => {
       const db = new Database(journalPath(dataDir));
@@ -43,6 +49,7 @@ const backends: Backend[] = [
   {
     name: postgresUrl() ? 'PostgreSQL' : `PostgreSQL (skipped: ${postgresMissing()})`,
     available: postgresUrl() !== null,
+    admissions: 1,
     target: async () => ({ dataDir: tempDataDir(), databaseUrl: await freshDatabase('contract') }),
     raw: async ({ databaseUrl }, text) => {
       await sql(databaseUrl!, `SET search_path = agentplane; ${text}`);
@@ -72,43 +79,45 @@ function admit(runId: string, body: Record<string, unknown>): AnyRecordDraft {
 
 for (const backend of backends) {
   describe.skipIf(!backend.available)(`the journal store contract on ${backend.name}`, () => {
+    /** Seq `n` of the test's own records (after the backend's admissions). */
+    const at = (n: number) => n + backend.admissions;
     it('chains records: gapless seqs from 1, prevHash links, each hash over its canonical preimage', async () => {
       const journal = await openOn(await backend.target());
       const written = await journal.appendBatch(runDrafts('run-a', 2));
       await journal.append(runDrafts('run-b', 0)[0]!);
       const rows = await journal.readRange(1, null, 100);
-      expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: at(7) }, (_, i) => i + 1));
       rows.forEach((row, i) => {
         expect(row.prevHash).toBe(i === 0 ? GENESIS_PREV_HASH : rows[i - 1]!.hash);
         expect(row.hash).toBe(sha256Hex(recordPreimageFromBodyText({ seq: row.seq, runId: row.runId, kind: row.kind, v: row.v, time: row.time, prevHash: row.prevHash }, row.bodyText)));
       });
-      expect(written.map((r) => r.hash)).toEqual(rows.slice(0, 6).map((r) => r.hash));
-      expect(await journal.head()).toEqual({ seq: 7, hash: rows[6]!.hash });
+      expect(written.map((r) => r.hash)).toEqual(rows.slice(at(0), at(6)).map((r) => r.hash));
+      expect(await journal.head()).toEqual({ seq: at(7), hash: rows[at(6)]!.hash });
     });
 
     it('reads ranges, runs, kinds, hashes and pages, and finds a seq by time', async () => {
       const journal = await openOn(await backend.target());
       await journal.appendBatch([...runDrafts('run-a', 2), ...runDrafts('run-b', 1)]);
       expect((await journal.readRun('run-b', 1, 100)).map((r) => r.kind)).toEqual(['RunAdmitted', 'EffectStarted', 'EffectDone', 'RunSealed']);
-      expect((await journal.readRun('run-a', 3, 2)).map((r) => r.seq)).toEqual([3, 4]);
-      expect((await journal.readKinds(1, 100, ['RunSealed', 'RunAdmitted'], 100)).map((r) => `${r.seq}:${r.kind}`)).toEqual(['1:RunAdmitted', '6:RunSealed', '7:RunAdmitted', '10:RunSealed']);
-      expect(await journal.runLastSeq('run-a')).toBe(6);
+      expect((await journal.readRun('run-a', at(3), 2)).map((r) => r.seq)).toEqual([at(3), at(4)]);
+      expect((await journal.readKinds(1, 100, ['RunSealed', 'RunAdmitted'], 100)).map((r) => `${r.seq}:${r.kind}`)).toEqual([`${at(1)}:RunAdmitted`, `${at(6)}:RunSealed`, `${at(7)}:RunAdmitted`, `${at(10)}:RunSealed`]);
+      expect(await journal.runLastSeq('run-a')).toBe(at(6));
       expect(await journal.runLastSeq('nope')).toBeNull();
       expect(await journal.runRecordCount('run-b')).toBe(4);
       const store = journalStoreOf(journal);
-      expect(await store.runSeqs('run-b')).toEqual([7, 8, 9, 10]);
+      expect(await store.runSeqs('run-b')).toEqual([7, 8, 9, 10].map(at));
       expect(await store.readHashes(2, 3)).toEqual((await journal.readRange(2, 3, 10)).map((r) => r.hash));
       const iterated: number[] = [];
       for await (const record of store.iterate(4, 8)) iterated.push(record.seq);
       expect(iterated).toEqual([4, 5, 6, 7, 8]);
       const runs = await journal.runs(10);
       expect(runs.map((r) => [r.runId, r.firstSeq, r.lastSeq, r.records, r.agent, r.firstKind, r.lastKind])).toEqual([
-        ['run-b', 7, 10, 4, 'echo', 'RunAdmitted', 'RunSealed'],
-        ['run-a', 1, 6, 6, 'echo', 'RunAdmitted', 'RunSealed'],
+        ['run-b', at(7), at(10), 4, 'echo', 'RunAdmitted', 'RunSealed'],
+        ['run-a', at(1), at(6), 6, 'echo', 'RunAdmitted', 'RunSealed'],
       ]);
       const third = (await journal.readRange(3, 3, 1))[0]!;
       expect(await journal.firstSeqAtOrAfter(third.time)).toBe(3);
-      expect(await journal.firstSeqAtOrAfter('2999-01-01T00:00:00.000Z')).toBe(11);
+      expect(await journal.firstSeqAtOrAfter('2999-01-01T00:00:00.000Z')).toBe(at(11));
       expect(await journal.firstSeqAtOrAfter('2000-01-01T00:00:00.000Z')).toBe(1);
       expect(await store.integrityCheck()).toBe('ok');
     });
@@ -125,24 +134,24 @@ for (const backend of backends) {
         { runId: 'run-o', kind: 'Observation', body: { source: 'acp', sessionId: 'sess-1', update: 'message', detail: {} } } as AnyRecordDraft,
       ]);
       expect(await journal.childRuns('run-p', 10)).toEqual([
-        { runId: 'run-c1', seq: 2, agent: 'skill:ask', host: 'peer:beta', parentStep: 2 },
-        { runId: 'run-c2', seq: 4, agent: 'echo', host: 'plane', parentStep: null },
+        { runId: 'run-c1', seq: at(2), agent: 'skill:ask', host: 'peer:beta', parentStep: 2 },
+        { runId: 'run-c2', seq: at(4), agent: 'echo', host: 'plane', parentStep: null },
       ]);
       expect((await journal.ownedRuns({ owner: 'ann' }, 10)).map((r) => [r.runId, r.seq, r.lastSeq])).toEqual([
-        ['run-c2', 4, 4],
-        ['run-c1', 2, 2],
-        ['run-p', 1, 5],
+        ['run-c2', at(4), at(4)],
+        ['run-c1', at(2), at(2)],
+        ['run-p', at(1), at(5)],
       ]);
       expect(await journal.countOwnedRuns({ owner: 'ann' })).toBe(3);
       expect(await journal.countOwnedRuns({ owner: 'ann', host: 'peer:beta' })).toBe(1);
       expect((await journal.ownedRuns({ owner: 'ann', context: 'run-p' }, 10)).map((r) => r.runId)).toEqual(['run-c2', 'run-p']);
-      expect((await journal.ownedRuns({ owner: 'ann', beforeSeq: 4 }, 10)).map((r) => r.runId)).toEqual(['run-c1', 'run-p']);
-      expect((await journal.ownedRuns({ owner: 'ann', activeFromSeq: 5 }, 10)).map((r) => r.runId)).toEqual(['run-p']);
+      expect((await journal.ownedRuns({ owner: 'ann', beforeSeq: at(4) }, 10)).map((r) => r.runId)).toEqual(['run-c1', 'run-p']);
+      expect((await journal.ownedRuns({ owner: 'ann', activeFromSeq: at(5) }, 10)).map((r) => r.runId)).toEqual(['run-p']);
       expect(await journal.countOwnedRuns({ owner: 'nobody' })).toBe(0);
       expect(await journal.sealedRunResults('echo', '$.context.conversation', 'c1', 10)).toEqual([{ runId: 'run-p', input: { context: { conversation: 'c1' } }, result: { text: 'hi' } }]);
       expect(await journal.sealedRunResults('echo', '$.context.conversation', 'c2', 10)).toEqual([]);
       await expect(journal.sealedRunResults('echo', "$.x'); DROP TABLE records; --", 'c1', 10)).rejects.toThrow(/not a plain JSON path/);
-      expect(await journal.observedRuns(10)).toEqual([{ runId: 'run-o', sessionId: 'sess-1', firstSeq: 6, lastSeq: 7, records: 2, lastKind: 'Observation' }]);
+      expect(await journal.observedRuns(10)).toEqual([{ runId: 'run-o', sessionId: 'sess-1', firstSeq: at(6), lastSeq: at(7), records: 2, lastKind: 'Observation' }]);
     });
 
     it('the database itself refuses an update, a delete, a gap and a fork, and keeps every record', async () => {
@@ -167,18 +176,18 @@ for (const backend of backends) {
       const root = first.rootHex();
       await first.close();
       const journal = await openOn(target);
-      expect(journal.size).toBe(14);
+      expect(journal.size).toBe(at(14));
       expect(journal.rootHex()).toBe(root);
       await journal.append(runDrafts('run-c', 0)[0]!);
       await journal.checkpoint();
-      expect(await verifyJournalStoreInWorker(journal)).toMatchObject({ ok: true, count: 15 });
+      expect(await verifyJournalStoreInWorker(journal)).toMatchObject({ ok: true, count: at(15) });
       const file = join(tempDataDir(), 'run-b.jsonl');
       const exported = await exportBundleInWorker(journal, { kind: 'run', runId: 'run-b' }, file);
       expect(exported.records).toBe(6);
       expect(await verifyBundle(file, { expectKeyId: journal.key.keyId })).toMatchObject({ ok: true });
       const whole = join(tempDataDir(), 'all.jsonl');
       await exportBundle(journal, { kind: 'full' }, whole);
-      expect(await verifyBundle(whole, { expectKeyId: journal.key.keyId })).toMatchObject({ ok: true, count: 15 });
+      expect(await verifyBundle(whole, { expectKeyId: journal.key.keyId })).toMatchObject({ ok: true, count: at(15) });
     });
 
     it('a closed journal refuses reads and appends with a clear error', async () => {

@@ -1,6 +1,7 @@
 /**
  * Verifying a data dir's journal: its records, as a store reads them, against its own checkpoint
- * log and key (verifyJournalStore), on the calling thread or, through the plain-JSON plan
+ * log and key, and on a shared store every instance's published checkpoints under the journal's
+ * keyring too (sharedStoreVerifyPlan, keyring.ts) (verifyJournalStore), on the calling thread or, through the plain-JSON plan
  * (StoreVerifyPlan), in a journal worker: whole (verifyStoreRecords) or one seq range of it
  * (verifyStoreChunk, folded by journal-workers.ts).
  */
@@ -8,7 +9,8 @@ import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import type { BundleVerifyOptions } from './bundle-format';
 import { peekCheckpoint, type CheckpointLog } from './checkpoints';
-import type { JournalReads } from './journal-store';
+import type { JournalReads, JournalStore } from './journal-store';
+import { Keyring, readKeyringRecords, type KeyringRecord } from './keyring';
 import type { PlaneKey } from './plane-key';
 import type { StoredRecordText } from './sqlite-reader';
 import { ChunkChecker, type ChunkOutcome, type ChunkPlan } from './verify-chunks';
@@ -26,8 +28,11 @@ export interface JournalToVerify {
   readonly checkpoints: Pick<CheckpointLog, 'readAll'>;
 }
 
-/** What verifying a data dir reads of its store (journal.ts's journalStoreOf gives a Journal's). */
-export type StoreToVerify = Pick<JournalReads, 'head' | 'iterate'> & Partial<TextReads>;
+/**
+ * What verifying a data dir reads of its store (journal.ts's journalStoreOf gives a Journal's);
+ * a shared store's published checkpoints and keyring records too, where it has them.
+ */
+export type StoreToVerify = Pick<JournalReads, 'head' | 'iterate'> & Partial<TextReads> & Partial<Pick<JournalStore, 'readKinds' | 'readCheckpoints'>>;
 
 /**
  * Checks seqs fromSeq..toSeq as `reads` sees them (a chunk, in a worker), read as text.
@@ -59,6 +64,8 @@ export interface StoreVerifyPlan {
   keyId?: string;
   journalId: string;
   uncovered?: 'fail' | 'report';
+  /** The journal's keyring records (a shared journal's; keyring.ts): absent or none, the key above alone. */
+  keyringRecords?: KeyringRecord[];
 }
 
 /** The plan `verifyJournalStore` checks a data dir's journal by: its own log's checkpoints, its own key. */
@@ -70,6 +77,26 @@ export function storeVerifyPlan(journal: JournalToVerify): StoreVerifyPlan {
     journalId: journal.journalId,
     uncovered: 'report',
   };
+}
+
+/**
+ * storeVerifyPlan, and for a store several instances share (one with published checkpoints):
+ * every instance's checkpoints of this journal up to the head, and the journal's keyring records,
+ * which say whose checkpoints count (keyring.ts).
+ */
+export async function sharedStoreVerifyPlan(journal: JournalToVerify, store: StoreToVerify): Promise<StoreVerifyPlan> {
+  const plan = storeVerifyPlan(journal);
+  if (!store.readCheckpoints || !store.readKinds) return plan;
+  // The head first: a checkpoint another instance publishes meanwhile covers records the
+  // verification may not read, and is left for the next one.
+  const head = (await store.head()).seq;
+  const keyringRecords = await readKeyringRecords(store as Pick<JournalStore, 'readKinds'>, head);
+  const local = new Set(plan.checkpoints);
+  const shared = (await store.readCheckpoints()).filter((jws) => {
+    const claimed = peekCheckpoint(jws);
+    return !local.has(jws) && claimed !== null && claimed.journalId === journal.journalId && claimed.treeSize <= head;
+  });
+  return { ...plan, checkpoints: [...plan.checkpoints, ...shared], keyringRecords };
 }
 
 /** The data dir's key is refused before anything is read when it is not the one expected. */
@@ -156,9 +183,12 @@ export async function verifyStoreRecords(
     }
     if (page.length > 0) yield page;
   }
+  const folded = await Keyring.fold(plan.keyringRecords ?? []);
+  if ('failed' in folded) return { ok: false, seq: folded.failed.seq, reason: folded.failed.reason, count: 0 };
   return verifyJournal({
     scope: { kind: 'full' },
     records: pages(),
+    keyring: folded.keyring,
     checkpoints: plan.checkpoints,
     publicKey: options.publicKey ?? createPublicKey({ key: plan.publicKey as JsonWebKey, format: 'jwk' }),
     ...(plan.keyId !== undefined ? { keyId: plan.keyId } : {}),
@@ -178,5 +208,5 @@ export async function verifyStoreRecords(
  * same check in a journal worker and answers the same report.
  */
 export async function verifyStoreOfJournal(journal: JournalToVerify, store: StoreToVerify, options: BundleVerifyOptions = {}): Promise<VerifyReport> {
-  return unexpectedKey(journal, options) ?? verifyStoreRecords(store, storeVerifyPlan(journal), { publicKey: journal.key.publicKey });
+  return unexpectedKey(journal, options) ?? verifyStoreRecords(store, await sharedStoreVerifyPlan(journal, store), { publicKey: journal.key.publicKey });
 }

@@ -28,6 +28,7 @@
  */
 import { HASH_SIZE, perfectRootInPlace, writeLeafHashOfHex } from './merkle';
 import { peekCheckpoint, type Checkpoint } from './checkpoints';
+import { isKeyringKind } from './keyring';
 import { BROKEN_LINK, RecordChecks, type SignedCheckpoints, type VerifiableRecord, type VerifyReport } from './verify';
 
 /**
@@ -117,6 +118,7 @@ export class ChunkChecker {
   private failure: Extract<VerifyReport, { ok: false }> | null = null;
   private firstPrevHash: string | null = null;
   private lastHash: string | null = null;
+  private declined: string | null = null;
 
   constructor(private readonly plan: ChunkPlan) {
     this.checks = new RecordChecks({ kind: 'full' }, plan.signed, plan.uncovered, (hash) => this.addLeaf(hash));
@@ -155,6 +157,9 @@ export class ChunkChecker {
     }
     if (this.records === 0) this.firstPrevHash = record.prevHash;
     this.records += 1;
+    // A keyring decides which keys' checkpoints count, and it is folded from every record before
+    // any checkpoint is checked: only the single-thread verifier does that (bundle-verify.ts).
+    if (isKeyringKind(record.kind)) this.declined ??= `a ${record.kind} record: a journal with a keyring is verified on one thread`;
     const failed = this.checks.check(record);
     if (failed) {
       this.failure = failed as Extract<VerifyReport, { ok: false }>;
@@ -187,6 +192,7 @@ export class ChunkChecker {
         lastHash: passed > 0 ? this.lastHash : null,
         unknownKinds: this.checks.unknownKinds,
         heights,
+        ...(this.declined !== null ? { declined: this.declined } : {}),
       },
       roots,
     };

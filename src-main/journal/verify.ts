@@ -3,7 +3,9 @@
  * rule, applied the same way to both sources:
  *
  * 1. every checkpoint's signature verifies with the plane's public key (algorithm fixed here),
- *    and names that key;
+ *    and names that key; for a journal whose records hold a keyring (a team plane's, keyring.ts),
+ *    with the admitted key it names instead, refused when that key was never admitted or was
+ *    retired before the records it covers;
  * 2. records come in seq order with no gap, duplicate or reordering;
  * 3. each record's bytes hash to its stored hash, and its prevHash is the previous hash;
  * 4. the Merkle root over seqs 1..N equals every signed checkpoint at tree size N (a full
@@ -42,6 +44,7 @@ import { GENESIS_PREV_HASH, recordKinds } from '../../src-shared/journal/records
 import { verifyCheckpoint, type Checkpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { emptyRoot, leafHash, leafHashOfHex, MerkleAccumulator, sha256Hex, verifyInclusion } from './merkle';
+import { verifyCheckpointsWithKeyring, type Keyring } from './keyring';
 import { keyIdOf } from './plane-key';
 
 /** One record as a verifier sees it: the exact bytes that were hashed, and what they say. */
@@ -83,6 +86,14 @@ export interface VerifyInput {
    * record needs a proof to a signed root) and fail either way.
    */
   uncovered?: 'fail' | 'report';
+  /**
+   * The journal's keyring (keyring.ts), folded from its KeyAdmitted and KeyRetired records. When
+   * it holds any, each checkpoint is verified with the admitted key it names instead of
+   * `publicKey`; absent or empty, every checkpoint must be `publicKey`'s, as before keyrings.
+   */
+  keyring?: Keyring;
+  /** With a keyring: `keyId`'s key must be admitted and sign the newest checkpoint (a bundle's header key). */
+  anchored?: boolean;
 }
 
 export type VerifyReport =
@@ -102,6 +113,8 @@ export type VerifyReport =
       /** Their seqs, present only when there are any. */
       unsignedTail?: { fromSeq: number; toSeq: number };
       unknownKinds: number;
+      /** The keys whose checkpoints were verified, present only for a journal with a keyring (keyring.ts). */
+      keys?: string[];
     }
   | { ok: false; seq: number | null; reason: string; count: number };
 
@@ -137,8 +150,13 @@ export interface SignedCheckpoints {
  * Check 1: every checkpoint's signature, journal and key, in the order given; the first that
  * fails is the report. What passes is what records are then held to.
  */
-export async function verifyCheckpoints(input: Pick<VerifyInput, 'checkpoints' | 'publicKey' | 'keyId' | 'journalId'>): Promise<{ failed: VerifyReport } | { signed: SignedCheckpoints }> {
+export async function verifyCheckpoints(
+  input: Pick<VerifyInput, 'checkpoints' | 'publicKey' | 'keyId' | 'journalId' | 'keyring' | 'anchored'>,
+): Promise<{ failed: VerifyReport } | { signed: SignedCheckpoints; keys?: string[] }> {
   const keyId = input.keyId ?? (await keyIdOf(input.publicKey.export({ format: 'jwk' }) as JWK));
+  if (input.keyring && !input.keyring.empty) {
+    return verifyCheckpointsWithKeyring({ checkpoints: input.checkpoints, journalId: input.journalId, keyring: input.keyring, keyId, anchored: input.anchored ?? false });
+  }
   const checkpoints: Checkpoint[] = [];
   for (const jws of input.checkpoints) {
     const check = await verifyCheckpoint(jws, input.publicKey);
@@ -387,5 +405,6 @@ export async function verifyJournal(input: VerifyInput): Promise<VerifyReport> {
       }
     }
   }
-  return checks.finish();
+  const report = checks.finish();
+  return report.ok && verified.keys ? { ...report, keys: verified.keys } : report;
 }

@@ -13,6 +13,8 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { exportBundle } from '../../src-main/journal/bundle-export';
+import { Journal } from '../../src-main/journal/journal';
+import { KEY_RETIRED } from '../../src-main/journal/keyring';
 import type { Plane } from '../../src-main/plane/plane';
 import { createNetguard, staticAllowList } from '../../src-main/net/netguard';
 import { createA2aClient } from '../../src-main/protocols/a2a/client/a2a-client';
@@ -208,7 +210,23 @@ const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
     await call(plane, 'runs.cancel', { runId: stopped.runId, reason: 'golden journal: a budget wait ended by a person' });
     return made;
   },
+  // A team plane's keyring (docs/SECURITY.md): a plane serving an empty PostgreSQL journal admits
+  // its key and runs a summary; a second instance's key is admitted, signs, and is retired.
+  async keyring(dataDir) {
+    const url = process.env[GOLDEN_DATABASE_ENV];
+    if (!url) throw new Error(`the keyring golden journal is made on an empty PostgreSQL database: set ${GOLDEN_DATABASE_ENV}`);
+    const made = await planeWith(dataDir, [MANIFESTS.summarize], { database: { url, source: GOLDEN_DATABASE_ENV } });
+    const { plane } = made;
+    await call(plane, 'runs.start', { agent: 'summarize', input: { text: 'Each instance of a team plane signs with its own key, and the journal says which keys are the plane.' }, wait: true });
+    const other = await Journal.open({ dataDir: tempDataDir('ap-golden-keyring-other-'), databaseUrl: url });
+    await other.close();
+    await plane.journal.append({ runId: null, kind: KEY_RETIRED, body: { keyId: other.key.keyId, by: 'cli:golden', reason: 'golden journal: an instance retired' } });
+    return made;
+  },
 };
+
+/** The empty PostgreSQL database the keyring golden journal is made on. */
+const GOLDEN_DATABASE_ENV = 'AGENTPLANE_GOLDEN_DATABASE_URL';
 
 /** Every run's and observed session's view as the live plane shows it now. */
 async function viewsOf(plane: Plane, kind: GoldenKind, agents: Array<Record<string, unknown>>, bundle: string): Promise<GoldenViews> {
