@@ -53,11 +53,12 @@ function drafts(count: number): AnyRecordDraft[] {
 }
 
 /** The chain those drafts make, hashed before anything is timed: the baseline inserts these rows as they are. */
-function rows(list: readonly AnyRecordDraft[]): unknown[][] {
-  let prevHash = GENESIS_PREV_HASH;
+/** The rows `list` makes, chained after `head` (the records the schema's opening journal wrote: its KeyAdmitted). */
+function rows(list: readonly AnyRecordDraft[], head: { seq: number; hash: string } = { seq: 0, hash: GENESIS_PREV_HASH }): unknown[][] {
+  let prevHash = head.hash;
   const time = new Date().toISOString();
   return list.map((draft, i) => {
-    const fields = { seq: i + 1, runId: draft.runId, kind: draft.kind, v: CURRENT_VERSION[draft.kind], time, prevHash };
+    const fields = { seq: head.seq + i + 1, runId: draft.runId, kind: draft.kind, v: CURRENT_VERSION[draft.kind], time, prevHash };
     const body = canonicalize(draft.body);
     const hash = sha256Hex(recordPreimageFromBodyText(fields, body));
     prevHash = hash;
@@ -114,13 +115,15 @@ async function run(): Promise<BenchResult> {
     const baselineUrl = await database(cluster.url, 'baseline');
     const total = WARM_UP + ROUNDS * (SINGLES_PER_ROUND + GROUPS_PER_ROUND * GROUP_SIZE);
     const list = drafts(total);
-    const raw = rows(list);
     const journal = await Journal.open({ dataDir: mkdtempSync(join(root, 'subject-')), databaseUrl: subjectUrl });
     // An instance of a team plane appends under its lease's fence (postgres-lease.ts): measured so.
     await journal.holdInstanceLease({ host: 'plane@bench', pid: process.pid, hostname: 'bench', dataDir: journal.dataDir, since: new Date().toISOString() }, { onWaiting: () => undefined, onLost: () => undefined });
     const sqlite = await Journal.open({ dataDir: mkdtempSync(join(root, 'sqlite-')) });
-    // The baseline's schema is the journal's own migration, applied by opening a journal there once.
-    await (await Journal.open({ dataDir: mkdtempSync(join(root, 'schema-')), databaseUrl: baselineUrl })).close();
+    // The baseline's schema is the journal's own migration, applied by opening a journal there
+    // once; the raw rows chain onto what that opening wrote (its key's admission).
+    const schemaJournal = await Journal.open({ dataDir: mkdtempSync(join(root, 'schema-')), databaseUrl: baselineUrl });
+    const raw = rows(list, await schemaJournal.head());
+    await schemaJournal.close();
     const baseline = new pg.Client({ connectionString: baselineUrl, options: '-c search_path=agentplane -c synchronous_commit=on' });
     await baseline.connect();
     let next = 0;

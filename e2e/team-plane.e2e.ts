@@ -106,6 +106,7 @@ describe.skipIf(!postgresUrl())(`two plane instances on one PostgreSQL journal${
     expect(await item.textContent()).toContain(runId);
     // The shared journal is named in the status bar, its password masked.
     expect(await page.getByLabel('Shared journal').textContent()).toContain(':***@');
+    expect(await page.getByLabel('Instance').textContent()).toBe(hostB);
     expect(await page.content()).not.toContain(password);
     // The approval A asked for named A's workspace. Approved at B, where the write would land in
     // B's workspace, it is not taken for this other effect: the run asks again, naming B's.
@@ -124,11 +125,25 @@ describe.skipIf(!postgresUrl())(`two plane instances on one PostgreSQL journal${
     expect(existsSync(join(dirB, 'workspace', 'notes', 'Team note.md'))).toBe(true);
     expect(existsSync(join(dirA, 'workspace', 'notes', 'Team note.md'))).toBe(false);
 
-    // The exported journal verifies offline, vouched for by B's checkpoints (which cover A's records too).
+    // The exported journal verifies offline against the journal's keyring: both instances
+    // admitted their keys, and the bundle carries checkpoints signed by each.
     const bundle = join(makeTempDir('team-bundle'), 'team.jsonl');
     const env = childEnv({ AGENTPLANE_DATABASE_URL: database });
     execFileSync(process.execPath, [CLI, 'journal', 'export', '--data-dir', dirB, '--out', bundle], { cwd: REPO_ROOT, env, encoding: 'utf8' });
-    expect(execFileSync(process.execPath, [CLI, 'journal', 'verify', bundle], { cwd: REPO_ROOT, env, encoding: 'utf8' })).toMatch(/^OK \d+ records, root [0-9a-f]{64}/);
+    const keys = JSON.parse(execFileSync(process.execPath, [CLI, 'journal', 'keys', '--data-dir', dirB, '--json'], { cwd: REPO_ROOT, env, encoding: 'utf8' })) as { keys: Array<{ keyId: string }> };
+    const keyIds = keys.keys.map((k) => k.keyId);
+    expect(keyIds).toHaveLength(2);
+    expect(keyIds.map((id) => `plane@${id.slice(0, 12)}`).sort()).toEqual([hostA, hostB].sort());
+    const signers = new Set(
+      readFileSync(bundle, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('{"checkpoint":'))
+        .map((line) => (JSON.parse(Buffer.from((JSON.parse(line) as { checkpoint: string }).checkpoint.split('.')[1]!, 'base64url').toString('utf8')) as { keyId: string }).keyId),
+    );
+    expect([...signers].sort()).toEqual([...keyIds].sort());
+    const verified = execFileSync(process.execPath, [CLI, 'journal', 'verify', bundle], { cwd: REPO_ROOT, env, encoding: 'utf8' });
+    expect(verified).toMatch(/^OK \d+ records, root [0-9a-f]{64}/);
+    expect(verified).toContain('keys: 2 signed');
 
     // The password: in no output, no file of either data dir, no record of the journal.
     expect([...a.stdoutLines, ...linesB, a.stderr(), b.stderr()].join('\n')).not.toContain(password);

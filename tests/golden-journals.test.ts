@@ -15,7 +15,7 @@ import { verifyBundleFile } from '../src-main/journal/bundle-verify';
 import type { Plane } from '../src-main/plane/plane';
 import { tempDataDir } from './support/journal-support';
 import { call, testPlane } from './support/runtime-support';
-import { agentsOf, GOLDEN_DIR, GOLDEN_KINDS, importBundle, readBundle, readViews, replayableRuns, replayRuntime, runsOf, type GoldenViews } from './support/golden-journals';
+import { agentsOf, GOLDEN_DIR, GOLDEN_KINDS, importBundle, isPlaneHost, readBundle, readViews, replayableRuns, replayRuntime, runsOf, type GoldenViews } from './support/golden-journals';
 
 const BUNDLES = readdirSync(GOLDEN_DIR)
   .filter((name) => name.endsWith('.jsonl'))
@@ -127,7 +127,7 @@ describe('golden journals', () => {
       // records are the observation itself) and a peer's skill run (host peer:<id>; its program
       // lives in the peer process). Both are verified and folded above.
       const runs = replayableRuns(bundle.records);
-      const expected = Object.values(views.runs).filter((v) => v.host === 'plane' && v.agent in Object.fromEntries(views.agents.map((a) => [a.name, 1])));
+      const expected = Object.values(views.runs).filter((v) => isPlaneHost(v.host) && v.agent in Object.fromEntries(views.agents.map((a) => [a.name, 1])));
       expect(runs.sort()).toEqual(expected.map((v) => v.runId).sort());
       expect(await replayProblems(bundle.records, views)).toEqual([]);
     });

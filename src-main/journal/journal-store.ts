@@ -139,6 +139,13 @@ export interface JournalStore {
    * where the data dir's plane lock already makes a plane the only writer of its runs (SQLite).
    */
   holdInstanceLease?(holder: InstanceHolder, hooks: InstanceLeaseHooks): Promise<InstanceLease>;
+  /**
+   * Whether this process signs the periodic checkpoints (every `checkpointEvery` records). On a
+   * team plane the instance holding the checkpoint signer's role does (InstanceLease.signer): one
+   * signature per interval however many instances serve, not one each. Every instance still
+   * signs at open, close and export, over what it verified. Absent: always.
+   */
+  signsPeriodicCheckpoints?(): boolean;
   close(): Promise<void>;
 }
 
@@ -195,6 +202,12 @@ export interface InstanceLease {
    * left open, so nobody looks at it again until its own process returns and writes itself in).
    */
   release(host: string, forget: boolean): Promise<void>;
+  /**
+   * Whether this instance holds the checkpoint signer's role (a lease of its own: one instance
+   * at a time, taken over by another within a look when its holder dies). Tried at every look
+   * (instances()).
+   */
+  readonly signer: boolean;
 }
 
 export interface ChildRunRow {

@@ -262,7 +262,7 @@ export class Journal {
         // A listener (a UI stream) failing must not un-acknowledge a committed record.
       }
     }
-    if (this.accumulator.size - this.lastCheckpointSize >= this.checkpointEvery) {
+    if (this.accumulator.size - this.lastCheckpointSize >= this.checkpointEvery && (this.#store.signsPeriodicCheckpoints?.() ?? true)) {
       // A failed signature or log write must not fail an append whose records are already
       // durable; the next checkpoint (or the one at close) covers them.
       try {
@@ -452,23 +452,15 @@ export class Journal {
 
   // ---- end of the reads for the layers above ----
 
-  /** Whether the store is shared by several plane instances (a team plane): their runs are held under leases. */
-  get shared(): boolean {
-    return this.#store.holdInstanceLease !== undefined;
-  }
-
   /**
-   * On a shared journal, this data dir's instance id (its key id's first 12 characters: stable,
-   * public, distinct per data dir), naming its hosts `plane@<id>` and `peer:<peer>@<id>`; else null.
+   * On a journal instances share (docs/TEAM-PLANE.md), this data dir's instance id, naming its hosts
+   * `plane@<id>`, `peer:<peer>@<id>`: its key id's first 12 characters (stable, public); else null.
    */
   get instanceId(): string | null {
-    return this.shared ? this.key.keyId.slice(0, 12) : null;
+    return this.#store.holdInstanceLease !== undefined ? this.key.keyId.slice(0, 12) : null;
   }
 
-  /**
-   * Takes this instance's lease on a shared journal (journal-store.ts InstanceLease), waiting
-   * while it is held elsewhere; null on SQLite (the data dir's plane lock makes the plane one).
-   */
+  /** Takes this instance's lease on a shared journal (InstanceLease); null on SQLite, whose plane lock makes the plane one. */
   async holdInstanceLease(holder: InstanceHolder, hooks: InstanceLeaseHooks): Promise<InstanceLease | null> {
     return (await this.#store.holdInstanceLease?.(holder, hooks)) ?? null;
   }

@@ -58,9 +58,10 @@ describe.skipIf(!postgresUrl())(`instance leases${postgresUrl() ? '' : ` (skippe
     expect(await b.tryClaim('plane@a')).toBe(false);
     expect(await a.tryClaim('plane@a')).toBe(false); // never its own
     // Both append, chained one after the other, under their fences.
+    const before = (await journals[0]!.head()).seq;
     await journals[0]!.appendBatch(runDrafts('run-a', 1));
     await journals[1]!.appendBatch(runDrafts('run-b', 1));
-    expect((await journals[0]!.head()).seq).toBe(2 * runDrafts('run-a', 1).length);
+    expect((await journals[0]!.head()).seq).toBe(before + 2 * runDrafts('run-a', 1).length);
   });
 
   it("an instance whose own lease is held waits, told by whom, and starts when it is let go; a waiting start can be aborted", async () => {
@@ -121,5 +122,29 @@ describe.skipIf(!postgresUrl())(`instance leases${postgresUrl() ? '' : ` (skippe
     expect(await runsHeldBy(c, 'plane@b')).toEqual([runId]);
     // Released: no longer listed, so nobody looks at it again until its own process returns.
     expect((await leaseC.instances()).map((i) => i.host)).toEqual(['plane@b', 'plane@c']);
+  });
+
+  it('one instance at a time signs the periodic checkpoints; when it stops, the next look of another takes the role', async () => {
+    const url = await freshDatabase('signer');
+    const first = await Journal.open({ dataDir: tempDataDir('ap-lease-'), databaseUrl: url, checkpointEvery: 5 });
+    const second = await Journal.open({ dataDir: tempDataDir('ap-lease-'), databaseUrl: url, checkpointEvery: 5 });
+    journals.push(first, second);
+    const leaseA = (await first.holdInstanceLease(holder(first, 'plane@first'), quiet))!;
+    const leaseB = (await second.holdInstanceLease(holder(second, 'plane@second'), quiet))!;
+    expect([leaseA.signer, leaseB.signer]).toEqual([true, false]);
+    const signedBy = (journal: Journal) => journal.checkpoints.readAll().length;
+    const [beforeA, beforeB] = [signedBy(first), signedBy(second)];
+    for (let i = 0; i < 4; i++) await second.appendBatch(runDrafts(`b-${i}`, 1));
+    // The second's appends crossed the interval four times: it signed none of them.
+    expect(signedBy(second)).toBe(beforeB);
+    for (let i = 0; i < 4; i++) await first.appendBatch(runDrafts(`a-${i}`, 1));
+    expect(signedBy(first)).toBeGreaterThan(beforeA);
+
+    await first.close();
+    await leaseB.instances(); // a look
+    expect(leaseB.signer).toBe(true);
+    const now = signedBy(second);
+    for (let i = 0; i < 4; i++) await second.appendBatch(runDrafts(`c-${i}`, 1));
+    expect(signedBy(second)).toBeGreaterThan(now);
   });
 });

@@ -27,6 +27,8 @@ import { JournalError } from './journal-error';
 /** The advisory-lock class of instance leases ("AGPL"); the second key is the host's (leaseKeyOf). */
 export const LEASE_CLASS = 0x4147_504c;
 const INSTANCE_KEY_PREFIX = 'instance:';
+/** The lock name of the checkpoint signer's role (journal-store.ts signsPeriodicCheckpoints); no host is named so. */
+const SIGNER_ROLE = 'role:checkpoint-signer';
 /**
  * TCP keepalives on the lease's session, set on the server's side: a holder whose machine
  * sleeps or drops off the network is found dead within idle + interval * count seconds (25 s),
@@ -67,6 +69,8 @@ export class PostgresInstanceLease implements InstanceLease {
   /** Leases of dead instances this one has claimed and not yet released. */
   private readonly claimed = new Set<string>();
   private ended = false;
+  /** Whether this instance holds the checkpoint signer's role (see trySigner). */
+  signer = false;
 
   private constructor(
     readonly host: string,
@@ -104,6 +108,7 @@ export class PostgresInstanceLease implements InstanceLease {
       await writeHolder(client, holder);
       const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       lease = new PostgresInstanceLease(holder.host, client, connection, fenceSql(pid, holder.host));
+      await lease.trySigner();
       return lease;
     } catch (error) {
       await client.end().catch(() => undefined);
@@ -114,7 +119,17 @@ export class PostgresInstanceLease implements InstanceLease {
     }
   }
 
+  /**
+   * Takes the checkpoint signer's role if nobody holds it: a session lock like the lease itself,
+   * so it is held until this instance's session ends and then free for the next to try.
+   */
+  private async trySigner(): Promise<void> {
+    if (this.signer || this.ended) return;
+    this.signer = (await this.client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS got', [LEASE_CLASS, leaseKeyOf(SIGNER_ROLE)])).rows[0]!.got;
+  }
+
   async instances(): Promise<Array<InstanceHolder & { alive: boolean }>> {
+    await this.trySigner();
     const rows = (await this.client.query<{ value: string }>('SELECT value FROM journal_meta WHERE key LIKE $1 ORDER BY key', [`${INSTANCE_KEY_PREFIX}%`])).rows;
     const held = new Set((await this.client.query<{ objid: number }>("SELECT objid::bigint AS objid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1 AND objsubid = 2", [LEASE_CLASS])).rows.map((r) => r.objid));
     const out: Array<InstanceHolder & { alive: boolean }> = [];

@@ -410,6 +410,11 @@ export class PostgresJournalStore implements JournalStore {
     return lease;
   }
 
+  /** A leased instance signs periodic checkpoints only while it holds the signer's role; an unleased process (a CLI, a peer) always. */
+  signsPeriodicCheckpoints(): boolean {
+    return this.lease === null || this.lease.signer;
+  }
+
   /** Waits until no append holds the append lock: every append begun before this call has ended. */
   private async appendBarrier(): Promise<void> {
     const client = await this.connect();

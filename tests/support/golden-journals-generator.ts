@@ -223,9 +223,30 @@ const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
     await plane.journal.append({ runId: null, kind: KEY_RETIRED, body: { keyId: other.key.keyId, by: 'cli:golden', reason: 'golden journal: an instance retired' } });
     return made;
   },
+  // A team plane's takeover (docs/TEAM-PLANE.md): two instances on an empty PostgreSQL journal;
+  // a run started at the first waits for a person; the first stops; the second takes the run
+  // over (RunAdopted), a person approves it there, and it finishes.
+  async team(dataDir) {
+    const url = process.env[GOLDEN_DATABASE_ENV];
+    if (!url) throw new Error(`the team golden journal is made on an empty PostgreSQL database: set ${GOLDEN_DATABASE_ENV}`);
+    const database = { url, source: GOLDEN_DATABASE_ENV };
+    const first = await planeWith(tempDataDir('ap-golden-team-first-'), [MANIFESTS.approveEcho], { database, leaseCheckMs: 50 });
+    const made = await planeWith(dataDir, [MANIFESTS.approveEcho], { database, leaseCheckMs: 50 });
+    const { plane } = made;
+    const { runId } = await call(first.plane, 'runs.start', { agent: 'approve-echo', input: { topic: 'a run that outlives the instance that started it' }, wait: true });
+    await first.plane.close();
+    for (let i = 0; (await call(plane, 'runs.get', { runId })).host !== plane.status().instance; i++) {
+      if (i > 1000) throw new Error('team: the second instance did not take the run over');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const waiting = await call(plane, 'runs.get', { runId });
+    await call(plane, 'approvals.decide', { runId, waitId: waiting.pending!.waitId, decision: 'approve', subjectHash: waiting.pending!.subjectHash });
+    await mustSettle(plane, runId);
+    return made;
+  },
 };
 
-/** The empty PostgreSQL database the keyring golden journal is made on. */
+/** The empty PostgreSQL database the keyring and team golden journals are made on (one each). */
 const GOLDEN_DATABASE_ENV = 'AGENTPLANE_GOLDEN_DATABASE_URL';
 
 /** Every run's and observed session's view as the live plane shows it now. */

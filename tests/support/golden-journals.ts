@@ -35,7 +35,7 @@ import { compileAgent, type LoadedAgent } from '../../src-main/runtime/manifest'
 export const GOLDEN_DIR = join(import.meta.dirname, '..', 'fixtures', 'journals');
 
 /** The kinds of run a golden journal is made for, one bundle each per generation. */
-export const GOLDEN_KINDS = ['local', 'peer-call', 'approval', 'mcp', 'a2a', 'acp-observation', 'budget-wait', 'keyring'] as const;
+export const GOLDEN_KINDS = ['local', 'peer-call', 'approval', 'mcp', 'a2a', 'acp-observation', 'budget-wait', 'keyring', 'team'] as const;
 export type GoldenKind = (typeof GOLDEN_KINDS)[number];
 
 /**
@@ -166,6 +166,8 @@ export async function replayRuntime(journal: Journal, agents: readonly LoadedAge
     a2a,
     // What another process appends (a cancel, see the test's replay) is read this soon.
     followMs: 20,
+    // The run's own host at its end (a team plane's run taken over: the instance that took it).
+    host: finalHostOf(records),
   });
   return { runtime, doors };
 }
@@ -174,8 +176,23 @@ export async function replayRuntime(journal: Journal, agents: readonly LoadedAge
 export function replayableRuns(records: readonly JournalRecord[]): string[] {
   const sealed = new Set(records.filter((r) => r.kind === 'RunSealed' && r.runId).map((r) => r.runId!));
   return records
-    .filter((r) => r.kind === 'RunAdmitted' && r.runId && sealed.has(r.runId) && (r.body.host ?? 'plane') === 'plane')
+    .filter((r) => r.kind === 'RunAdmitted' && r.runId && sealed.has(r.runId) && isPlaneHost((r.body.host as string | undefined) ?? 'plane'))
     .map((r) => r.runId!);
+}
+
+/** A host the plane's own runtime executes runs as: `plane`, or a team plane instance's `plane@<id>` (not a peer's). */
+export function isPlaneHost(host: string): boolean {
+  return host === 'plane' || host.startsWith('plane@');
+}
+
+/** The host holding a run at its end, from its records: the last RunAdopted's `to`, else its admission's. */
+export function finalHostOf(records: readonly JournalRecord[]): string {
+  let host = 'plane';
+  for (const r of records) {
+    if (r.kind === 'RunAdmitted') host = (r.body.host as string | undefined) ?? 'plane';
+    if (r.kind === 'RunAdopted') host = r.body.to as string;
+  }
+  return host;
 }
 
 /** Every run and observed session a bundle holds, in admission order. */

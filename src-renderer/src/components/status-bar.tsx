@@ -17,6 +17,8 @@ export function StatusBar() {
   // A shared PostgreSQL journal is named (its URL as the plane shows it: password masked);
   // the embedded SQLite file in the data folder needs no second mention.
   const sharedJournal = useApp((s) => (s.status && /^postgres(ql)?:/.test(s.status.journal) ? s.status.journal : null));
+  // On a team plane, which instance this is: the host its runs are held under (plane@<id>).
+  const instance = useApp((s) => s.status?.instance);
   const error = useApp((s) => s.error);
   return (
     <footer className="status-bar">
@@ -33,6 +35,11 @@ export function StatusBar() {
       {sharedJournal ? (
         <span title="Shared journal (PostgreSQL)" aria-label="Shared journal">
           journal {sharedJournal}
+        </span>
+      ) : null}
+      {instance ? (
+        <span title="This instance of the team plane: the host its runs are held under" aria-label="Instance">
+          {instance}
         </span>
       ) : null}
       {dataDir ? <span title="Data folder">{dataDir}</span> : null}
