@@ -53,7 +53,14 @@ describe.skipIf(!postgresUrl())(`a team plane${postgresUrl() ? '' : ` (skipped: 
     expect(a.status().instance).toMatch(/^plane@/);
     expect(b.status().instance).not.toBe(a.status().instance);
 
+    // B's clients hear of A's records on B's one cursor, journal.appended.
+    const heardAtB: string[] = [];
+    const unsubscribe = b.events.subscribe((event) => {
+      if (event.name === 'journal.appended') heardAtB.push(...event.payload.runs.map((change) => change.runId));
+    });
     const { runId } = await call(a, 'runs.start', { agent: 'guarded', input: { text: 'hello' } });
+    await expect.poll(() => heardAtB.includes(runId), { timeout: 15_000 }).toBe(true);
+    unsubscribe();
     const seen = await waitingAt(b, runId);
     expect(seen.host).toBe(a.status().instance);
     await call(b, 'approvals.decide', { runId, waitId: seen.pending!.waitId, decision: 'approve', subjectHash: seen.pending!.subjectHash });
