@@ -70,6 +70,9 @@ describe('A2A push notifications', () => {
 
     const client = await clientFor(first.endpoint, 'write-note');
     const task = (await client.sendMessage(send({ data: note }, { returnImmediately: true }))) as { id: string };
+    // The config goes on once the run waits: on a loaded machine it could still be working, and
+    // that state would rightly be delivered first.
+    await expect.poll(async () => (await call(first.plane, 'runs.get', { runId: task.id })).status, { timeout: 15_000 }).toBe('suspended');
     const set = await client.createTaskPushNotificationConfig(
       TaskPushNotificationConfig.fromJSON({ taskId: task.id, id: 'hook-1', url: target.url, token: 'receiver-token', authentication: { scheme: 'Bearer', credentials: 'receiver-secret' } }),
     );
