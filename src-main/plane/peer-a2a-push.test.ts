@@ -14,6 +14,7 @@ import { SendMessageRequest, TaskPushNotificationConfig, verifyAgentCardSignatur
 import { call, testPlane } from '../../tests/support/runtime-support';
 import { capturingLogger, pushReceivers, type PushReceived } from '../../tests/doubles/push-receiver';
 import { sdkA2aClient } from '../../tests/doubles/sdk-a2a-client';
+import { errorData } from '../../tests/support/a2a-support';
 import { useTempFolders } from '../../tests/helpers/temp-folders';
 import type { Logger } from '../base/logger';
 import { loadPlaneKey } from '../journal/plane-key';
@@ -169,7 +170,7 @@ describe("A2A push notifications on a peer's own port", () => {
     const url = peer.a2aUrl!;
 
     const notAllowed = await rpc(url, 'pay', token, 'CreateTaskPushNotificationConfig', { taskId: task.id, url: target.url });
-    expect(notAllowed.error).toMatchObject({ code: -32602, data: { field: 'url' } });
+    expect(notAllowed.error).toMatchObject({ code: -32602, data: errorData({ field: 'url' }) });
     expect(notAllowed.error!.message).toContain(`must be https; ${target.origin} is http and its exact origin is not on the outbound allow list`);
     expect(notAllowed.error!.message).toContain(`agentplane net allow ${target.origin}`);
     // https does not help: the peer's netguard refuses loopback unless allowed.
@@ -179,7 +180,7 @@ describe("A2A push notifications on a peer's own port", () => {
     expect(metadata.error).toMatchObject({ code: -32602, message: expect.stringMatching(/netguard refused/) });
     const before = (await peer.runtime.listRuns(100)).length;
     const refusedSend = await rpc(url, 'pay', token, 'SendMessage', { message: { messageId: 'x1', role: 'ROLE_USER', parts: [{ data: payment }] }, configuration: { taskPushNotificationConfig: { url: target.url } } });
-    expect(refusedSend.error).toMatchObject({ code: -32602, data: { field: 'configuration.taskPushNotificationConfig.url' } });
+    expect(refusedSend.error).toMatchObject({ code: -32602, data: errorData({ field: 'configuration.taskPushNotificationConfig.url' }) });
     expect(await peer.runtime.listRuns(100)).toHaveLength(before);
     expect(existsSync(pushStorePath(join(dataDir, 'peers', PEER_ID)))).toBe(false);
     expect(target.hits()).toBe(0);

@@ -93,6 +93,22 @@ describe("A2A on a peer's own port (@a2a-js/sdk client)", () => {
     expect((await fetch(`${url}.well-known/agent-card.json`, { headers: { Origin: 'http://evil.example' } })).status).toBe(403);
   });
 
+  it('answers the interface URL joined with a slash as the URL itself, and a card with an ETag a client can revalidate', async () => {
+    const { url, token } = await servedPeer();
+    const post = (path: string) =>
+      fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}`, 'A2A-Version': '1.0' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'run-00000000000000000000' } }) });
+    const bare = (await (await post('a2a/note')).json()) as unknown;
+    expect(await (await post('a2a/note/')).json()).toEqual(bare);
+    expect(bare).toMatchObject({ error: { code: -32001, data: [{ reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' }] } });
+    const card = await fetch(`${url}a2a/note/.well-known/agent-card.json`);
+    const etag = card.headers.get('etag');
+    expect(etag).toMatch(/^"sha256-/);
+    expect((await fetch(`${url}a2a/note/.well-known/agent-card.json`, { headers: { 'If-None-Match': etag! } })).status).toBe(304);
+    const missing = await fetch(`${url}a2a/.well-known/agent-card.json`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringMatching(/names no agent/) } });
+  });
+
   it("a peer whose policy does not grant a2a:local its skills declines with a Message, and admits no run", async () => {
     const { peer, url, token } = await servedPeer({ rules: [{ effect: 'allow', principal: 'mcp:local', action: 'mcpv2:skill.call', resource: 'skill:*' }], authority: {} });
     const client = await sdkA2aClient(url, 'note', token);

@@ -43,6 +43,7 @@ import { loopbackGuard } from '../net/loopback-guard';
 import type { Netguard } from '../net/netguard';
 import { canonicalIp } from '../peers/session-token';
 import { createA2aHandler } from '../protocols/a2a/a2a-server';
+import { A2A_ERRORS, RpcError, rpcErrorBody } from '../protocols/a2a/a2a-wire';
 import { startA2aPush } from './a2a-push-wiring';
 import { loadOrCreateMcpToken } from './mcp-endpoint';
 import { peerDoor, peerMcpUrl, type PeerDoorDeps } from './peer-mcp';
@@ -97,7 +98,7 @@ export async function mountPeerA2a(app: FastifyInstance, options: PeerA2aOptions
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
       scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
         const ip = canonicalIp(request.ip) ?? request.ip;
-        if (!isLoopback(ip)) return reply.code(403).send({ error: "A2A on a peer's port answers callers on this machine (loopback) only" });
+        if (!isLoopback(ip)) return reply.code(403).send(rpcErrorBody(null, new RpcError(A2A_ERRORS.invalidRequest, "A2A on a peer's port answers callers on this machine (loopback) only")));
       });
       const serve = async (request: FastifyRequest, reply: FastifyReply) => {
         reply.hijack();

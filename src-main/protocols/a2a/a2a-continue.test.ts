@@ -12,6 +12,7 @@ import { GetTaskRequest, SendMessageRequest, TaskState, type StreamResponse } fr
 import type { Client } from '@a2a-js/sdk/client';
 import { agent, call, countingProvider, testPlane } from '../../../tests/support/runtime-support';
 import { sdkA2aClient } from '../../../tests/doubles/sdk-a2a-client';
+import { errorData } from '../../../tests/support/a2a-support';
 import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import { startPlaneA2aEndpoint, type PlaneA2aEndpoint } from '../../plane/a2a-endpoint';
 import { resourcesDir } from '../../plane/plane-config';
@@ -113,12 +114,12 @@ describe('continuing an INPUT_REQUIRED task by message (@a2a-js/sdk client)', ()
     expect((await plane.journal.readRun(asked.id, 1, 1_000)).filter((r) => r.kind === 'RunSealed')).toHaveLength(1);
     // The same id with another answer is not a repeat: refused, naming the field.
     const reused = await rpc(endpoint, 'ask', { message: { messageId: 'a-1', role: 'ROLE_USER', taskId: asked.id, parts: [{ text: 'red' }] } });
-    expect(reused.error).toMatchObject({ code: -32602, message: expect.stringMatching(/messageId a-1 already answered this run with another value/), data: { field: 'message.messageId' } });
+    expect(reused.error).toMatchObject({ code: -32602, message: expect.stringMatching(/messageId a-1 already answered this run with another value/), data: errorData({ field: 'message.messageId' }) });
     expect(await decisionsOf(plane, asked.id)).toHaveLength(1);
 
     // A new message for the ended task is refused naming its state (the spec: a terminal task takes no message).
     const late = await rpc(endpoint, 'ask', answerTo(asked.id, { text: 'green' }));
-    expect(late.error).toMatchObject({ code: -32004, message: expect.stringMatching(/has ended \(TASK_STATE_COMPLETED\)/), data: { state: 'TASK_STATE_COMPLETED' } });
+    expect(late.error).toMatchObject({ code: -32004, message: expect.stringMatching(/has ended \(TASK_STATE_COMPLETED\)/), data: errorData({ state: 'TASK_STATE_COMPLETED' }) });
     // The bearer token is never journaled.
     expect(JSON.stringify(await plane.journal.readRun(asked.id, 1, 1_000))).not.toContain(endpoint.token);
   });
@@ -170,7 +171,7 @@ describe('a message with taskId that cannot answer is refused, and the run keeps
     const { plane, endpoint } = await served({ extraRules: [{ ...DELIVER_INPUT, resource: 'wait:*' }] });
     const taskId = await waitingTask(endpoint, plane, 'guarded');
     const answer = await rpc(endpoint, 'guarded', answerTo(taskId, { text: 'yes, approve it' }));
-    expect(answer.error).toMatchObject({ code: -32004, message: expect.stringMatching(/waits for approval: tool file\.write; a person decides at AgentPlane: .*approvals approve/), data: { waitsFor: 'approval' } });
+    expect(answer.error).toMatchObject({ code: -32004, message: expect.stringMatching(/waits for approval: tool file\.write; a person decides at AgentPlane: .*approvals approve/), data: errorData({ waitsFor: 'approval' }) });
     expect((await call(plane, 'runs.get', { runId: taskId })).pending?.reason).toBe('approval');
     expect(await decisionsOf(plane, taskId)).toEqual([]);
   });
@@ -198,7 +199,7 @@ describe('a message with taskId that cannot answer is refused, and the run keeps
     const { plane, endpoint } = await served({ extraRules: [DELIVER_INPUT] });
     const taskId = await waitingTask(endpoint, plane, 'ask', { question: 'q' });
     const answer = await rpc(endpoint, 'ask', answerTo(taskId, { text: 'x' }, { contextId: 'another-context' }));
-    expect(answer.error).toMatchObject({ code: -32602, data: { field: 'message.contextId' } });
+    expect(answer.error).toMatchObject({ code: -32602, data: errorData({ field: 'message.contextId' }) });
     expect((await call(plane, 'runs.get', { runId: taskId })).status).toBe('suspended');
   });
 
@@ -206,9 +207,9 @@ describe('a message with taskId that cannot answer is refused, and the run keeps
     const { plane, endpoint } = await served({ extraRules: [DELIVER_INPUT] });
     const taskId = await waitingTask(endpoint, plane, 'ask', { question: 'q' });
     const twoParts = await rpc(endpoint, 'ask', { message: { messageId: 'two', role: 'ROLE_USER', taskId, parts: [{ text: 'a' }, { text: 'b' }] } });
-    expect(twoParts.error).toMatchObject({ code: -32602, message: expect.stringMatching(/exactly one part/), data: { field: 'message.parts' } });
+    expect(twoParts.error).toMatchObject({ code: -32602, message: expect.stringMatching(/exactly one part/), data: errorData({ field: 'message.parts' }) });
     const list = await rpc(endpoint, 'ask', answerTo(taskId, { data: [1, 2] }));
-    expect(list.error).toMatchObject({ code: -32602, data: { field: 'message.parts[0].data' } });
+    expect(list.error).toMatchObject({ code: -32602, data: errorData({ field: 'message.parts[0].data' }) });
     const url = await rpc(endpoint, 'ask', answerTo(taskId, { url: 'https://example.com/a.txt' }));
     expect(url.error).toMatchObject({ code: -32005 });
     // 1e17 is an integer beyond 2^53: canonical JSON (the journal's hashing) refuses it.
@@ -230,7 +231,7 @@ describe('a message with taskId that cannot answer is refused, and the run keeps
     const started = await rpc(endpoint, 'slow-ask', { message: { messageId: 'slow', role: 'ROLE_USER', parts: [{ data: {} }] }, configuration: { returnImmediately: true } });
     const taskId = (started.result?.task as { id: string }).id;
     const early = await rpc(endpoint, 'slow-ask', answerTo(taskId, { text: 'too soon' }));
-    expect(early.error).toMatchObject({ code: -32004, message: expect.stringMatching(/is TASK_STATE_WORKING, not waiting for input/), data: { state: 'TASK_STATE_WORKING' } });
+    expect(early.error).toMatchObject({ code: -32004, message: expect.stringMatching(/is TASK_STATE_WORKING, not waiting for input/), data: errorData({ state: 'TASK_STATE_WORKING' }) });
     release();
     await expect.poll(async () => (await call(plane, 'runs.get', { runId: taskId })).status, { timeout: 10_000 }).toBe('suspended');
     expect(await decisionsOf(plane, taskId)).toEqual([]);

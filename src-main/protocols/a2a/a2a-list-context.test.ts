@@ -14,6 +14,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import type { RunView } from '../../../src-shared/ipc/contract';
 import { call, failure, testPlane } from '../../../tests/support/runtime-support';
 import { sdkA2aClient } from '../../../tests/doubles/sdk-a2a-client';
+import { errorData } from '../../../tests/support/a2a-support';
 import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import type { Plane } from '../../plane/plane';
 import { silentLogger } from '../../base/logger';
@@ -163,7 +164,7 @@ describe('A2A contexts: a message carrying only contextId opens another run in t
       answers.push(await rpc(at, 'summarize', 'SendMessage', { message: { messageId: `ctx-${contextId}`, role: 'ROLE_USER', parts: [{ text: 'x' }], contextId } }));
     }
     for (const answer of answers) {
-      expect(answer.error).toEqual({ code: -32602, message: 'Invalid params: message.contextId is not a context this caller opened (omit it to open a new one)', data: { field: 'message.contextId' } });
+      expect(answer.error).toEqual({ code: -32602, message: 'Invalid params: message.contextId is not a context this caller opened (omit it to open a new one)', data: errorData({ field: 'message.contextId' }) });
     }
     // Nothing was admitted for any of them.
     expect((await client.listTasks(ListTasksRequest.fromJSON({}))).totalSize).toBe(2);
@@ -239,7 +240,7 @@ describe('ListTasks from the index of the caller’s runs', () => {
     const t = new Date().toISOString();
     const newest = await summarized(client, 'The newest text.');
     const over = await rpc(at, 'summarize', 'ListTasks', { status: 'TASK_STATE_COMPLETED' });
-    expect(over.error).toMatchObject({ code: -32602, message: expect.stringMatching(/more than 2 match the other filters; narrow with statusTimestampAfter/), data: { field: 'statusTimestampAfter', scanBudget: 2 } });
+    expect(over.error).toMatchObject({ code: -32602, message: expect.stringMatching(/more than 2 match the other filters; narrow with statusTimestampAfter/), data: errorData({ field: 'statusTimestampAfter', scanBudget: 2 }) });
     // No status filter: counted from the index, no fold beyond the page, no budget to bite.
     expect((await client.listTasks(ListTasksRequest.fromJSON({}))).totalSize).toBe(3);
     const narrowed = await client.listTasks(ListTasksRequest.fromJSON({ status: 'TASK_STATE_COMPLETED', statusTimestampAfter: t }));
@@ -281,9 +282,9 @@ describe('ListTasks from the index of the caller’s runs', () => {
     const [payload, mac] = first.nextPageToken.split('.');
     const forged = `${Buffer.from(JSON.stringify({ b: 999, q: JSON.parse(Buffer.from(payload!, 'base64url').toString()).q })).toString('base64url')}.${mac}`;
     for (const pageToken of ['run-00000000000000000000', 'garbage', forged, `${first.nextPageToken}x`]) {
-      expect((await rpc(at, 'summarize', 'ListTasks', { pageToken })).error).toMatchObject({ code: -32602, message: 'Invalid params: pageToken is not one this server gave', data: { field: 'pageToken' } });
+      expect((await rpc(at, 'summarize', 'ListTasks', { pageToken })).error).toMatchObject({ code: -32602, message: 'Invalid params: pageToken is not one this server gave', data: errorData({ field: 'pageToken' }) });
     }
-    expect((await rpc(at, 'summarize', 'ListTasks', { pageToken: first.nextPageToken, status: 'TASK_STATE_COMPLETED' })).error).toMatchObject({ code: -32602, data: { field: 'pageToken' } });
+    expect((await rpc(at, 'summarize', 'ListTasks', { pageToken: first.nextPageToken, status: 'TASK_STATE_COMPLETED' })).error).toMatchObject({ code: -32602, data: errorData({ field: 'pageToken' }) });
     expect((await rpc(at, 'summarize', 'ListTasks', { pageToken: first.nextPageToken, pageSize: 1 })).result).toMatchObject({ totalSize: 3, pageSize: 1 });
     const bad: Array<[Record<string, unknown>, string]> = [
       [{ pageSize: 0 }, 'pageSize'],
@@ -294,7 +295,7 @@ describe('ListTasks from the index of the caller’s runs', () => {
       [{ historyLength: -1 }, 'historyLength'],
       [{ contextId: 5 }, 'contextId'],
     ];
-    for (const [params, field] of bad) expect((await rpc(at, 'summarize', 'ListTasks', params)).error).toMatchObject({ code: -32602, data: { field } });
+    for (const [params, field] of bad) expect((await rpc(at, 'summarize', 'ListTasks', params)).error).toMatchObject({ code: -32602, data: errorData({ field }) });
     // historyLength is accepted (no message history is kept to return) and changes nothing.
     expect((await rpc(at, 'summarize', 'ListTasks', { historyLength: 2 })).result).toMatchObject({ totalSize: 3 });
     // runs.list's index filters go with an owner.
@@ -307,11 +308,11 @@ describe('the rules on a message: a declared mediaType agrees with its part, a n
     const at = await served(await newPlane());
     const message = (part: Record<string, unknown>, metadata?: Record<string, unknown>) => ({ message: { messageId: `seed-${++messageCount}`, role: 'ROLE_USER', parts: [part], ...(metadata ? { metadata } : {}) } });
     const textAsJson = await rpc(at, 'summarize', 'SendMessage', message({ text: '{"text":"x"}', mediaType: 'application/json' }));
-    expect(textAsJson.error).toMatchObject({ code: -32602, message: expect.stringMatching(/text part but declares mediaType "application\/json"/), data: { field: 'message.parts[0].mediaType' } });
+    expect(textAsJson.error).toMatchObject({ code: -32602, message: expect.stringMatching(/text part but declares mediaType "application\/json"/), data: errorData({ field: 'message.parts[0].mediaType' }) });
     const dataAsText = await rpc(at, 'summarize', 'SendMessage', message({ data: { text: 'x' }, mediaType: 'text/plain' }));
-    expect(dataAsText.error).toMatchObject({ code: -32602, data: { field: 'message.parts[0].mediaType' } });
+    expect(dataAsText.error).toMatchObject({ code: -32602, data: errorData({ field: 'message.parts[0].mediaType' }) });
     const otherSkill = await rpc(at, 'summarize', 'SendMessage', message({ text: 'x' }, { skill: 'write-note' }));
-    expect(otherSkill.error).toMatchObject({ code: -32602, message: expect.stringMatching(/message\.metadata\.skill "write-note" is not a skill of this agent; its card declares one skill, summarize/), data: { field: 'message.metadata.skill' } });
+    expect(otherSkill.error).toMatchObject({ code: -32602, message: expect.stringMatching(/message\.metadata\.skill "write-note" is not a skill of this agent; its card declares one skill, summarize/), data: errorData({ field: 'message.metadata.skill' }) });
     // Agreeing declarations and the card's own skill are served.
     const agreed = await rpc(at, 'summarize', 'SendMessage', message({ data: { text: 'Agreeing parts are served.' }, mediaType: 'application/json; charset=utf-8' }, { skill: 'summarize' }));
     expect(agreed.result).toMatchObject({ task: { status: { state: 'TASK_STATE_COMPLETED' } } });

@@ -12,6 +12,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { call, testPlane } from '../../../tests/support/runtime-support';
 import { capturingLogger, pushReceivers, type PushReceived } from '../../../tests/doubles/push-receiver';
 import { sdkA2aClient } from '../../../tests/doubles/sdk-a2a-client';
+import { errorData } from '../../../tests/support/a2a-support';
 import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import { startPlaneA2aEndpoint, type PlaneA2aEndpoint } from '../../plane/a2a-endpoint';
 import type { Plane } from '../../plane/plane';
@@ -164,7 +165,7 @@ describe('A2A push notifications', () => {
 
     const other = await task2(client);
     const notAllowed = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'http://127.0.0.1:9/hook' });
-    expect(notAllowed.error).toMatchObject({ code: -32602, data: { field: 'url' }, message: expect.stringMatching(/must be https; http:\/\/127\.0\.0\.1:9 is http and its exact origin is not on the outbound allow list/) });
+    expect(notAllowed.error).toMatchObject({ code: -32602, data: errorData({ field: 'url' }), message: expect.stringMatching(/must be https; http:\/\/127\.0\.0\.1:9 is http and its exact origin is not on the outbound allow list/) });
     const loopbackHttps = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'https://127.0.0.1:9/hook' });
     expect(loopbackHttps.error).toMatchObject({ code: -32602, message: expect.stringMatching(/netguard refused https:\/\/127\.0\.0\.1:9 .*loopback/) });
     const metadata = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'https://169.254.169.254/latest' });
@@ -172,13 +173,13 @@ describe('A2A push notifications', () => {
     const userinfo = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'https://u:p@example.com/hook' });
     expect(userinfo.error).toMatchObject({ code: -32602, message: expect.stringMatching(/no user name or password/) });
     const noUrl = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other });
-    expect(noUrl.error).toMatchObject({ code: -32602, data: { field: 'url' } });
+    expect(noUrl.error).toMatchObject({ code: -32602, data: errorData({ field: 'url' }) });
     const badAuth = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: target.url, authentication: { scheme: 'Bearer', credentials: 'a\r\nX-Injected: 1' } });
-    expect(badAuth.error).toMatchObject({ code: -32602, data: { field: 'authentication' } });
+    expect(badAuth.error).toMatchObject({ code: -32602, data: errorData({ field: 'authentication' }) });
     // A SendMessage whose push URL is refused admits no run.
     const before = (await call(plane, 'runs.list', { limit: 100 })).runs.length;
     const refusedSend = await rpc(endpoint, 'write-note', 'SendMessage', { message: { messageId: 'x1', role: 'ROLE_USER', parts: [{ data: note }] }, configuration: { taskPushNotificationConfig: { url: 'http://127.0.0.1:9/hook' } } });
-    expect(refusedSend.error).toMatchObject({ code: -32602, data: { field: 'configuration.taskPushNotificationConfig.url' } });
+    expect(refusedSend.error).toMatchObject({ code: -32602, data: errorData({ field: 'configuration.taskPushNotificationConfig.url' }) });
     expect((await call(plane, 'runs.list', { limit: 100 })).runs.length).toBe(before);
 
     // Another caller's task (the embedder's run) answers TaskNotFound on every push method.

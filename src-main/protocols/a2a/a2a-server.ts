@@ -60,8 +60,10 @@ import { createA2aCards } from './a2a-cards';
 import { createListTasks } from './a2a-list-tasks';
 import { checkSkill, fieldOfRuntime, inputOf } from './a2a-message';
 import { createPushConfigMethods, type A2aPushOptions } from './a2a-push-config';
-import { artifactOf, contextOf, isTerminalState, RUN_ID, taskOf, taskStateOf } from './a2a-task-view';
-import { A2A_ERRORS, A2A_PROTOCOL_VERSION, RpcError, type Json } from './a2a-wire';
+import { artifactOf, contextOf, endsStream, isTerminalState, RUN_ID, taskOf, taskStateOf } from './a2a-task-view';
+import { createCardResponder } from './a2a-card-http';
+import { jsonNamesOf } from './a2a-field-names';
+import { A2A_ERRORS, A2A_PROTOCOL_VERSION, RpcError, rpcErrorBody, type Json } from './a2a-wire';
 
 // This module's public names that the rooms beside it define.
 export { A2A_ERRORS, A2A_PROTOCOL_VERSION, RpcError } from './a2a-wire';
@@ -73,6 +75,9 @@ export type { A2aPushOptions } from './a2a-push-config';
 export type A2aPlaneDoor = McpPlaneDoor;
 
 export const PRINCIPAL_A2A_LOCAL = 'a2a:local';
+const CARD_PATH = /^\/a2a\/([^/]+)\/\.well-known\/agent-card\.json$/;
+const AGENTLESS_CARD_PATH = '/a2a/.well-known/agent-card.json';
+const RPC_PATH = /^\/a2a\/([^/]+)\/?$/;
 const BODY_LIMIT = 1 << 20;
 /** A blocking SendMessage waits at most this long before answering the task as it stands. */
 const DEFAULT_BLOCK_MS = 30_000;
@@ -240,13 +245,18 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     return taskOf(settled, door.approveWith);
   }
 
-  /** SSE: the task as it stands, then a status update per change, the artifact, and the end. */
-  async function stream(res: ServerResponse, id: unknown, run: RunView, untilInterrupted: boolean, signal: AbortSignal): Promise<void> {
+  /**
+   * SSE: the task as it stands, then a status update per change, the artifact, and the end. The
+   * end is a terminal state or INPUT_REQUIRED (endsStream): a suspended run may wait days for an
+   * answer, and a connection held open for that long is a leak; the caller subscribes again
+   * after answering, and the stream is rebuilt from the journal, so nothing is lost by closing.
+   */
+  async function stream(res: ServerResponse, id: unknown, run: RunView, signal: AbortSignal): Promise<void> {
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     const send = (result: Json) => res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result })}\n\n`);
     send({ task: taskOf(run, door.approveWith) });
     let last = `${taskStateOf(run)}|${run.lastSeq}`;
-    const ended = (r: RunView) => isTerminalState(taskStateOf(r)) || (untilInterrupted && r.status === 'suspended');
+    const ended = (r: RunView) => endsStream(taskStateOf(r));
     if (!ended(run)) {
       const final = await follow(run.runId, ended, Number.POSITIVE_INFINITY, signal, (r) => {
         const now = `${taskStateOf(r)}|${r.status === 'suspended' ? r.pending?.waitId : ''}`;
@@ -263,8 +273,10 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
   }
 
   async function rpc(agent: AgentSummary, body: Json, res: ServerResponse): Promise<Json | undefined> {
-    const params = (body.params ?? {}) as Json;
-    if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: params must be an object', { field: 'params' });
+    const sent = (body.params ?? {}) as Json;
+    if (typeof sent !== 'object' || sent === null || Array.isArray(sent)) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: params must be an object', { field: 'params' });
+    // Proto names (task_id) and JSON names (taskId) alike, read once here for every method.
+    const params = jsonNamesOf(sent);
     const aborter = new AbortController();
     res.on('close', () => aborter.abort());
     switch (body.method) {
@@ -278,7 +290,7 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
           res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { message: admitted.declined } })}\n\n`);
           return undefined;
         }
-        await stream(res, body.id, admitted.run, true, aborter.signal);
+        await stream(res, body.id, admitted.run, aborter.signal);
         return undefined;
       }
       case 'GetTask':
@@ -292,7 +304,7 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
         if (isTerminalState(taskStateOf(run))) throw new RpcError(A2A_ERRORS.unsupportedOperation, `task ${run.runId} has ended (${taskStateOf(run)}); read it with GetTask`, { taskId: run.runId });
         // Resumable: every subscription opens with the task as the journal has it now, then
         // follows the journal, so a caller that dropped loses nothing by subscribing again.
-        await stream(res, body.id, run, false, aborter.signal);
+        await stream(res, body.id, run, aborter.signal);
         return undefined;
       }
       // Every push method names a task, and answers for the caller's own tasks only (readOwn).
@@ -314,43 +326,55 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
     res.end(text);
   }
-  const rpcError = (id: unknown, error: RpcError) => ({ jsonrpc: '2.0', id: id ?? null, error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) } });
+  const rpcError = rpcErrorBody;
+  /** A refusal before any JSON-RPC request was read (a route, a method, the host): still a JSON-RPC error body. */
+  const refuse = (res: ServerResponse, status: number, error: RpcError, headers: Record<string, string> = {}) => json(res, status, rpcError(null, error), headers);
+  const sendCard = createCardResponder();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!options.guard.hostAllowed(req.headers.host) || !options.guard.originAllowed(req.headers.origin)) {
-      json(res, 403, { error: 'forbidden host or origin' });
+      refuse(res, 403, new RpcError(A2A_ERRORS.invalidRequest, 'forbidden host or origin'));
       return;
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const path = url.pathname;
     if (req.method === 'GET' && path === '/.well-known/agent-card.json') {
-      json(res, 200, await cards.directoryCard());
+      sendCard(req, res, path, await cards.directoryCard());
       return;
     }
     if (req.method === 'GET' && path === '/') {
       json(res, 200, await cards.rootIndex());
       return;
     }
-    const cardMatch = /^\/a2a\/([^/]+)\/\.well-known\/agent-card\.json$/.exec(path);
-    if (req.method === 'GET' && cardMatch) {
-      const agent = await agentNamed(decodeURIComponent(cardMatch[1]!));
-      if (!agent) json(res, 404, { error: `no agent named ${decodeURIComponent(cardMatch[1]!)} on this plane` });
-      else json(res, 200, await cards.cardOf(agent));
+    if (req.method === 'GET' && path === AGENTLESS_CARD_PATH) {
+      // What a client resolving `.well-known/agent-card.json` against `<origin>/a2a/<agent>` (no
+      // trailing slash) asks for: the agent's name is the segment URL resolution dropped, so no
+      // answer here could be that agent's card. Saying where the cards are beats guessing one.
+      refuse(res, 404, new RpcError(A2A_ERRORS.invalidRequest, `${AGENTLESS_CARD_PATH} names no agent: each agent's card is at /a2a/<agent>/.well-known/agent-card.json (resolve against the interface URL with a trailing slash, /a2a/<agent>/)`, { path }));
       return;
     }
-    const rpcMatch = /^\/a2a\/([^/]+)$/.exec(path);
+    const cardMatch = CARD_PATH.exec(path);
+    if (req.method === 'GET' && cardMatch) {
+      const name = decodeURIComponent(cardMatch[1]!);
+      const agent = await agentNamed(name);
+      if (!agent) refuse(res, 404, new RpcError(A2A_ERRORS.invalidParams, `no agent named ${name} on this plane`, { agent: name }));
+      else sendCard(req, res, path, await cards.cardOf(agent));
+      return;
+    }
+    // The interface URL, and the same joined with `/` (how a generic client posts to it).
+    const rpcMatch = RPC_PATH.exec(path);
     if (!rpcMatch) {
-      json(res, 404, { error: 'not found' });
+      refuse(res, 404, new RpcError(A2A_ERRORS.invalidRequest, `no A2A route at ${path}: cards are at /.well-known/agent-card.json and /a2a/<agent>/.well-known/agent-card.json, JSON-RPC at /a2a/<agent>`, { path }));
       return;
     }
     if (req.method !== 'POST') {
-      json(res, 405, { error: 'POST JSON-RPC here' }, { Allow: 'POST' });
+      refuse(res, 405, new RpcError(A2A_ERRORS.invalidRequest, `POST JSON-RPC to ${path}`, { path }), { Allow: 'POST' });
       return;
     }
     const authorization = req.headers.authorization ?? '';
     const presented = authorization.startsWith('Bearer ') ? authorization.slice(7) : '';
     if (!secretsEqual(presented, options.token)) {
-      json(res, 401, { jsonrpc: '2.0', id: null, error: { code: A2A_ERRORS.invalidRequest, message: 'a valid bearer token is required' } }, { 'WWW-Authenticate': 'Bearer' });
+      refuse(res, 401, new RpcError(A2A_ERRORS.invalidRequest, 'a valid bearer token is required'), { 'WWW-Authenticate': 'Bearer' });
       return;
     }
     let body: Json;
@@ -392,7 +416,7 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
   return (req, res) => {
     handle(req, res).catch((error: unknown) => {
       logger.log('error', 'a2a: request failed', { message: (error as Error).message });
-      if (!res.headersSent) json(res, 500, { error: 'internal error' });
+      if (!res.headersSent) refuse(res, 500, new RpcError(A2A_ERRORS.internal, 'the plane could not complete the request; the operator log has the detail'));
       else res.end();
     });
   };

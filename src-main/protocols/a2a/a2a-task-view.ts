@@ -51,6 +51,14 @@ const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_
 
 export const isTerminalState = (state: TaskState): boolean => TERMINAL.has(state);
 
+export const INPUT_REQUIRED: TaskState = 'TASK_STATE_INPUT_REQUIRED';
+
+/**
+ * Where a stream (SubscribeToTask, SendStreamingMessage) ends: a terminal state, or
+ * INPUT_REQUIRED, which may last as long as a person takes to answer (a2a-server.ts stream).
+ */
+export const endsStream = (state: TaskState): boolean => isTerminalState(state) || state === INPUT_REQUIRED;
+
 /** The task's contextId: the run's context, or the run itself when it names none. */
 export const contextOf = (run: RunView): string => run.context ?? run.runId;
 

@@ -1,6 +1,15 @@
 /**
  * The fixed parts of the A2A 1.0 JSON-RPC wire this server speaks: the protocol version it
- * answers, the error codes, and the error a method throws to answer with one of them.
+ * answers, the error codes, the error a method throws to answer with one of them, and the
+ * error's `data` as the specification's JSON-RPC binding has it (its "Error Handling" section):
+ * an ARRAY of ProtoJSON `Any` objects, here one `google.rpc.ErrorInfo`.
+ *
+ * ErrorInfo's domain: the specification's own (`a2a-protocol.org`) for the errors of its table
+ * (TaskNotFound, TaskNotCancelable, …, reason in UPPER_SNAKE_CASE without "Error", as the gRPC and
+ * HTTP bindings require); this project's domain (`agentplane.io`, the reverse of the
+ * `io.agentplane…` metadata keys) for JSON-RPC's own codes, whose meaning is ours to refine. The
+ * detail a thrown error carries (the field, the task id, …) is ErrorInfo's `metadata`, every
+ * value a string (ErrorInfo's metadata is `map<string, string>`): a non-string is its JSON.
  */
 
 export type Json = Record<string, unknown>;
@@ -22,6 +31,27 @@ export const A2A_ERRORS = {
   versionNotSupported: -32009,
 } as const;
 
+/** The specification's ErrorInfo domain, for the errors of its own table. */
+export const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
+/** This project's ErrorInfo domain, for every error whose meaning the plane defines. */
+export const PLANE_ERROR_DOMAIN = 'agentplane.io';
+export const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
+
+/** Each code's ErrorInfo reason and domain. */
+const REASONS: Record<number, { reason: string; domain: string }> = {
+  [A2A_ERRORS.parse]: { reason: 'JSON_PARSE', domain: PLANE_ERROR_DOMAIN },
+  [A2A_ERRORS.invalidRequest]: { reason: 'INVALID_REQUEST', domain: PLANE_ERROR_DOMAIN },
+  [A2A_ERRORS.methodNotFound]: { reason: 'METHOD_NOT_FOUND', domain: PLANE_ERROR_DOMAIN },
+  [A2A_ERRORS.invalidParams]: { reason: 'INVALID_PARAMS', domain: PLANE_ERROR_DOMAIN },
+  [A2A_ERRORS.internal]: { reason: 'INTERNAL', domain: PLANE_ERROR_DOMAIN },
+  [A2A_ERRORS.taskNotFound]: { reason: 'TASK_NOT_FOUND', domain: A2A_ERROR_DOMAIN },
+  [A2A_ERRORS.taskNotCancelable]: { reason: 'TASK_NOT_CANCELABLE', domain: A2A_ERROR_DOMAIN },
+  [A2A_ERRORS.pushNotSupported]: { reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED', domain: A2A_ERROR_DOMAIN },
+  [A2A_ERRORS.unsupportedOperation]: { reason: 'UNSUPPORTED_OPERATION', domain: A2A_ERROR_DOMAIN },
+  [A2A_ERRORS.contentTypeNotSupported]: { reason: 'CONTENT_TYPE_NOT_SUPPORTED', domain: A2A_ERROR_DOMAIN },
+  [A2A_ERRORS.versionNotSupported]: { reason: 'VERSION_NOT_SUPPORTED', domain: A2A_ERROR_DOMAIN },
+};
+
 export class RpcError extends Error {
   constructor(
     readonly code: number,
@@ -30,4 +60,51 @@ export class RpcError extends Error {
   ) {
     super(message);
   }
+}
+
+export interface ErrorInfo {
+  '@type': typeof ERROR_INFO_TYPE;
+  reason: string;
+  domain: string;
+  metadata: Record<string, string>;
+}
+
+/** An error's `error.data`: one ErrorInfo holding the thrown detail as string metadata. */
+export function errorDataOf(error: RpcError): ErrorInfo[] {
+  const { reason, domain } = REASONS[error.code] ?? { reason: 'UNKNOWN', domain: PLANE_ERROR_DOMAIN };
+  const metadata: Record<string, string> = {};
+  for (const [key, value] of Object.entries(error.data ?? {})) {
+    if (value !== undefined) metadata[key] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return [{ '@type': ERROR_INFO_TYPE, reason, domain, metadata }];
+}
+
+/** A JSON-RPC error response for `error`. */
+export function rpcErrorBody(id: unknown, error: RpcError): Json {
+  return { jsonrpc: '2.0', id: id ?? null, error: { code: error.code, message: error.message, data: errorDataOf(error) } };
+}
+
+/**
+ * What a remote error's `data` says, read leniently: the array form (the first ErrorInfo in it),
+ * or the bare object an older server sent (its string-valued fields as metadata). Null when it
+ * says nothing readable.
+ */
+export function errorInfoOf(data: unknown): { reason?: string; domain?: string; metadata: Record<string, string> } | null {
+  const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const stringsOf = (v: unknown): Record<string, string> => {
+    const out: Record<string, string> = {};
+    if (isObject(v)) for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+    return out;
+  };
+  if (Array.isArray(data)) {
+    const info = data.find((d): d is Json => isObject(d) && d['@type'] === ERROR_INFO_TYPE);
+    if (!info) return null;
+    return {
+      ...(typeof info.reason === 'string' ? { reason: info.reason } : {}),
+      ...(typeof info.domain === 'string' ? { domain: info.domain } : {}),
+      metadata: stringsOf(info.metadata),
+    };
+  }
+  if (isObject(data)) return { metadata: stringsOf(data) };
+  return null;
 }

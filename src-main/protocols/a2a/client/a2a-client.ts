@@ -53,6 +53,7 @@ import { ResponseTooLarge, SseParser, type SseEvent } from '../../../net/sse';
 import { isRecord } from '../../../../src-shared/plain-object';
 import { INTERRUPTED, TERMINAL, answerOf, ended, messagePart, stateOf } from './a2a-answer';
 import { A2aPins } from './a2a-pins';
+import { remoteErrorText } from './a2a-remote-error';
 
 export const A2A_VERSION = '1.0';
 /** A discovered card is metadata: small. */
@@ -313,8 +314,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     if (!isRecord(parsed)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} is not a JSON-RPC response`);
     if (isRecord(parsed.error)) {
       const code = typeof parsed.error.code === 'number' ? parsed.error.code : NaN;
-      const message = typeof parsed.error.message === 'string' ? parsed.error.message.slice(0, 200) : '';
-      throw new A2aWireError('A2aRemoteError', `${method} was refused with ${code}: ${message}`, code);
+      throw new A2aWireError('A2aRemoteError', `${method} was refused with ${remoteErrorText(parsed.error)}`, code);
     }
     if (!isRecord(parsed.result)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} has no result object`);
     return parsed.result;
@@ -424,7 +424,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
           } catch {
             throw new A2aWireError('A2aAnswerInvalid', 'a SubscribeToTask event is not JSON');
           }
-          if (isRecord(parsed.error)) throw new A2aWireError('A2aRemoteError', `SubscribeToTask failed with ${String(parsed.error.code)}`, Number(parsed.error.code));
+          if (isRecord(parsed.error)) throw new A2aWireError('A2aRemoteError', `SubscribeToTask failed with ${remoteErrorText(parsed.error)}`, Number(parsed.error.code));
           events += 1;
           const result = isRecord(parsed.result) ? parsed.result : {};
           const state = isRecord(result.task) ? stateOf(result.task) : isRecord(result.statusUpdate) ? stateOf(result.statusUpdate) : null;
