@@ -171,13 +171,13 @@ describe("A2A push notifications on a peer's own port", () => {
 
     const notAllowed = await rpc(url, 'pay', token, 'CreateTaskPushNotificationConfig', { taskId: task.id, url: target.url });
     expect(notAllowed.error).toMatchObject({ code: -32602, data: errorData({ field: 'url' }) });
-    expect(notAllowed.error!.message).toContain(`must be https; ${target.origin} is http and its exact origin is not on the outbound allow list`);
+    expect(notAllowed.error!.message).toContain(`${target.origin} is not a granted push receiver: its exact origin is not on the outbound allow list`);
     expect(notAllowed.error!.message).toContain(`agentplane net allow ${target.origin}`);
-    // https does not help: the peer's netguard refuses loopback unless allowed.
+    // https does not help: every receiver's exact origin needs a person's grant.
     const loopbackHttps = await rpc(url, 'pay', token, 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'https://127.0.0.1:9/hook' });
-    expect(loopbackHttps.error).toMatchObject({ code: -32602, message: expect.stringMatching(/netguard refused https:\/\/127\.0\.0\.1:9 .*loopback/) });
-    const metadata = await rpc(url, 'pay', token, 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'https://169.254.169.254/latest' });
-    expect(metadata.error).toMatchObject({ code: -32602, message: expect.stringMatching(/netguard refused/) });
+    expect(loopbackHttps.error).toMatchObject({ code: -32602, message: expect.stringMatching(/https:\/\/127\.0\.0\.1:9 is not a granted push receiver/) });
+    const publicHttps = await rpc(url, 'pay', token, 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'https://hooks.example.com/a2a' });
+    expect(publicHttps.error).toMatchObject({ code: -32602, message: expect.stringMatching(/https:\/\/hooks\.example\.com is not a granted push receiver/) });
     const before = (await peer.runtime.listRuns(100)).length;
     const refusedSend = await rpc(url, 'pay', token, 'SendMessage', { message: { messageId: 'x1', role: 'ROLE_USER', parts: [{ data: payment }] }, configuration: { taskPushNotificationConfig: { url: target.url } } });
     expect(refusedSend.error).toMatchObject({ code: -32602, data: errorData({ field: 'configuration.taskPushNotificationConfig.url' }) });

@@ -165,11 +165,17 @@ describe('A2A push notifications', () => {
 
     const other = await task2(client);
     const notAllowed = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'http://127.0.0.1:9/hook' });
-    expect(notAllowed.error).toMatchObject({ code: -32602, data: errorData({ field: 'url' }), message: expect.stringMatching(/must be https; http:\/\/127\.0\.0\.1:9 is http and its exact origin is not on the outbound allow list/) });
+    expect(notAllowed.error).toMatchObject({ code: -32602, data: errorData({ field: 'url' }), message: expect.stringMatching(/http:\/\/127\.0\.0\.1:9 is not a granted push receiver: its exact origin is not on the outbound allow list \(a person grants it with: agentplane net allow http:\/\/127\.0\.0\.1:9\)/) });
+    // https is no grant: a public host a caller names is refused until a person grants it.
+    const publicHttps = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'https://hooks.example.com/a2a' });
+    expect(publicHttps.error).toMatchObject({ code: -32602, data: errorData({ field: 'url' }), message: expect.stringMatching(/https:\/\/hooks\.example\.com is not a granted push receiver/) });
+    await call(plane, 'net.allow.add', { origin: 'https://hooks.example.com' });
+    expect((await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, id: 'granted', url: 'https://hooks.example.com/a2a' })).result).toMatchObject({ id: 'granted' });
+    await call(plane, 'net.allow.remove', { origin: 'https://hooks.example.com' });
     const loopbackHttps = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'https://127.0.0.1:9/hook' });
-    expect(loopbackHttps.error).toMatchObject({ code: -32602, message: expect.stringMatching(/netguard refused https:\/\/127\.0\.0\.1:9 .*loopback/) });
+    expect(loopbackHttps.error).toMatchObject({ code: -32602, message: expect.stringMatching(/https:\/\/127\.0\.0\.1:9 is not a granted push receiver/) });
     const metadata = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'https://169.254.169.254/latest' });
-    expect(metadata.error).toMatchObject({ code: -32602, message: expect.stringMatching(/netguard refused/) });
+    expect(metadata.error).toMatchObject({ code: -32602, message: expect.stringMatching(/https:\/\/169\.254\.169\.254 is not a granted push receiver/) });
     const userinfo = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'https://u:p@example.com/hook' });
     expect(userinfo.error).toMatchObject({ code: -32602, message: expect.stringMatching(/no user name or password/) });
     const noUrl = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other });

@@ -160,13 +160,13 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
 }
 
 /**
- * Why `text` may not be a push receiver, or null. The grant rule ("exact host grants"): a
- * receiver is https, judged by netguard at every connect like every outbound call (a private or
- * metadata address is refused there, whatever the name says); anything else, plain http on
- * loopback included, needs its exact origin (`scheme://host:port`) on the plane's outbound allow
- * list (`agentplane net allow <origin>` or Settings), which a person adds, never a caller. An
- * https origin on a private address needs the same grant. netguard's pre-flight refuses an IP
- * literal it would refuse at connect, so such a config is refused when set, not at first event.
+ * Why `text` may not be a push receiver, or null. The grant rule: a receiver's exact origin
+ * (`scheme://host:port`) must be on the plane's outbound allow list (`agentplane net allow
+ * <origin>` or Settings), which a person adds, never a caller. A push sends the task's states
+ * and output to an address a caller names, so the operator's grant of that host is the primary
+ * control, https or not (docs/SECURITY.md); netguard then judges the address at every connect
+ * like every outbound call, and its pre-flight refuses an IP literal it would refuse at
+ * connect, so such a config is refused when set, not at its first event.
  */
 export function refusePushTarget(netguard: Netguard, text: string): string | null {
   let url: URL;
@@ -177,8 +177,8 @@ export function refusePushTarget(netguard: Netguard, text: string): string | nul
   }
   if (url.username || url.password) return 'a push URL carries no user name or password; send them as authentication';
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return `${url.protocol} is not https`;
-  if (url.protocol === 'http:' && !netguard.allow.allows(url.origin)) {
-    return `push targets must be https; ${url.origin} is http and its exact origin is not on the outbound allow list (a person grants it with: agentplane net allow ${url.origin})`;
+  if (!netguard.allow.allows(url.origin)) {
+    return `${url.origin} is not a granted push receiver: its exact origin is not on the outbound allow list (a person grants it with: agentplane net allow ${url.origin})`;
   }
   const refused = netguard.preflight(url.href);
   return refused ? refused.message : null;
