@@ -49,8 +49,10 @@ describe("A2A on a peer's own port (@a2a-js/sdk client)", () => {
     const key = await loadPlaneKey(dataDir);
     expect(await verifyAgentCard(card, key.publicJwk)).toMatchObject({ ok: true, keyId: key.keyId });
     await expect(verifyAgentCardSignature(async () => key.publicKey)(card as never)).resolves.toBeUndefined();
-    const directory = (await (await fetch(`${url}.well-known/agent-card.json`)).json()) as { skills: Array<{ id: string }> };
-    expect(directory.skills.map((s) => s.id)).toContain('note');
+    // The well-known card is one skill's own (the first by name), listing every skill in its directory extension.
+    const directory = (await (await fetch(`${url}.well-known/agent-card.json`)).json()) as { skills: Array<{ id: string }>; capabilities: { extensions: Array<{ params: { agents: Array<{ name: string }> } }> } };
+    expect(directory.skills).toHaveLength(1);
+    expect(directory.capabilities.extensions[0]!.params.agents.map((a) => a.name)).toContain('note');
     expect(await verifyAgentCard(directory as never, key.publicJwk)).toMatchObject({ ok: true });
     expect((await fetch(`${url}a2a/nobody/.well-known/agent-card.json`)).status).toBe(404);
   });

@@ -17,7 +17,7 @@ import {
 } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { call, testPlane } from '../../../tests/support/runtime-support';
-import { sdkA2aClient } from '../../../tests/doubles/sdk-a2a-client';
+import { sdkA2aClient, sdkA2aClientAt } from '../../../tests/doubles/sdk-a2a-client';
 import { errorData } from '../../../tests/support/a2a-support';
 import { useTempFolders } from '../../../tests/helpers/temp-folders';
 import { startPlaneA2aEndpoint, type PlaneA2aEndpoint } from '../../plane/a2a-endpoint';
@@ -25,6 +25,7 @@ import type { Plane } from '../../plane/plane';
 import { silentLogger } from '../../base/logger';
 import { loadPlaneKey } from '../../journal/plane-key';
 import { verifyAgentCard } from './card-signature';
+import { AGENT_DIRECTORY_EXTENSION } from './a2a-cards';
 
 const tempDir = useTempFolders('agentplane-a2a-server-');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -88,9 +89,32 @@ describe('the plane over A2A 1.0 (@a2a-js/sdk client)', () => {
     await expect(verifyAgentCardSignature(async () => key.publicKey)(card as never)).resolves.toBeUndefined();
     expect(await verifyAgentCard({ ...card, description: 'changed' })).toMatchObject({ ok: false, reason: 'bad-signature' });
 
-    const directory = (await (await fetch(`${endpoint.url}.well-known/agent-card.json`)).json()) as { skills: Array<{ id: string }> };
-    expect(directory.skills.map((s) => s.id)).toContain('write-note');
+    expect(card.capabilities).not.toHaveProperty('extensions'); // an agent's own card is the card it would have alone
+
+    // The well-known card is one real agent's (the first by name), not every agent posing as
+    // interfaces of one; a directory extension lists them all, each with its card and digest.
+    const agents = (await call(plane, 'agents.list', {})).agents.map((a) => a.name).sort();
+    const directory = (await (await fetch(`${endpoint.url}.well-known/agent-card.json`)).json()) as Record<string, unknown> & {
+      supportedInterfaces: Array<{ url: string }>;
+      skills: Array<{ id: string }>;
+      capabilities: { extensions: Array<{ uri: string; required?: boolean; params: { agents: Array<{ name: string; agentCard: string; endpoint: string; manifestDigest: string }> } }> };
+    };
+    expect(directory.name).toBe(agents[0]);
+    expect(directory.supportedInterfaces).toEqual([{ url: `${endpoint.url}a2a/${agents[0]}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]);
+    expect(directory.skills.map((s) => s.id)).toEqual([agents[0]]);
+    const [extension] = directory.capabilities.extensions;
+    expect(extension).toMatchObject({ uri: AGENT_DIRECTORY_EXTENSION });
+    expect(extension!.required ?? false).toBe(false);
+    expect(extension!.params.agents.map((a) => a.name)).toEqual(agents);
+    const listed = extension!.params.agents.find((a) => a.name === 'write-note')!;
+    expect(listed).toMatchObject({ agentCard: `${endpoint.url}a2a/write-note/.well-known/agent-card.json`, endpoint: `${endpoint.url}a2a/write-note`, manifestDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect((await fetch(listed.agentCard)).status).toBe(200);
+    expect(new Set(extension!.params.agents.map((a) => a.manifestDigest)).size).toBe(agents.length);
     expect(await verifyAgentCard(directory as never, key.publicJwk)).toMatchObject({ ok: true });
+    await expect(verifyAgentCardSignature(async () => key.publicKey)(directory as never)).resolves.toBeUndefined();
+    // A generic client starting at the origin talks to that one agent, every time.
+    const fromOrigin = await sdkA2aClientAt(endpoint.url, '.well-known/agent-card.json', endpoint.token);
+    expect((await fromOrigin.getAgentCard()).name).toBe(agents[0]);
     expect((await fetch(`${endpoint.url}a2a/nobody/.well-known/agent-card.json`)).status).toBe(404);
   });
 

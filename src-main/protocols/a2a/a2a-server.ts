@@ -339,7 +339,9 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const path = url.pathname;
     if (req.method === 'GET' && path === '/.well-known/agent-card.json') {
-      sendCard(req, res, path, await cards.directoryCard());
+      const card = await cards.directoryCard();
+      if (card) sendCard(req, res, path, card);
+      else refuse(res, 404, new RpcError(A2A_ERRORS.invalidRequest, 'no agent on this plane yet: the well-known card describes one of its agents', { path }));
       return;
     }
     if (req.method === 'GET' && path === '/') {
