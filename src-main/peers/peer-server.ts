@@ -26,6 +26,7 @@ import {
   SlotCallerSchema,
   SlotSchema,
   type SlotCaller,
+  UNSUPPORTED_PROVIDER_MESSAGE,
   ToolCallParamsSchema,
   type AgentCard,
   type Health,
@@ -102,8 +103,8 @@ interface Caller {
   identity?: string;
 }
 
-function rpcError(id: JsonRpcId, code: number, message: string): SlotResponse {
-  return { jsonrpc: '2.0', id, error: { code, message } };
+function rpcError(id: JsonRpcId, code: number, message: string, data?: unknown): SlotResponse {
+  return { jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } };
 }
 
 function clientIpOf(request: FastifyRequest): string {
@@ -356,14 +357,22 @@ export async function answerSlot(ctx: PeerContext, raw: unknown, caller: Caller)
     }
   }
   if (notification) return null;
-  return 'error' in answer ? rpcError(slot.id ?? null, answer.error.code, answer.error.message) : { jsonrpc: '2.0', id: slot.id ?? null, result: answer.result };
+  return 'error' in answer ? rpcError(slot.id ?? null, answer.error.code, answer.error.message, answer.error.data) : { jsonrpc: '2.0', id: slot.id ?? null, result: answer.result };
 }
 
-type SlotOutcome = { result: unknown } | { error: { code: number; message: string } };
+type SlotOutcome = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
 
 async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, caller: Caller): Promise<SlotOutcome> {
+  if (slot.method !== 'tools/list' && slot.method !== 'tools/call') return { error: { code: Mcpv2Error.MethodNotFound, message: `method not found: ${slot.method.slice(0, 80)}` } };
+  // A slot that names a history format the protocol does not know is refused as the protocol
+  // says (-32010 "Unsupported provider", docs/PEER-PROTOCOL.md), whatever its method: answering
+  // it normally would let a caller believe its provider was honoured. Exact names only, so the
+  // check and the adapters agree on what is supported.
+  const provider = slot.context?.provider;
+  if (provider !== undefined && !(PROVIDERS as readonly string[]).includes(provider)) {
+    return { error: { code: Mcpv2Error.UnsupportedProvider, message: UNSUPPORTED_PROVIDER_MESSAGE, data: { provider: provider.slice(0, 80), supported: [...PROVIDERS] } } };
+  }
   if (slot.method === 'tools/list') return { result: { tools: ctx.skills() } };
-  if (slot.method !== 'tools/call') return { error: { code: Mcpv2Error.MethodNotFound, message: `method not found: ${slot.method.slice(0, 80)}` } };
   const params = ToolCallParamsSchema.safeParse(slot.params ?? {});
   if (!params.success) return { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: tools/call takes {name, arguments}' } };
   const { name, arguments: args } = params.data;

@@ -41,6 +41,9 @@ export const Mcpv2Error = {
 } as const;
 export type Mcpv2ErrorCode = (typeof Mcpv2Error)[keyof typeof Mcpv2Error];
 
+/** The message of -32010 exactly as the protocol's table words it (docs/PEER-PROTOCOL.md). */
+export const UNSUPPORTED_PROVIDER_MESSAGE = 'Unsupported provider';
+
 export const JsonRpcIdSchema = z.union([z.string(), z.number(), z.null()]);
 export type JsonRpcId = z.infer<typeof JsonRpcIdSchema>;
 
