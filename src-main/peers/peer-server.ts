@@ -27,6 +27,9 @@ import {
   SlotSchema,
   type SlotCaller,
   UNSUPPORTED_PROVIDER_MESSAGE,
+  PAY_PROTOCOL_STATUS,
+  PENDING_APPROVAL,
+  payTransactionId,
   ToolCallParamsSchema,
   type AgentCard,
   type Health,
@@ -421,22 +424,36 @@ async function runSkill(ctx: PeerContext, call: SkillCall): Promise<SlotOutcome>
   }
   const runId = run.runId;
   if (run.status === 'suspended') {
-    return {
-      result: {
-        status: 'pending-approval',
-        runId,
-        waitId: run.pending?.waitId,
-        reason: run.pending?.reason,
-        moved: false,
-        note: 'A person must approve this in the AgentPlane approvals inbox; nothing has been done yet.',
-      },
+    const waiting = {
+      status: PENDING_APPROVAL,
+      approval: PENDING_APPROVAL,
+      runId,
+      waitId: run.pending?.waitId,
+      reason: run.pending?.reason,
+      moved: false,
+      note: 'A person must approve this in the AgentPlane approvals inbox; nothing has been done yet.',
     };
+    return { result: call.skill === 'pay' ? withPayProtocolFields(waiting, runId) : waiting };
   }
-  if (run.outcome === 'succeeded') return { result: call.skill === 'translate_history' ? await restoreResult(ctx, run.result) : run.result };
+  if (run.outcome === 'succeeded') {
+    if (call.skill === 'pay') return { result: withPayProtocolFields(run.result, runId) };
+    return { result: call.skill === 'translate_history' ? await restoreResult(ctx, run.result) : run.result };
+  }
   const code = run.error?.code ?? '';
   const mapped = code.startsWith('mcpv2:') ? Number(code.slice(6)) : code === 'NotGranted' ? Mcpv2Error.CapabilityViolation : code.startsWith('Model') ? Mcpv2Error.ToolExecutionError : Mcpv2Error.SkillExecutionError;
   const message = run.outcome === 'denied' ? 'declined by a person' : run.error?.message ?? `the skill ${run.outcome}`;
   return { error: { code: Number.isInteger(mapped) ? mapped : Mcpv2Error.SkillExecutionError, message } };
+}
+
+/**
+ * `pay`'s answer with the protocol's fields (docs/PEER-PROTOCOL.md) beside AgentPlane's: `status`
+ * is the protocol's `pending` (no payment is ever settled), `transaction_id` names no real
+ * transaction, and AgentPlane's own status (waiting for a person, or an approved intent) moves
+ * to `approval`, the one field every answer that waits for a person carries.
+ */
+function withPayProtocolFields(answer: unknown, runId: string): Record<string, unknown> {
+  const ours = answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? (answer as Record<string, unknown>) : { value: answer };
+  return { ...ours, approval: ours.approval ?? ours.status, status: PAY_PROTOCOL_STATUS, transaction_id: payTransactionId(runId), moved: false };
 }
 
 /**

@@ -5,7 +5,7 @@
  * (`status: "pending"`, a `transaction_id` that names no real transaction) beside AgentPlane's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
+import { Mcpv2Error, PAY_PROTOCOL_STATUS, PENDING_APPROVAL } from '../../src-shared/protocol/mcpv2';
 import { PROVIDERS } from '../../src-shared/protocol/history';
 import { startTestPeer, type TestPeer } from '../../tests/support/peer-support';
 
@@ -62,5 +62,21 @@ describe('a slot naming an unsupported context.provider', () => {
     const [long] = await batch([call(3, 'ping', {}, { provider: 'x'.repeat(5000) })]);
     expect(long!.error?.code).toBe(Mcpv2Error.UnsupportedProvider);
     expect((long!.error?.data as { provider: string }).provider).toBe('x'.repeat(80));
+  });
+});
+
+describe('pay', () => {
+  it('answers the protocol\'s status "pending" and a transaction_id that names no real transaction, beside AgentPlane\'s fields', async () => {
+    const [paid] = await batch([call(1, 'pay', { amount: 12.5, currency: 'EUR', payee: 'vendor-1' })]);
+    const result = paid!.result!;
+    expect(result.status).toBe(PAY_PROTOCOL_STATUS);
+    expect(result.status).toBe('pending');
+    expect(result.transaction_id).toMatch(/^not-a-payment-run-[0-9a-f]{20}$/);
+    expect(result.transaction_id).toBe(`not-a-payment-${String(result.runId)}`);
+    // AgentPlane's own answer, unchanged beside them: it waits for a person, and moved no money.
+    expect(result).toMatchObject({ approval: PENDING_APPROVAL, moved: false, reason: 'payment' });
+    expect(result.runId).toMatch(/^run-/);
+    expect(typeof result.waitId).toBe('string');
+    expect(String(result.note)).toContain('nothing has been done yet');
   });
 });
