@@ -157,13 +157,25 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
   }
 
   async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown, principal: string): Promise<void> {
-    if (!sessions.reserve(principal)) {
+    const place = sessions.reserveOrEvict(principal);
+    if (!place.reserved) {
       const limit = sessions.maxPerPrincipal;
-      writeJsonRpcError(res, 429, MCP_SERVER_ERROR, `too many MCP sessions: a caller may hold at most ${limit} live sessions; close one (HTTP DELETE with its Mcp-Session-Id) before opening another`, {
+      writeJsonRpcError(res, 429, MCP_SERVER_ERROR, `too many MCP sessions: a caller may hold at most ${limit} live sessions, and all of yours are busy; close one (HTTP DELETE with its Mcp-Session-Id) before opening another`, {
         id: firstRequestId(body),
         data: { limit },
       });
       return;
+    }
+    if (place.evicted) {
+      // At the cap: its least recently active idle session made room (mcp-sessions.ts). Already
+      // forgotten, so its id answers 404 from now on; its transport and server close here.
+      const evicted = place.evicted;
+      logger.log('warn', 'mcp session closed to make room: the caller is at its session limit and this was its least recently active idle session', {
+        principal,
+        session: sessionRef(evicted.id),
+        limit: sessions.maxPerPrincipal,
+      });
+      void evicted.transport.close().catch((error: unknown) => logger.log('debug', 'mcp session close failed', errorFields(error)));
     }
     const id = randomUUID();
     let session: LegacySession | undefined;
@@ -192,6 +204,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
       };
       await server.connect(transport);
       sessions.claimRequestIds(session, requestIdsOf(body));
+      sessions.track(session, res);
       await transport.handleRequest(req, res, body);
       if (added) {
         const { client, clientVersion } = clientOf(body);
@@ -229,6 +242,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
       }
     }
     relabelOlderRevision(req, session);
+    sessions.track(session, res);
     await session.transport.handleRequest(req, res, body);
   }
 
