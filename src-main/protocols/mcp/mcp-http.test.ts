@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import * as z from 'zod';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams, selectResourceURL } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import type { Logger } from '../../base/logger';
 import { MCP_SERVED_VERSIONS, type McpCaller, type McpServerFactory } from './mcp-factory';
@@ -223,16 +223,55 @@ describe('the MCP HTTP route', () => {
     expect(ui.text).toBe('the ui');
   });
 
-  it('answers a missing or wrong token with 401 and WWW-Authenticate: Bearer', async () => {
+  it('answers a missing or wrong token with 401 and WWW-Authenticate: Bearer naming the resource metadata', async () => {
+    const challenge = `Bearer resource_metadata="http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp"`;
     const missing = await raw(port, { body: initializeBody(1) });
     expect(missing.status).toBe(401);
-    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    expect(missing.headers['www-authenticate']).toBe(challenge);
     expect(errorOf(missing)?.message).toMatch(/Authorization: Bearer/);
     const wrong = await raw(port, { headers: { authorization: `Bearer ${TOKEN}x` }, body: initializeBody(1) });
     expect(wrong.status).toBe(401);
-    expect(wrong.headers['www-authenticate']).toBe('Bearer');
+    expect(wrong.headers['www-authenticate']).toBe(challenge);
+    // Named as the caller reached the server: the same port at localhost.
+    const viaLocalhost = await raw(port, { headers: { host: `localhost:${port}` }, body: initializeBody(1) });
+    expect(viaLocalhost.headers['www-authenticate']).toBe(`Bearer resource_metadata="http://localhost:${port}/.well-known/oauth-protected-resource/mcp"`);
     expect(wrong.text).not.toContain(TOKEN);
     await expect(connect('2026-07-28', 'not-the-token')).rejects.toThrow();
+  });
+
+  it('serves RFC 9728 protected resource metadata at both well-known URIs, without a token, naming no authorization server', async () => {
+    const expected = {
+      resource: `http://127.0.0.1:${port}/mcp`,
+      bearer_methods_supported: ['header'],
+      resource_name: 'AgentPlane MCP endpoint',
+    };
+    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+      const r = await raw(port, { method: 'GET', path, headers: {} });
+      expect(r.status).toBe(200);
+      expect(String(r.headers['content-type'])).toContain('application/json');
+      expect(r.json).toMatchObject(expected);
+      expect(r.json).not.toHaveProperty('authorization_servers');
+      expect(String(r.json?.description)).toMatch(/no OAuth authorization server.*README, section "MCP"/);
+      expect(r.text).not.toContain(TOKEN);
+    }
+    // The SDK client's own discovery reads it from the 401's challenge, and accepts its resource for this server.
+    const unauthorized = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: initializeBody(1) });
+    expect(unauthorized.status).toBe(401);
+    const { resourceMetadataUrl } = extractWWWAuthenticateParams(unauthorized);
+    expect(resourceMetadataUrl?.href).toBe(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`);
+    const viaChallenge = await discoverOAuthProtectedResourceMetadata(url, { resourceMetadataUrl });
+    expect(viaChallenge).toMatchObject(expected);
+    expect(viaChallenge.authorization_servers).toBeUndefined();
+    const byProbing = await discoverOAuthProtectedResourceMetadata(url);
+    expect(byProbing.resource).toBe(expected.resource);
+    expect((await selectResourceURL(url, {} as never, byProbing))?.href).toBe(expected.resource);
+  });
+
+  it('keeps the Host and Origin checks on the metadata', async () => {
+    const forged = await raw(port, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', headers: { host: 'evil.example.com' } });
+    expect(forged.status).toBe(403);
+    const foreign = await raw(port, { method: 'GET', path: '/.well-known/oauth-protected-resource', headers: { origin: 'http://evil.example.com' } });
+    expect(foreign.status).toBe(403);
   });
 
   it('answers a session id that is not a live session of the caller with 404', async () => {
@@ -360,6 +399,8 @@ describe('startMcpHttpServer', () => {
     const server = await startMcpHttpServer({ factory, token: null, logger: { log: (level, message, fields) => lines.push({ level, message, fields }) }, port: 0 });
     try {
       expect(server.url).toBe(`http://127.0.0.1:${server.port}/mcp`);
+      // No token, nothing to describe: no resource metadata.
+      expect((await raw(server.port, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', headers: {} })).status).toBe(404);
       const client = new Client(CLIENT_INFO);
       await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
       const result = await client.callTool({ name: 'whoami', arguments: {} });
