@@ -484,8 +484,8 @@ for (let iteration = 1; iteration <= ITERATIONS; iteration++) {
     it('[12 pay] pay waits for a person and moves no money', () =>
       timed('12 pay', async () => {
         const { sessionId } = await getSession(A);
-        const paid = resultOf<{ status: string; moved: boolean; runId: string; reason: string }>(await callSkill(A, sessionId, 'pay', { amount: 12.5, currency: 'EUR', payee: 'vendor-1' }));
-        expect(paid).toMatchObject({ status: 'pending-approval', moved: false, reason: 'payment' });
+        const paid = resultOf<{ status: string; transaction_id: string; moved: boolean; runId: string; reason: string }>(await callSkill(A, sessionId, 'pay', { amount: 12.5, currency: 'EUR', payee: 'vendor-1' }));
+        expect(paid).toMatchObject({ status: 'pending', transaction_id: `not-a-payment-${paid.runId}`, approval: 'pending-approval', moved: false, reason: 'payment' });
         expect(paid.runId).toMatch(/^run-/);
         expect(errorOf(await callSkill(A, sessionId, 'pay', { amount: 1, currency: 'euros', payee: 'vendor-1' })).code).toBe(Mcpv2Error.InvalidParams);
         expect(errorOf(await callSkill(A, sessionId, 'pay', { amount: -5, currency: 'EUR', payee: 'vendor-1' })).code).toBe(Mcpv2Error.InvalidParams);

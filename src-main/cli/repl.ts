@@ -26,7 +26,7 @@ import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
-import { HealthSchema, skillArguments } from '../../src-shared/protocol/mcpv2';
+import { HealthSchema, PENDING_APPROVAL, skillArguments } from '../../src-shared/protocol/mcpv2';
 import { appRoot, resolveDataDir } from '../base/app-paths';
 import { Mcpv2Client, PeerClientError, endpointOf, type PeerEndpoint } from '../peers/peer-client';
 import { parseArgs, portFromWord, ReplParseError, tokenize, type ArgSpec, type ParsedArgs } from './repl-parse';
@@ -391,13 +391,14 @@ export class Repl {
     if (!/^[A-Z]{3}$/.test(currency)) throw new ReplUsageError(`--currency is a three-letter code like USD, not "${String(flags.currency)}"`);
     const payee = typeof flags.payee === 'string' ? flags.payee : 'unspecified';
     const result = await this.withSession(address, (client, sessionId) => client.callTool('pay', { amount, currency, payee }, { auth: { sessionId }, timeoutMs: CALL_TIMEOUT_MS }));
-    const answer = (result ?? {}) as { status?: unknown; runId?: unknown; moved?: unknown; note?: unknown };
+    const answer = (result ?? {}) as { status?: unknown; approval?: unknown; runId?: unknown; moved?: unknown; note?: unknown; transaction_id?: unknown };
     this.say(`payment request sent to ${endpointAddress(address)}: ${amount} ${currency} to ${payee}`);
-    if (answer.status === 'pending-approval') {
+    // `status` is the protocol's (`pending`); AgentPlane's own is `approval` (docs/PEER-PROTOCOL.md).
+    if (answer.approval === PENDING_APPROVAL) {
       this.say(`  status: pending approval${typeof answer.runId === 'string' ? ` (run ${answer.runId})` : ''}`);
       this.say("  it waits in the plane's approvals inbox for a person to approve or deny it");
     } else {
-      this.say(`  status: ${String(answer.status)}`);
+      this.say(`  status: ${String(answer.approval ?? answer.status)}`);
     }
     this.say(answer.moved === true ? '  the peer reports that money moved' : '  no money moves: AgentPlane records a payment intent and never settles it');
   }

@@ -26,6 +26,10 @@ import {
   SlotCallerSchema,
   SlotSchema,
   type SlotCaller,
+  UNSUPPORTED_PROVIDER_MESSAGE,
+  PAY_PROTOCOL_STATUS,
+  PENDING_APPROVAL,
+  payTransactionId,
   ToolCallParamsSchema,
   type AgentCard,
   type Health,
@@ -102,8 +106,8 @@ interface Caller {
   identity?: string;
 }
 
-function rpcError(id: JsonRpcId, code: number, message: string): SlotResponse {
-  return { jsonrpc: '2.0', id, error: { code, message } };
+function rpcError(id: JsonRpcId, code: number, message: string, data?: unknown): SlotResponse {
+  return { jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } };
 }
 
 function clientIpOf(request: FastifyRequest): string {
@@ -356,14 +360,22 @@ export async function answerSlot(ctx: PeerContext, raw: unknown, caller: Caller)
     }
   }
   if (notification) return null;
-  return 'error' in answer ? rpcError(slot.id ?? null, answer.error.code, answer.error.message) : { jsonrpc: '2.0', id: slot.id ?? null, result: answer.result };
+  return 'error' in answer ? rpcError(slot.id ?? null, answer.error.code, answer.error.message, answer.error.data) : { jsonrpc: '2.0', id: slot.id ?? null, result: answer.result };
 }
 
-type SlotOutcome = { result: unknown } | { error: { code: number; message: string } };
+type SlotOutcome = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
 
 async function dispatchSlot(ctx: PeerContext, slot: z.infer<typeof SlotSchema>, caller: Caller): Promise<SlotOutcome> {
+  if (slot.method !== 'tools/list' && slot.method !== 'tools/call') return { error: { code: Mcpv2Error.MethodNotFound, message: `method not found: ${slot.method.slice(0, 80)}` } };
+  // A slot that names a history format the protocol does not know is refused as the protocol
+  // says (-32010 "Unsupported provider", docs/PEER-PROTOCOL.md), whatever its method: answering
+  // it normally would let a caller believe its provider was honoured. Exact names only, so the
+  // check and the adapters agree on what is supported.
+  const provider = slot.context?.provider;
+  if (provider !== undefined && !(PROVIDERS as readonly string[]).includes(provider)) {
+    return { error: { code: Mcpv2Error.UnsupportedProvider, message: UNSUPPORTED_PROVIDER_MESSAGE, data: { provider: provider.slice(0, 80), supported: [...PROVIDERS] } } };
+  }
   if (slot.method === 'tools/list') return { result: { tools: ctx.skills() } };
-  if (slot.method !== 'tools/call') return { error: { code: Mcpv2Error.MethodNotFound, message: `method not found: ${slot.method.slice(0, 80)}` } };
   const params = ToolCallParamsSchema.safeParse(slot.params ?? {});
   if (!params.success) return { error: { code: Mcpv2Error.InvalidParams, message: 'invalid params: tools/call takes {name, arguments}' } };
   const { name, arguments: args } = params.data;
@@ -412,22 +424,36 @@ async function runSkill(ctx: PeerContext, call: SkillCall): Promise<SlotOutcome>
   }
   const runId = run.runId;
   if (run.status === 'suspended') {
-    return {
-      result: {
-        status: 'pending-approval',
-        runId,
-        waitId: run.pending?.waitId,
-        reason: run.pending?.reason,
-        moved: false,
-        note: 'A person must approve this in the AgentPlane approvals inbox; nothing has been done yet.',
-      },
+    const waiting = {
+      status: PENDING_APPROVAL,
+      approval: PENDING_APPROVAL,
+      runId,
+      waitId: run.pending?.waitId,
+      reason: run.pending?.reason,
+      moved: false,
+      note: 'A person must approve this in the AgentPlane approvals inbox; nothing has been done yet.',
     };
+    return { result: call.skill === 'pay' ? withPayProtocolFields(waiting, runId) : waiting };
   }
-  if (run.outcome === 'succeeded') return { result: call.skill === 'translate_history' ? await restoreResult(ctx, run.result) : run.result };
+  if (run.outcome === 'succeeded') {
+    if (call.skill === 'pay') return { result: withPayProtocolFields(run.result, runId) };
+    return { result: call.skill === 'translate_history' ? await restoreResult(ctx, run.result) : run.result };
+  }
   const code = run.error?.code ?? '';
   const mapped = code.startsWith('mcpv2:') ? Number(code.slice(6)) : code === 'NotGranted' ? Mcpv2Error.CapabilityViolation : code.startsWith('Model') ? Mcpv2Error.ToolExecutionError : Mcpv2Error.SkillExecutionError;
   const message = run.outcome === 'denied' ? 'declined by a person' : run.error?.message ?? `the skill ${run.outcome}`;
   return { error: { code: Number.isInteger(mapped) ? mapped : Mcpv2Error.SkillExecutionError, message } };
+}
+
+/**
+ * `pay`'s answer with the protocol's fields (docs/PEER-PROTOCOL.md) beside AgentPlane's: `status`
+ * is the protocol's `pending` (no payment is ever settled), `transaction_id` names no real
+ * transaction, and AgentPlane's own status (waiting for a person, or an approved intent) moves
+ * to `approval`, the one field every answer that waits for a person carries.
+ */
+function withPayProtocolFields(answer: unknown, runId: string): Record<string, unknown> {
+  const ours = answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? (answer as Record<string, unknown>) : { value: answer };
+  return { ...ours, approval: ours.approval ?? ours.status, status: PAY_PROTOCOL_STATUS, transaction_id: payTransactionId(runId), moved: false };
 }
 
 /**

@@ -32,6 +32,26 @@ describe('mcp.endpoint', () => {
   });
 });
 
+describe('the plane\'s MCP endpoint as an OAuth protected resource (RFC 9728)', () => {
+  it('describes itself at the well-known URI as a resource taking a bearer token, with no authorization server, and a 401 points there', async () => {
+    const dataDir = folder();
+    const plane = await testPlane({ dataDir });
+    cleanups.push(() => plane.close());
+    const endpoint = await startPlaneMcpEndpoint(plane, { port: 0, uiOrigin: null, logger: silentLogger });
+    cleanups.push(() => endpoint.close());
+    const metadataUrl = `http://127.0.0.1:${endpoint.port}/.well-known/oauth-protected-resource/mcp`;
+    const refused = await fetch(endpoint.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
+    expect(metadata).toMatchObject({ resource: endpoint.url, bearer_methods_supported: ['header'] });
+    expect(metadata.authorization_servers).toBeUndefined();
+    expect(JSON.stringify(metadata)).not.toContain(endpoint.token);
+    const root = (await (await fetch(`http://127.0.0.1:${endpoint.port}/.well-known/oauth-protected-resource`)).json()) as Record<string, unknown>;
+    expect(root.resource).toBe(endpoint.url);
+  });
+});
+
 describe.runIf(process.platform !== 'win32')('plane.json with an MCP endpoint', () => {
   const base = { pid: process.pid, url: 'http://127.0.0.1:4567', port: 4567, token: 'secret-token', startedAt: '2026-01-01T00:00:00.000Z' };
 

@@ -208,7 +208,7 @@ describe("a peer's /mcp: who may call", () => {
     }
     const wrong = await rawPost(peer.port, { authorization: 'Bearer nope', host: `127.0.0.1:${peer.port}` }, initialize);
     expect(wrong.status).toBe(401);
-    expect(wrong.headers['www-authenticate']).toBe('Bearer');
+    expect(wrong.headers['www-authenticate']).toBe(`Bearer resource_metadata="http://127.0.0.1:${peer.port}/.well-known/oauth-protected-resource/mcp"`);
     expect(JSON.stringify(wrong.json)).not.toContain(token);
     // MCPv2 is untouched: the plane's MCP token is no MCPv2 session, refused with MCPv2's own answer.
     const mcpv2 = await rawPost(peer.port, { ...auth, host: `127.0.0.1:${peer.port}` }, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, '/mcpv2');

@@ -41,6 +41,24 @@ export const Mcpv2Error = {
 } as const;
 export type Mcpv2ErrorCode = (typeof Mcpv2Error)[keyof typeof Mcpv2Error];
 
+/** The message of -32010 exactly as the protocol's table words it (docs/PEER-PROTOCOL.md). */
+export const UNSUPPORTED_PROVIDER_MESSAGE = 'Unsupported provider';
+
+/**
+ * AgentPlane's status of a skill call that waits for a person. It travels as `approval` on every
+ * such answer, and also as `status` except on `pay`, whose `status` is the protocol's.
+ */
+export const PENDING_APPROVAL = 'pending-approval';
+/** `pay`'s `status` as the protocol fixes it (docs/PEER-PROTOCOL.md): no payment is ever settled. */
+export const PAY_PROTOCOL_STATUS = 'pending';
+/**
+ * `pay`'s `transaction_id`: the protocol's field, filled with a name no payment system issues, so
+ * nothing can take it for a real transaction. Derived from the run, so one call has one id.
+ */
+export function payTransactionId(runId: string): string {
+  return `not-a-payment-${runId}`;
+}
+
 export const JsonRpcIdSchema = z.union([z.string(), z.number(), z.null()]);
 export type JsonRpcId = z.infer<typeof JsonRpcIdSchema>;
 

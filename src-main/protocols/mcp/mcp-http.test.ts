@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import * as z from 'zod';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams, selectResourceURL } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import type { Logger } from '../../base/logger';
 import { MCP_SERVED_VERSIONS, type McpCaller, type McpServerFactory } from './mcp-factory';
@@ -78,6 +78,19 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 
 function initializeBody(id: number, protocolVersion = '2025-11-25'): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: CLIENT_INFO } });
+}
+
+const inSessionOf = (sessionId: string) => ({ ...auth, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' });
+
+/** Opens a session's SSE stream (GET) and resolves once its response has begun; close() ends it. */
+function openStream(port: number, sessionId: string): Promise<{ status: number; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: 'GET', path: '/mcp', headers: { ...inSessionOf(sessionId), accept: 'text/event-stream' } }, (res) => {
+      resolve({ status: res.statusCode ?? 0, close: () => req.destroy() });
+    });
+    req.on('error', (error) => (String(error).includes('socket hang up') ? undefined : reject(error)));
+    req.end();
+  });
 }
 
 /** Opens a 2025-11-25 session by hand; returns its id. */
@@ -210,16 +223,55 @@ describe('the MCP HTTP route', () => {
     expect(ui.text).toBe('the ui');
   });
 
-  it('answers a missing or wrong token with 401 and WWW-Authenticate: Bearer', async () => {
+  it('answers a missing or wrong token with 401 and WWW-Authenticate: Bearer naming the resource metadata', async () => {
+    const challenge = `Bearer resource_metadata="http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp"`;
     const missing = await raw(port, { body: initializeBody(1) });
     expect(missing.status).toBe(401);
-    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    expect(missing.headers['www-authenticate']).toBe(challenge);
     expect(errorOf(missing)?.message).toMatch(/Authorization: Bearer/);
     const wrong = await raw(port, { headers: { authorization: `Bearer ${TOKEN}x` }, body: initializeBody(1) });
     expect(wrong.status).toBe(401);
-    expect(wrong.headers['www-authenticate']).toBe('Bearer');
+    expect(wrong.headers['www-authenticate']).toBe(challenge);
+    // Named as the caller reached the server: the same port at localhost.
+    const viaLocalhost = await raw(port, { headers: { host: `localhost:${port}` }, body: initializeBody(1) });
+    expect(viaLocalhost.headers['www-authenticate']).toBe(`Bearer resource_metadata="http://localhost:${port}/.well-known/oauth-protected-resource/mcp"`);
     expect(wrong.text).not.toContain(TOKEN);
     await expect(connect('2026-07-28', 'not-the-token')).rejects.toThrow();
+  });
+
+  it('serves RFC 9728 protected resource metadata at both well-known URIs, without a token, naming no authorization server', async () => {
+    const expected = {
+      resource: `http://127.0.0.1:${port}/mcp`,
+      bearer_methods_supported: ['header'],
+      resource_name: 'AgentPlane MCP endpoint',
+    };
+    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+      const r = await raw(port, { method: 'GET', path, headers: {} });
+      expect(r.status).toBe(200);
+      expect(String(r.headers['content-type'])).toContain('application/json');
+      expect(r.json).toMatchObject(expected);
+      expect(r.json).not.toHaveProperty('authorization_servers');
+      expect(String(r.json?.description)).toMatch(/no OAuth authorization server.*README, section "MCP"/);
+      expect(r.text).not.toContain(TOKEN);
+    }
+    // The SDK client's own discovery reads it from the 401's challenge, and accepts its resource for this server.
+    const unauthorized = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: initializeBody(1) });
+    expect(unauthorized.status).toBe(401);
+    const { resourceMetadataUrl } = extractWWWAuthenticateParams(unauthorized);
+    expect(resourceMetadataUrl?.href).toBe(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`);
+    const viaChallenge = await discoverOAuthProtectedResourceMetadata(url, { resourceMetadataUrl });
+    expect(viaChallenge).toMatchObject(expected);
+    expect(viaChallenge.authorization_servers).toBeUndefined();
+    const byProbing = await discoverOAuthProtectedResourceMetadata(url);
+    expect(byProbing.resource).toBe(expected.resource);
+    expect((await selectResourceURL(url, {} as never, byProbing))?.href).toBe(expected.resource);
+  });
+
+  it('keeps the Host and Origin checks on the metadata', async () => {
+    const forged = await raw(port, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', headers: { host: 'evil.example.com' } });
+    expect(forged.status).toBe(403);
+    const foreign = await raw(port, { method: 'GET', path: '/.well-known/oauth-protected-resource', headers: { origin: 'http://evil.example.com' } });
+    expect(foreign.status).toBe(403);
   });
 
   it('answers a session id that is not a live session of the caller with 404', async () => {
@@ -231,7 +283,7 @@ describe('the MCP HTTP route', () => {
     expect(errorOf(r)).toMatchObject({ code: -32001, message: 'Session not found' });
   });
 
-  it('holds a caller to its session limit: one more initialize is 429 naming the limit, until one is closed', async () => {
+  it('holds a caller to its session limit: refused initializes hold no place, and a caller at the cap with no idle session gets 429 naming the limit', async () => {
     expect(route.sessionCount()).toBe(0);
     // Refused initializes open nothing and hold no place.
     for (let i = 0; i < 4; i += 1) {
@@ -240,14 +292,51 @@ describe('the MCP HTTP route', () => {
       expect(refusedInit.headers['mcp-session-id']).toBeUndefined();
     }
     const opened = [await openRawSession(port), await openRawSession(port), await openRawSession(port)];
+    // Every session busy: each holds an open SSE stream (a response not yet ended).
+    const streams = await Promise.all(opened.map((id) => openStream(port, id)));
+    expect(streams.map((st) => st.status)).toEqual([200, 200, 200]);
     const refused = await raw(port, { headers: auth, body: initializeBody(9) });
     expect(refused.status).toBe(429);
     expect(errorOf(refused)?.message).toContain('at most 3 live sessions');
     expect(errorOf(refused)?.data).toEqual({ limit: 3 });
     expect(refused.json?.id).toBe(9);
+    expect(route.sessionCount()).toBe(3);
+    // Every one still live: none was closed to make room.
+    for (const id of opened) expect((await raw(port, { headers: inSessionOf(id), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) })).status).toBe(200);
     expect((await raw(port, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': opened[0]! } })).status).toBe(200);
     opened[0] = await openRawSession(port);
+    for (const st of streams) st.close();
     for (const id of opened) await raw(port, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': id } });
+    expect(route.sessionCount()).toBe(0);
+  });
+
+  it('never locks out a caller that does not close its sessions: at the cap its least recently active idle session is closed, logged, and answers 404', async () => {
+    expect(route.sessionCount()).toBe(0);
+    lines.length = 0;
+    const opened: string[] = [];
+    for (let i = 0; i < 3; i += 1) opened.push(await openRawSession(port));
+    // The first is used again, so the second is the least recently active.
+    expect((await raw(port, { headers: inSessionOf(opened[0]!), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) })).status).toBe(200);
+    for (let i = 0; i < 7; i += 1) {
+      opened.push(await openRawSession(port));
+      expect(route.sessionCount()).toBeLessThanOrEqual(3);
+    }
+    expect(route.sessionCount()).toBe(3);
+    // Least recently active first: the second, the third, then the first (used since), then in order.
+    const evicted = [1, 2, 0, 3, 4, 5, 6].map((i) => opened[i]!);
+    for (const id of evicted) {
+      const later = await raw(port, { headers: inSessionOf(id), body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }) });
+      expect(later.status).toBe(404);
+      expect(errorOf(later)).toMatchObject({ code: -32001, message: 'Session not found' });
+    }
+    for (const id of opened.slice(-3)) expect((await raw(port, { headers: inSessionOf(id), body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }) })).status).toBe(200);
+    // Each eviction is one warning naming the caller and the session's reference, never its id or the token.
+    const warned = lines.filter((l) => l.level === 'warn' && l.message.startsWith('mcp session closed to make room'));
+    expect(warned.map((l) => l.fields?.session)).toEqual(evicted.map((id) => sessionRef(id)));
+    expect(warned.every((l) => l.fields?.principal === 'mcp:local')).toBe(true);
+    for (const id of evicted) expect(JSON.stringify(lines)).not.toContain(id);
+    expect(JSON.stringify(lines)).not.toContain(TOKEN);
+    for (const id of opened.slice(-3)) await raw(port, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': id } });
     expect(route.sessionCount()).toBe(0);
   });
 
@@ -310,6 +399,8 @@ describe('startMcpHttpServer', () => {
     const server = await startMcpHttpServer({ factory, token: null, logger: { log: (level, message, fields) => lines.push({ level, message, fields }) }, port: 0 });
     try {
       expect(server.url).toBe(`http://127.0.0.1:${server.port}/mcp`);
+      // No token, nothing to describe: no resource metadata.
+      expect((await raw(server.port, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', headers: {} })).status).toBe(404);
       const client = new Client(CLIENT_INFO);
       await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
       const result = await client.callTool({ name: 'whoami', arguments: {} });
@@ -335,6 +426,32 @@ describe('LegacySessions', () => {
     expect(sessions.find('s1', 'mcp:other')).toBeUndefined();
     expect(sessions.remove('s1')).toBe(true);
     expect(sessions.reserve('mcp:local')).toBe(true);
+  });
+
+  it('makes room at the cap only from the principal\'s own idle sessions, least recently active first', async () => {
+    const { EventEmitter } = await import('node:events');
+    const sessions = new LegacySessions(2);
+    const session = (id: string, principal: string) => ({ id, principal, transport: {} as never, server: {} as never, requestIds: new Set<string>() });
+    const [a, b, other] = [session('a', 'p'), session('b', 'p'), session('o', 'q')];
+    for (const s of [a, b, other]) {
+      expect(sessions.reserve(s.principal)).toBe(true);
+      sessions.add(s);
+    }
+    const aResponse = new EventEmitter();
+    const bResponse = new EventEmitter();
+    sessions.track(a, aResponse);
+    sessions.track(b, bResponse);
+    // Both busy: no room, and nothing closed (another principal's idle session is never taken).
+    expect(sessions.reserveOrEvict('p')).toEqual({ reserved: false });
+    expect(sessions.size).toBe(3);
+    bResponse.emit('close');
+    aResponse.emit('close');
+    // Both idle now; b's response ended first, so b is the least recently active.
+    const place = sessions.reserveOrEvict('p');
+    expect(place).toMatchObject({ reserved: true, evicted: { id: 'b' } });
+    expect(sessions.find('b', 'p')).toBeUndefined();
+    expect(sessions.find('a', 'p')?.id).toBe('a');
+    expect(sessions.find('o', 'q')?.id).toBe('o');
   });
 
   it('refuses a repeated id inside one message and records none of that message', () => {

@@ -47,6 +47,7 @@ import { secretsEqual } from '../../base/constant-time';
 import { PRINCIPAL_ANONYMOUS, PRINCIPAL_LOCAL, type McpCaller, type McpServerFactory } from './mcp-factory';
 import { SessionEventStore } from './mcp-event-store';
 import { LegacySessions, sessionRef, type LegacySession } from './mcp-sessions';
+import { RESOURCE_METADATA_WELL_KNOWN, bearerChallenge, resourceMetadata, resourceMetadataPath } from './resource-metadata';
 import {
   JSONRPC_INTERNAL_ERROR,
   JSONRPC_INVALID_REQUEST,
@@ -157,13 +158,25 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
   }
 
   async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown, principal: string): Promise<void> {
-    if (!sessions.reserve(principal)) {
+    const place = sessions.reserveOrEvict(principal);
+    if (!place.reserved) {
       const limit = sessions.maxPerPrincipal;
-      writeJsonRpcError(res, 429, MCP_SERVER_ERROR, `too many MCP sessions: a caller may hold at most ${limit} live sessions; close one (HTTP DELETE with its Mcp-Session-Id) before opening another`, {
+      writeJsonRpcError(res, 429, MCP_SERVER_ERROR, `too many MCP sessions: a caller may hold at most ${limit} live sessions, and all of yours are busy; close one (HTTP DELETE with its Mcp-Session-Id) before opening another`, {
         id: firstRequestId(body),
         data: { limit },
       });
       return;
+    }
+    if (place.evicted) {
+      // At the cap: its least recently active idle session made room (mcp-sessions.ts). Already
+      // forgotten, so its id answers 404 from now on; its transport and server close here.
+      const evicted = place.evicted;
+      logger.log('warn', 'mcp session closed to make room: the caller is at its session limit and this was its least recently active idle session', {
+        principal,
+        session: sessionRef(evicted.id),
+        limit: sessions.maxPerPrincipal,
+      });
+      void evicted.transport.close().catch((error: unknown) => logger.log('debug', 'mcp session close failed', errorFields(error)));
     }
     const id = randomUUID();
     let session: LegacySession | undefined;
@@ -192,6 +205,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
       };
       await server.connect(transport);
       sessions.claimRequestIds(session, requestIdsOf(body));
+      sessions.track(session, res);
       await transport.handleRequest(req, res, body);
       if (added) {
         const { client, clientVersion } = clientOf(body);
@@ -229,6 +243,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
       }
     }
     relabelOlderRevision(req, session);
+    sessions.track(session, res);
     await session.transport.handleRequest(req, res, body);
   }
 
@@ -256,61 +271,71 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
     return modern(req, res);
   }
 
-  await app.register(async (scope) => {
-    scope.addHook('onRequest', localhostHostValidation());
-    scope.addHook('onRequest', localhostOriginValidation());
-    scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-      const raw = request.raw as AuthedRequest;
-      if (token === null) {
-        raw.auth = { token: '', clientId: PRINCIPAL_ANONYMOUS, scopes: [] };
-        return;
+  await app.register(async (guarded) => {
+    guarded.addHook('onRequest', localhostHostValidation());
+    guarded.addHook('onRequest', localhostOriginValidation());
+    // RFC 9728 metadata (resource-metadata.ts), behind the same Host and Origin checks and
+    // before the token: a host reads it to learn that this resource takes a bearer token. Not
+    // served without a token (the conformance fixtures), where there is nothing to describe.
+    if (token !== null) {
+      for (const url of new Set([resourceMetadataPath(path), RESOURCE_METADATA_WELL_KNOWN])) {
+        guarded.get(url, async (request, reply) => reply.header('cache-control', 'no-store').send(resourceMetadata(request.raw, path)));
       }
-      const presented = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-      if (presented === undefined || !secretsEqual(presented, token)) {
-        const message = presented === undefined ? 'Unauthorized: send the plane\'s MCP token as "Authorization: Bearer <token>"' : 'Unauthorized: the bearer token is not the plane\'s MCP token';
-        return reply.code(401).header('www-authenticate', 'Bearer').header('content-type', 'application/json').send(jsonRpcErrorBody(MCP_SERVER_ERROR, message));
-      }
-      // The SDK forwards `req.auth` to the factory as `authInfo`; the token itself is not needed
-      // past this check, so it is not carried (nothing downstream can log what it never holds).
-      raw.auth = { token: '', clientId: PRINCIPAL_LOCAL, scopes: [] };
-    });
-
-    // Our own body parsing in this scope: fastify's answers bad JSON with its own 400 shape, an
-    // MCP client expects JSON-RPC -32700. The body is handed to the SDK already parsed.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_MAX_BODY_BYTES }, (request, text, done) => {
-      const type = String(request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-      if (type !== 'application/json' && !type.endsWith('+json')) {
-        done(Object.assign(new Error(`Unsupported Media Type: Content-Type must be application/json, not ${JSON.stringify(type.slice(0, 100))}`), { statusCode: 415 }));
-        return;
-      }
-      done(null, parseJsonBody(String(text)));
-    });
-    scope.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
-      const status = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : (error.statusCode ?? 500);
-      const message =
-        status === 413
-          ? `Payload Too Large: an MCP request body may be at most ${MCP_MAX_BODY_BYTES / 1024 / 1024} MiB`
-          : status >= 500
-            ? 'Internal error'
-            : error.message;
-      if (status >= 500) logger.log('error', 'mcp request failed', errorFields(error));
-      return reply.code(status).header('content-type', 'application/json').send(jsonRpcErrorBody(status === 413 ? JSONRPC_INVALID_REQUEST : status >= 500 ? JSONRPC_INTERNAL_ERROR : MCP_SERVER_ERROR, message));
-    });
-
-    scope.route({
-      method: ['GET', 'POST', 'DELETE'],
-      url: path,
-      bodyLimit: MCP_MAX_BODY_BYTES,
-      handler: async (request, reply) => {
-        reply.hijack();
-        try {
-          await serve(request, reply.raw);
-        } catch (error) {
-          logger.log('error', 'mcp request failed', errorFields(error));
-          writeJsonRpcError(reply.raw, 500, JSONRPC_INTERNAL_ERROR, 'Internal error', { id: firstRequestId(request.body) });
+    }
+    await guarded.register(async (scope) => {
+      scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+        const raw = request.raw as AuthedRequest;
+        if (token === null) {
+          raw.auth = { token: '', clientId: PRINCIPAL_ANONYMOUS, scopes: [] };
+          return;
         }
-      },
+        const presented = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+        if (presented === undefined || !secretsEqual(presented, token)) {
+          const message = presented === undefined ? 'Unauthorized: send the plane\'s MCP token as "Authorization: Bearer <token>"' : 'Unauthorized: the bearer token is not the plane\'s MCP token';
+          return reply.code(401).header('www-authenticate', bearerChallenge(request.raw, path)).header('content-type', 'application/json').send(jsonRpcErrorBody(MCP_SERVER_ERROR, message));
+        }
+        // The SDK forwards `req.auth` to the factory as `authInfo`; the token itself is not needed
+        // past this check, so it is not carried (nothing downstream can log what it never holds).
+        raw.auth = { token: '', clientId: PRINCIPAL_LOCAL, scopes: [] };
+      });
+
+      // Our own body parsing in this scope: fastify's answers bad JSON with its own 400 shape, an
+      // MCP client expects JSON-RPC -32700. The body is handed to the SDK already parsed.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_MAX_BODY_BYTES }, (request, text, done) => {
+        const type = String(request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+        if (type !== 'application/json' && !type.endsWith('+json')) {
+          done(Object.assign(new Error(`Unsupported Media Type: Content-Type must be application/json, not ${JSON.stringify(type.slice(0, 100))}`), { statusCode: 415 }));
+          return;
+        }
+        done(null, parseJsonBody(String(text)));
+      });
+      scope.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
+        const status = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : (error.statusCode ?? 500);
+        const message =
+          status === 413
+            ? `Payload Too Large: an MCP request body may be at most ${MCP_MAX_BODY_BYTES / 1024 / 1024} MiB`
+            : status >= 500
+              ? 'Internal error'
+              : error.message;
+        if (status >= 500) logger.log('error', 'mcp request failed', errorFields(error));
+        return reply.code(status).header('content-type', 'application/json').send(jsonRpcErrorBody(status === 413 ? JSONRPC_INVALID_REQUEST : status >= 500 ? JSONRPC_INTERNAL_ERROR : MCP_SERVER_ERROR, message));
+      });
+
+      scope.route({
+        method: ['GET', 'POST', 'DELETE'],
+        url: path,
+        bodyLimit: MCP_MAX_BODY_BYTES,
+        handler: async (request, reply) => {
+          reply.hijack();
+          try {
+            await serve(request, reply.raw);
+          } catch (error) {
+            logger.log('error', 'mcp request failed', errorFields(error));
+            writeJsonRpcError(reply.raw, 500, JSONRPC_INTERNAL_ERROR, 'Internal error', { id: firstRequestId(request.body) });
+          }
+        },
+      });
     });
   });
 

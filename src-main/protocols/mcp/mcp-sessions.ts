@@ -8,6 +8,16 @@
  * sessions: sessions cost a server instance, a transport and an event store each, and a host
  * that opens one per request without closing them would otherwise grow the plane without limit.
  *
+ * A host that never closes its sessions (no HTTP DELETE) must not lock itself out at the cap, so a
+ * principal at the cap makes room by closing its own least recently active idle session. Idle is
+ * what this table tracks: no HTTP response of the session still open (`openResponses` is 0), which
+ * covers a request still being answered and an open SSE stream (a GET stream, or a POST answered
+ * as a stream) alike, since each is one response not yet ended. A session whose every response
+ * has ended has nothing in flight, so closing it loses nothing the host is waiting for; the host
+ * learns on its next request there (404, as for any unknown session) and initializes again, as
+ * the 2025-11-25 transport says it must. When every one of the principal's sessions is busy, the
+ * cap holds and the next initialize is refused.
+ *
  * Request ids: the 2025-11-25 base protocol says a request id MUST NOT have been used before by
  * the requestor in the same session. A repeat is therefore a malformed request, and the route
  * refuses it (-32600) before it reaches a tool, so a host that retries a `tools/call` with the
@@ -34,12 +44,18 @@ export interface LegacySession {
   server: McpServer | Server;
   /** Ids of the requests seen in this session, oldest first (a Set keeps insertion order). */
   requestIds: Set<string>;
+  /** HTTP responses of this session not yet ended: requests being answered and open SSE streams. */
+  openResponses?: number;
+  /** When its last response ended or began (this table's own counter): the smallest is the least recently active. */
+  lastActive?: number;
 }
 
 export class LegacySessions {
   private readonly byId = new Map<string, LegacySession>();
   /** Sessions per principal, counting those whose `initialize` is still being answered. */
   private readonly held = new Map<string, number>();
+  /** Orders activity without reading the wall clock: each begun or ended response takes the next value. */
+  private clock = 0;
 
   constructor(
     readonly maxPerPrincipal: number,
@@ -62,6 +78,37 @@ export class LegacySessions {
     if (count >= this.maxPerPrincipal) return false;
     this.held.set(principal, count + 1);
     return true;
+  }
+
+  /**
+   * Reserves a place for a new session of `principal`, first closing its least recently active
+   * idle session when it is at the cap. `evicted` is that session, already forgotten here (its
+   * id is unknown from now on; the caller closes its transport). False: at the cap with every
+   * session busy.
+   */
+  reserveOrEvict(principal: string): { reserved: true; evicted?: LegacySession } | { reserved: false } {
+    if (this.reserve(principal)) return { reserved: true };
+    let victim: LegacySession | undefined;
+    for (const session of this.byId.values()) {
+      if (session.principal !== principal || (session.openResponses ?? 0) > 0) continue;
+      if (!victim || (session.lastActive ?? 0) < (victim.lastActive ?? 0)) victim = session;
+    }
+    if (!victim) return { reserved: false };
+    this.remove(victim.id);
+    return this.reserve(principal) ? { reserved: true, evicted: victim } : { reserved: false };
+  }
+
+  /**
+   * Counts one HTTP response of `session` as open until it ends (its 'close', which a response
+   * emits once it has finished or its connection went away).
+   */
+  track(session: LegacySession, response: { once(event: 'close', listener: () => void): unknown }): void {
+    session.openResponses = (session.openResponses ?? 0) + 1;
+    session.lastActive = ++this.clock;
+    response.once('close', () => {
+      session.openResponses = Math.max(0, (session.openResponses ?? 1) - 1);
+      session.lastActive = ++this.clock;
+    });
   }
 
   /** Gives back a reservation, or the place of a session that ended. */

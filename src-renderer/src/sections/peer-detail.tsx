@@ -7,6 +7,7 @@
  */
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { PeerSummary } from '../../../src-shared/ipc/contract';
+import { PENDING_APPROVAL } from '../../../src-shared/protocol/mcpv2';
 import { CopyButton } from '../components/copy-button';
 import { JsonBlock } from '../components/json-block';
 import { StatusPill } from '../components/status-pill';
@@ -145,7 +146,7 @@ function RequestPayment({ peer, others }: { peer: PeerSummary; others: PeerSumma
     if (Object.keys(found).length > 0) return;
     void callPeer(peer.id, to, 'pay', { amount: value, currency, payee: payee.trim() });
   };
-  const result = call?.result as { status?: string; runId?: string; moved?: boolean } | undefined;
+  const result = call?.result as { status?: string; approval?: string; runId?: string; moved?: boolean } | undefined;
   const unavailable = callUnavailable(peer, 'request a payment');
   const err = (name: string) =>
     problems[name] ? (
@@ -190,7 +191,7 @@ function RequestPayment({ peer, others }: { peer: PeerSummary; others: PeerSumma
         <div className="call-result" role="status" aria-label={`Payment request to ${call.to}`}>
           {call.error ? (
             <p className="inline-error">{call.error}</p>
-          ) : result?.status === 'pending-approval' && result.runId ? (
+          ) : result?.approval === PENDING_APPROVAL && result.runId ? (
             <p>
               Waiting for a person: run <code>{result.runId}</code>.{' '}
               <button
