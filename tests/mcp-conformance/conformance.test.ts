@@ -20,12 +20,18 @@
  * asynchronously: a synchronous spawn would block the very event loop that answers them.
  */
 import { spawn } from 'node:child_process';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMcpHttpServer } from '../../src-main/protocols/mcp/mcp-http';
 import { FIXTURES_MAX_SESSIONS, createFixturesSurface } from '../../src-main/protocols/mcp/fixtures/fixtures-factory';
+import { startPlaneMcpEndpoint, type PlaneMcpEndpoint } from '../../src-main/plane/mcp-endpoint';
+import type { Plane } from '../../src-main/plane/plane';
+import { silentLogger } from '../../src-main/base/logger';
+import { testPlane } from '../support/runtime-support';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const TOOLS = join(REPO_ROOT, 'tools', 'mcp-conformance', 'node_modules');
@@ -136,6 +142,56 @@ describe.skipIf(!installed)('the official MCP conformance suites against the fix
     ]);
     expect(tasks.filter(([, ok]) => !ok).map(([name]) => name), summary(run)).toEqual([]);
     expect(warnings).toEqual([]);
+  });
+});
+
+/**
+ * The same 2025-11-25 suite against the plane's REAL endpoint (its agents as tools), the way a
+ * host reaches it: through a proxy that adds the bearer token the suite cannot send. Scored with
+ * its own expected-failures file, each entry with its reason (a fixture the suite calls by name,
+ * or a method not served yet); what applies must pass, and a host that never closes its
+ * sessions, as the suite does not, is never locked out (mcp-sessions.ts).
+ */
+describe.skipIf(!installed)("the official MCP conformance suite against the plane's real endpoint", () => {
+  let plane: Plane;
+  let endpoint: PlaneMcpEndpoint;
+  let proxy: Server;
+  let url = '';
+  const outRoot = mkdtempSync(join(tmpdir(), 'agentplane-mcp-real-'));
+
+  beforeAll(async () => {
+    plane = await testPlane();
+    endpoint = await startPlaneMcpEndpoint(plane, { port: 0, uiOrigin: null, logger: silentLogger });
+    const target = new URL(endpoint.url);
+    proxy = createServer((req, res) => {
+      const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host, authorization: `Bearer ${endpoint.token}` } }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((listening) => proxy.listen(0, '127.0.0.1', listening));
+    url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${target.pathname}`;
+  });
+
+  afterAll(async () => {
+    proxy?.closeAllConnections();
+    proxy?.close();
+    await endpoint?.close();
+    await plane?.close();
+    rmSync(outRoot, { recursive: true, force: true });
+  });
+
+  it('2025-11-25: conformance 0.1.16 --suite all, every scenario that applies passes', { timeout: 180_000 }, async () => {
+    const out = mkdtempSync(join(outRoot, 'suite-2025-'));
+    const run = await runSuite(SUITE_2025, ['--url', url, '--suite', 'all', '--expected-failures', join(REPO_ROOT, 'tests', 'mcp-conformance', 'expected-failures.real-endpoint.2025-11-25.yml')], out);
+    const passed = [...run.scenarios.entries()].filter(([, ok]) => ok).map(([name]) => name);
+    console.log(`conformance 0.1.16 (2025-11-25) on the real endpoint: ${passed.length}/${run.scenarios.size} scenarios passed (${passed.sort().join(', ')})`);
+    expect(run.code, summary(run)).toBe(0);
+    for (const scenario of ['server-initialize', 'ping', 'tools-list', 'resources-list', 'dns-rebinding-protection', 'server-sse-multiple-streams']) expect(run.scenarios.get(scenario), `${scenario}\n${summary(run)}`).toBe(true);
+    // No scenario failed for want of a session: the suite never closes one.
+    expect(run.problems.filter((p) => p.includes('too many MCP sessions')), summary(run)).toEqual([]);
   });
 });
 

@@ -24,11 +24,23 @@ interface LogLine {
   fields?: Record<string, unknown>;
 }
 
-/** A surface with two tools: `whoami` (the caller the transport gave the factory) and `count` (a side effect to count). */
-function testSurface(): { factory: McpServerFactory; calls: () => number } {
+/**
+ * A surface with three tools: `whoami` (the caller the transport gave the factory), `count` (a
+ * side effect to count) and `hold` (answers once the test lets every held call go: a request
+ * being answered for as long as the test wants).
+ */
+function testSurface(): { factory: McpServerFactory; calls: () => number; held: () => number; letGo: () => void } {
   let calls = 0;
+  let held = 0;
+  let release!: () => void;
+  let gate = new Promise<void>((resolve) => (release = resolve));
   const factory: McpServerFactory = (caller: McpCaller) => {
     const server = new McpServer({ name: 'route-test', version: '1.0.0' }, { supportedProtocolVersions: [...MCP_SERVED_VERSIONS] });
+    server.registerTool('hold', { description: 'answers when let go', inputSchema: z.object({}) }, async () => {
+      held += 1;
+      await gate;
+      return { content: [{ type: 'text', text: 'let go' }] };
+    });
     server.registerTool('whoami', { description: 'the caller', inputSchema: z.object({}) }, async () => ({ content: [{ type: 'text', text: JSON.stringify(caller) }] }));
     server.registerTool('count', { description: 'counts its runs', inputSchema: z.object({}) }, async () => {
       calls += 1;
@@ -36,7 +48,15 @@ function testSurface(): { factory: McpServerFactory; calls: () => number } {
     });
     return server;
   };
-  return { factory, calls: () => calls };
+  return {
+    factory,
+    calls: () => calls,
+    held: () => held,
+    letGo: () => {
+      release();
+      gate = new Promise<void>((resolve) => (release = resolve));
+    },
+  };
 }
 
 interface RawResponse {
@@ -283,7 +303,7 @@ describe('the MCP HTTP route', () => {
     expect(errorOf(r)).toMatchObject({ code: -32001, message: 'Session not found' });
   });
 
-  it('holds a caller to its session limit: refused initializes hold no place, and a caller at the cap with no idle session gets 429 naming the limit', async () => {
+  it('holds a caller to its session limit: refused initializes hold no place, an open GET stream does not hold a session, and a caller whose every session is answering a request gets 429 naming the limit', async () => {
     expect(route.sessionCount()).toBe(0);
     // Refused initializes open nothing and hold no place.
     for (let i = 0; i < 4; i += 1) {
@@ -292,15 +312,28 @@ describe('the MCP HTTP route', () => {
       expect(refusedInit.headers['mcp-session-id']).toBeUndefined();
     }
     const opened = [await openRawSession(port), await openRawSession(port), await openRawSession(port)];
-    // Every session busy: each holds an open SSE stream (a response not yet ended).
+    // An open GET stream is not a request being answered: with one on each session, the next
+    // initialize still makes room (the stream of the session it closes ends with it).
     const streams = await Promise.all(opened.map((id) => openStream(port, id)));
     expect(streams.map((st) => st.status)).toEqual([200, 200, 200]);
+    const roomMade = await raw(port, { headers: auth, body: initializeBody(8) });
+    expect(roomMade.status).toBe(200);
+    const evictedId = opened.shift()!;
+    opened.push(String(roomMade.headers['mcp-session-id']));
+    await raw(port, { headers: inSessionOf(opened[2]!), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    expect((await raw(port, { headers: inSessionOf(evictedId), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) })).status).toBe(404);
+    // Every session busy: each is answering a tool call that has not returned.
+    const before = surface.held();
+    const calls = opened.map((id, i) => raw(port, { headers: inSessionOf(id), body: JSON.stringify({ jsonrpc: '2.0', id: 100 + i, method: 'tools/call', params: { name: 'hold', arguments: {} } }) }));
+    await expect.poll(() => surface.held() - before).toBe(3);
     const refused = await raw(port, { headers: auth, body: initializeBody(9) });
     expect(refused.status).toBe(429);
     expect(errorOf(refused)?.message).toContain('at most 3 live sessions');
     expect(errorOf(refused)?.data).toEqual({ limit: 3 });
     expect(refused.json?.id).toBe(9);
     expect(route.sessionCount()).toBe(3);
+    surface.letGo();
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual([200, 200, 200]);
     // Every one still live: none was closed to make room.
     for (const id of opened) expect((await raw(port, { headers: inSessionOf(id), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) })).status).toBe(200);
     expect((await raw(port, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': opened[0]! } })).status).toBe(200);
@@ -439,8 +472,8 @@ describe('LegacySessions', () => {
     }
     const aResponse = new EventEmitter();
     const bResponse = new EventEmitter();
-    sessions.track(a, aResponse);
-    sessions.track(b, bResponse);
+    sessions.track(a, aResponse, true);
+    sessions.track(b, bResponse, true);
     // Both busy: no room, and nothing closed (another principal's idle session is never taken).
     expect(sessions.reserveOrEvict('p')).toEqual({ reserved: false });
     expect(sessions.size).toBe(3);

@@ -205,7 +205,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
       };
       await server.connect(transport);
       sessions.claimRequestIds(session, requestIdsOf(body));
-      sessions.track(session, res);
+      sessions.track(session, res, true);
       await transport.handleRequest(req, res, body);
       if (added) {
         const { client, clientVersion } = clientOf(body);
@@ -243,7 +243,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
       }
     }
     relabelOlderRevision(req, session);
-    sessions.track(session, res);
+    sessions.track(session, res, req.method === 'POST');
     await session.transport.handleRequest(req, res, body);
   }
 

@@ -9,13 +9,14 @@
  * that opens one per request without closing them would otherwise grow the plane without limit.
  *
  * A host that never closes its sessions (no HTTP DELETE) must not lock itself out at the cap, so a
- * principal at the cap makes room by closing its own least recently active idle session. Idle is
- * what this table tracks: no HTTP response of the session still open (`openResponses` is 0), which
- * covers a request still being answered and an open SSE stream (a GET stream, or a POST answered
- * as a stream) alike, since each is one response not yet ended. A session whose every response
- * has ended has nothing in flight, so closing it loses nothing the host is waiting for; the host
- * learns on its next request there (404, as for any unknown session) and initializes again, as
- * the 2025-11-25 transport says it must. When every one of the principal's sessions is busy, the
+ * principal at the cap makes room by closing its own least recently active idle session. Idle
+ * means no request of the session is being answered (`openRequests` is 0: no POST whose response,
+ * plain or a stream, has not ended). A standalone GET stream does not make a session busy: it is
+ * only where notifications would go, and a host that never closes its sessions typically leaves
+ * one open on each, so counting it would make every such session busy forever and lock the host
+ * out exactly as before. Closing an idle session ends that stream with it; the host learns on its
+ * next request there (404, as for any unknown session) and initializes again, as the 2025-11-25
+ * transport says it must. When every one of the principal's sessions is answering a request, the
  * cap holds and the next initialize is refused.
  *
  * Request ids: the 2025-11-25 base protocol says a request id MUST NOT have been used before by
@@ -44,8 +45,8 @@ export interface LegacySession {
   server: McpServer | Server;
   /** Ids of the requests seen in this session, oldest first (a Set keeps insertion order). */
   requestIds: Set<string>;
-  /** HTTP responses of this session not yet ended: requests being answered and open SSE streams. */
-  openResponses?: number;
+  /** Requests of this session being answered (POST responses not yet ended, streamed or not). */
+  openRequests?: number;
   /** When its last response ended or began (this table's own counter): the smallest is the least recently active. */
   lastActive?: number;
 }
@@ -90,7 +91,7 @@ export class LegacySessions {
     if (this.reserve(principal)) return { reserved: true };
     let victim: LegacySession | undefined;
     for (const session of this.byId.values()) {
-      if (session.principal !== principal || (session.openResponses ?? 0) > 0) continue;
+      if (session.principal !== principal || (session.openRequests ?? 0) > 0) continue;
       if (!victim || (session.lastActive ?? 0) < (victim.lastActive ?? 0)) victim = session;
     }
     if (!victim) return { reserved: false };
@@ -99,14 +100,16 @@ export class LegacySessions {
   }
 
   /**
-   * Counts one HTTP response of `session` as open until it ends (its 'close', which a response
-   * emits once it has finished or its connection went away).
+   * Notes activity on `session` for the least-recently-active order, and with `request` (a POST)
+   * counts it as being answered until its response ends (its 'close', which a response emits once
+   * it has finished or its connection went away). A GET stream is activity, not a request.
    */
-  track(session: LegacySession, response: { once(event: 'close', listener: () => void): unknown }): void {
-    session.openResponses = (session.openResponses ?? 0) + 1;
+  track(session: LegacySession, response: { once(event: 'close', listener: () => void): unknown }, request: boolean): void {
     session.lastActive = ++this.clock;
+    if (!request) return;
+    session.openRequests = (session.openRequests ?? 0) + 1;
     response.once('close', () => {
-      session.openResponses = Math.max(0, (session.openResponses ?? 1) - 1);
+      session.openRequests = Math.max(0, (session.openRequests ?? 1) - 1);
       session.lastActive = ++this.clock;
     });
   }
