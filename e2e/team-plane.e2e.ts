@@ -69,7 +69,7 @@ describe.skipIf(!postgresUrl())(`two plane instances on one PostgreSQL journal${
 
   it('A and B serve at once; a run started at A waits in both inboxes; A killed with SIGKILL; B takes it over and finishes it, approved by a click in its UI; the effect happened once', async () => {
     a = await startServe({ dataDir: dirA, env: { AGENTPLANE_DATABASE_URL: database } });
-    expect(a.stdoutLines).toContain(`Journal shared in PostgreSQL at ${database.replace(`:${password}@`, ':***@')}`);
+    expect(a.stdoutLines.find((line) => line.startsWith('Journal shared'))).toMatch(new RegExp(`^Journal shared in PostgreSQL at ${database.replace(`:${password}@`, ':***@').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; this instance is plane@\\S+$`));
     const clientA: PlaneClient = createPlaneClient(createHttpTransport({ url: a.origin, token: a.token }));
     expect((await clientA.call('plane.status', {})).journal).toBe(database.replace(`:${password}@`, ':***@'));
     // B starts on the same database and serves beside A: neither waits for the other.

@@ -118,7 +118,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   }
   const { plane, ui, mcp, a2a } = hosted;
   out(`AgentPlane ${plane.status().version} (headless) — data in ${dataDir}`);
-  if (database) out(`Journal shared in PostgreSQL at ${plane.status().journal}`);
+  if (database) out(`Journal shared in PostgreSQL at ${plane.status().journal}${plane.status().instance ? `; this instance is ${plane.status().instance}` : ''}`);
   // A peer stops with its plane and starts again only when asked: said, not left to be found.
   const stoppedPeers = plane.peers.stoppedSinceLastRun();
   if (stoppedPeers.length > 0) out(stoppedPeersNotice(stoppedPeers, options.dataDir));
