@@ -49,6 +49,8 @@ export interface PlaneA2aEndpointOptions {
   logger: Logger;
   /** How long a blocking SendMessage waits for its run (ms); tests shorten it. */
   blockMs?: number;
+  /** The most open tasks one A2A caller may hold (a2a-server.ts maxOpenTasks); default 32. */
+  maxOpenTasks?: number;
 }
 
 export interface PlaneA2aEndpoint {
@@ -99,6 +101,7 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
     version: plane.status().version,
     logger: options.logger,
     ...(options.blockMs !== undefined ? { blockMs: options.blockMs } : {}),
+    ...(options.maxOpenTasks !== undefined ? { maxOpenTasks: options.maxOpenTasks } : {}),
   });
   const make = () => createServer(handler);
   let server = make();

@@ -61,7 +61,7 @@ export async function dispatchCommand(
     const value = await handler(parsed.data, context);
     return { ok: true, value };
   } catch (error) {
-    if (error instanceof PlaneError) return { ok: false, error: { code: error.code, message: error.message } };
+    if (error instanceof PlaneError) return { ok: false, error: { code: error.code, message: error.message, ...(error.reason !== undefined ? { reason: error.reason } : {}) } };
     logFault(name, error);
     return { ok: false, error: { code: ErrorCode.Internal, message: `${name} failed inside the plane; the plane's log has the detail` } };
   }

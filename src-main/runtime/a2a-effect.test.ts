@@ -75,7 +75,7 @@ describe('the a2a effect', () => {
     planes.push(p);
     const run = await call(p, 'runs.start', { agent: 'asker', input: { q: 'why' }, wait: true });
     expect(run.pending).toMatchObject({ reason: 'input' });
-    expect(remote.calls).toEqual([{ card: CARD, skill: 'echo', message: 'please answer why' }]);
+    expect(remote.calls).toEqual([{ card: CARD, skill: 'echo', message: 'please answer why', agent: 'asker' }]);
     const started = (await p.journal.readRun(run.runId, 1, 100)).find((r) => r.kind === 'EffectStarted');
     expect(started?.body).toMatchObject({ effect: 'a2a', name: 'echo', destination: 'https://agents.example.com', request: { card: CARD, skill: 'echo', message: 'please answer why' } });
     await call(p, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash, value: { kind: 'input', input: 'no' } });
@@ -124,9 +124,9 @@ describe('the a2a effect', () => {
     planes.push(p);
     expect((await call(p, 'runs.start', { agent: 'strict', input: {}, wait: true })).outcome).toBe('succeeded');
     expect(remote.calls).toEqual([
-      { card: CARD, message: 'step', requireSigned: true },
-      { card: other, message: 'lenient' },
-      { card: CARD, message: { q: 'tool' }, requireSigned: true },
+      { card: CARD, message: 'step', requireSigned: true, agent: 'strict' },
+      { card: other, message: 'lenient', agent: 'strict' },
+      { card: CARD, message: { q: 'tool' }, requireSigned: true, agent: 'strict' },
     ]);
     // The option is authority, not what is sent: the effect's request (and key) does not hold it.
     const run = (await call(p, 'runs.list', {})).runs[0]!;
@@ -180,7 +180,7 @@ describe('the a2a effect', () => {
     planes.push(p);
     const run = await call(p, 'runs.start', { agent: 'modeller', input: {}, wait: true });
     expect(run.outcome).toBe('succeeded');
-    expect(remote.calls).toEqual([{ card: CARD, message: { q: 'hello' } }]);
+    expect(remote.calls).toEqual([{ card: CARD, message: { q: 'hello' }, agent: 'modeller' }]);
     expect(run.result).toContain('"got":{"q":"hello"}');
   });
 });

@@ -22,7 +22,8 @@
  *   layer owns and protocols/a2a/client implements: the runtime never imports the SDK or undici.
  * - Disposition ("did the peer act?" is not a detail for long-running, stateful tasks):
  *   refused before anything was sent (card fetch failed, signature refused, a changed key,
- *   netguard refused the address, a clean JSON-RPC refusal) → DidNotHappen; the send left and no
+ *   netguard refused the address, a clean JSON-RPC refusal, a remote plane's marked admission
+ *   refusal: quota, halted or draining, each its own code) → DidNotHappen; the send left and no
  *   answer came, or the answer was -32603 / -32006 (both can be raised after a peer started
  *   work) → InDoubt, for a person to resolve like any in-doubt effect; a remote task that ended
  *   failed, rejected or canceled → Landed (the peer created it and reported its outcome, so
@@ -63,6 +64,11 @@ export interface A2aSendRequest {
   message: A2aMessageInput;
   /** The grant says `signed: true`: an unsigned card is refused before anything is sent. */
   requireSigned?: true;
+  /**
+   * The agent whose run sends it, for the caller-context extension the client declares (the
+   * sender's own account of its request). Not part of the effect's key: the run is.
+   */
+  agent?: string;
 }
 
 /** How a remote call ended well: its task (absent when the peer answered with a message) and values. */
@@ -159,7 +165,7 @@ export async function callA2a(cx: RunContext, caller: A2aCaller, request: A2aSen
     estimate: { ...NO_SPEND, effects: 1 },
     async perform(at) {
       // The remote receives the whole message; only the journal holds its digest.
-      const answer = await caller.send({ card, ...(skill !== undefined ? { skill } : {}), message, ...(requireSigned ? { requireSigned } : {}) }, at);
+      const answer = await caller.send({ card, ...(skill !== undefined ? { skill } : {}), message, ...(requireSigned ? { requireSigned } : {}), agent: cx.agent }, at);
       return { result: isAccepted(answer) ? answer : journaledAnswer(answer, card), spend: { ...NO_SPEND, effects: 1 }, provenance };
     },
   })) as A2aAnswer | A2aAccepted;

@@ -5,7 +5,7 @@
  * what a set of agents may not hold at all (agentSetProblems), checked when the plane is built
  * and whenever the agents are replaced.
  */
-import { ErrorCode } from '../../src-shared/ipc/errors';
+import { ErrorCode, ErrorReason } from '../../src-shared/ipc/errors';
 import type { RecordBody, RecordDraft } from '../../src-shared/journal/records';
 import { isRunId } from '../../src-shared/vocabulary/ids';
 import type { Budget } from '../../src-shared/vocabulary/spend';
@@ -227,7 +227,7 @@ export class RunAdmission {
       await this.refuse(request, caller, program.admission.action, program.admission.resource, `the delegation chain is deeper than ${MAX_CHAIN_DEPTH}`);
     }
     const halted = state.haltedByChain(request.chain, request.agent);
-    if (halted) await this.refuse(request, caller, program.admission.action, program.admission.resource, `withheld by halt ${halted}`);
+    if (halted) await this.refuse(request, caller, program.admission.action, program.admission.resource, `withheld by halt ${halted}`, ErrorReason.Halted);
     const decision = state.options.policy.decide(caller, program.admission.action, program.admission.resource);
     if (!decision.allowed) await this.refuse(request, caller, decision.action, decision.resource, decision.rule === null ? 'no rule allows it' : `denied by rule ${decision.rule}`);
 
@@ -262,9 +262,13 @@ export class RunAdmission {
     }
   }
 
-  /** Journals the refusal (action and resource, for the operator) and answers the caller with nothing more. */
-  private async refuse(request: StartRequest, principal: string, action: string, resource: string, reason: string): Promise<never> {
+  /**
+   * Journals the refusal (action and resource, for the operator) and answers the caller with
+   * nothing more, but for a halt's `reason`: a halt says stop and a policy denial says no, and a
+   * protocol door answers them differently (docs/GOVERNED-RUNTIME.md, "A2A, being called").
+   */
+  private async refuse(request: StartRequest, principal: string, action: string, resource: string, reason: string, answer?: ErrorReason): Promise<never> {
     await this.state.journal.append({ runId: null, kind: 'AdmissionRefused', body: { agent: request.agent, principal, action, resource, reason } });
-    throw new PlaneError(ErrorCode.Forbidden, 'the plane refused to start this run');
+    throw new PlaneError(ErrorCode.Forbidden, 'the plane refused to start this run', answer);
   }
 }

@@ -5,7 +5,7 @@
  * (runtime-admission.ts, runtime-execution.ts, runtime-reads.ts, runtime-decisions.ts); no
  * room holds another's state.
  */
-import { ErrorCode } from '../../src-shared/ipc/errors';
+import { ErrorCode, ErrorReason } from '../../src-shared/ipc/errors';
 import type { Journal } from '../journal/journal';
 import { PlaneError } from '../base/plane-error';
 import type { Logger } from '../base/logger';
@@ -102,7 +102,7 @@ export class RuntimeState {
 
   assertUsable(): void {
     if (this.brokenJournal) throw new PlaneError(ErrorCode.Unavailable, `refused: ${this.brokenJournal}; no run is started, resumed or decided until it does`);
-    if (this.closing) throw new PlaneError(ErrorCode.Unavailable, 'the plane is shutting down');
+    if (this.closing) throw new PlaneError(ErrorCode.Unavailable, 'the plane is shutting down', ErrorReason.Draining);
   }
 
   /** The halts in force; complete once the start-up check has ended (ready()). */

@@ -221,7 +221,7 @@ describe('cancellation and halts', () => {
     expect(readFileSync(join(host.dataDir, 'workspace', 'notes', 'greeting.md'), 'utf8')).toContain('# greeting');
 
     await call(other, 'halts.apply', { scope: 'subject:user:local', reason: 'incident' });
-    await vi.waitFor(async () => expect(await failure(host, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).toEqual({ code: 'AP_FORBIDDEN', message: 'the plane refused to start this run' }), { timeout: 5000 });
+    await vi.waitFor(async () => expect(await failure(host, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).toEqual({ code: 'AP_FORBIDDEN', message: 'the plane refused to start this run', reason: 'halted' }), { timeout: 5000 });
     await call(other, 'halts.lift', { scope: 'subject:user:local' });
     await vi.waitFor(async () => expect((await call(host, 'runs.start', { agent: 'summarize', input: { text: 'y' }, wait: true })).outcome).toBe('succeeded'), { timeout: 5000 });
   });
@@ -231,7 +231,7 @@ describe('cancellation and halts', () => {
     const run = await call(p, 'runs.start', { agent: 'write-note', input: { title: 'h', topic: 'h' }, wait: true });
     expect(await call(p, 'halts.apply', { scope: 'subject:user:local', reason: 'incident' })).toEqual({ scopes: ['subject:user:local'] });
     const refused = await failure(p, 'runs.start', { agent: 'summarize', input: { text: 'x' } });
-    expect(refused).toEqual({ code: 'AP_FORBIDDEN', message: 'the plane refused to start this run' });
+    expect(refused).toEqual({ code: 'AP_FORBIDDEN', message: 'the plane refused to start this run', reason: 'halted' });
     const refusal = (await p.journal.readRange(1, null, 100)).find((r) => r.kind === 'AdmissionRefused')!;
     expect(refusal.body).toMatchObject({ reason: 'withheld by halt subject:user:local', action: 'runtime:run.start', resource: 'agent:summarize' });
 
@@ -361,7 +361,7 @@ describe('the start-up check of the journal, in the background (serve, mcp serve
     await first.close();
     const second = await plane({ dataDir: dir, providers: new Map([['local', countingProvider(counter)]]), checkJournalInBackground: true });
     // Asked at once: the start waits for the check, which restores the halt.
-    expect(await failure(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).toEqual({ code: 'AP_FORBIDDEN', message: 'the plane refused to start this run' });
+    expect(await failure(second, 'runs.start', { agent: 'summarize', input: { text: 'x' } })).toEqual({ code: 'AP_FORBIDDEN', message: 'the plane refused to start this run', reason: 'halted' });
     expect(await call(second, 'halts.list', {})).toEqual({ scopes: ['agent:summarize'] });
     await call(second, 'approvals.decide', { runId: run.runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
     expect((await settled(second, run.runId)).outcome).toBe('succeeded');

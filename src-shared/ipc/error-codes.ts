@@ -31,3 +31,17 @@ export const ErrorCode = {
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/**
+ * What a refusal means beyond its code, where a caller must act on the difference and must not
+ * parse the message to learn it: an optional `reason` beside `{code, message}`. Append-only,
+ * like the codes.
+ */
+export const ErrorReason = {
+  /** Forbidden because a halt is in force for the agent or the caller: stop, do not retry. */
+  Halted: 'halted',
+  /** Unavailable because the plane is shutting down: try again later, or elsewhere. */
+  Draining: 'draining',
+} as const;
+
+export type ErrorReason = (typeof ErrorReason)[keyof typeof ErrorReason];

@@ -1,20 +1,28 @@
 /**
  * How a failure crosses a boundary (IPC, the web bridge, the CLI's `--json` output): plain
- * `{code, message}` with a code of error-codes.ts, never a thrown object, never free text a
+ * `{code, message}` (and, rarely, a `reason`) with a code of error-codes.ts, never a thrown object, never free text a
  * caller must parse. The codes are there, without zod, for code that only names one (the CLI's
  * program, which answers `--version` and usage errors before any schema is needed).
  */
 import { z } from 'zod';
-import { ErrorCode } from './error-codes';
+import { ErrorCode, ErrorReason } from './error-codes';
 
-export { ErrorCode } from './error-codes';
+export { ErrorCode, ErrorReason } from './error-codes';
 
 const codes = Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]];
 export const ErrorCodeSchema = z.enum(codes);
+const reasons = Object.values(ErrorReason) as [ErrorReason, ...ErrorReason[]];
+export const ErrorReasonSchema = z.enum(reasons);
 
+/**
+ * `reason` is optional and rare: set only where a caller must tell two refusals of one code
+ * apart (a halt from a policy denial, both Forbidden; a drain from a broken journal, both
+ * Unavailable) without reading the message. A consumer that does not know it ignores it.
+ */
 export const ErrorBodySchema = z.object({
   code: ErrorCodeSchema,
   message: z.string(),
+  reason: ErrorReasonSchema.optional(),
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 

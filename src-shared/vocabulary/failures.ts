@@ -198,6 +198,12 @@ export const FailureCodeSchema = z.enum([
   'A2aAnswerInvalid',
   /** The remote answered with a JSON-RPC error. */
   'A2aRemoteError',
+  /** The remote plane refused admission: this caller's quota of open tasks is full; nothing happened, retry later. */
+  'A2aRemoteBusy',
+  /** The remote plane refused admission: a halt covers the agent or this caller; nothing happened, do not retry. */
+  'A2aRemoteHalted',
+  /** The remote plane refused admission: it is shutting down; nothing happened, try later or elsewhere. */
+  'A2aRemoteDraining',
   /** The message could not be sent. */
   'A2aUnreachable',
   /** The message left and no answer came; it may have been acted on. */

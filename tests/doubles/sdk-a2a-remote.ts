@@ -14,8 +14,11 @@
  * - The task: `complete` publishes the answer as one data artifact after `workMs` (default at
  *   once), `fail` a failed status with a text message, `forever` works until `release()` or a
  *   CancelTask, `message` answers with a message and makes no task.
+ * - `refuseSend` answers every SendMessage with that JSON-RPC error instead (a plane's admission
+ *   refusal, or a foreign server's look-alike). `sends` records each SendMessage as it arrived:
+ *   its HTTP headers, and the message's `extensions` and `metadata` as the SDK parsed them.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentCard } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
@@ -47,6 +50,15 @@ export interface SdkRemoteOptions {
   interfaceUrl?: string;
   /** Cuts every SubscribeToTask stream this long after it opened (a proxy with an idle limit). */
   cutSubscriptionsAfterMs?: number;
+  /** Answers every SendMessage with this JSON-RPC error object ({code, message, data?}). */
+  refuseSend?: Record<string, unknown>;
+}
+
+/** One SendMessage as the remote received it. */
+export interface SdkRemoteSend {
+  headers: IncomingHttpHeaders;
+  extensions: string[];
+  metadata: unknown;
 }
 
 export interface SdkRemote {
@@ -56,6 +68,7 @@ export interface SdkRemote {
   methods: string[];
   received: unknown[];
   cancels: string[];
+  sends: SdkRemoteSend[];
   /** Ends a `forever` task's work (it then completes). */
   release(): void;
   /** Serves the card signed by `key` from now on, or unsigned with null. */
@@ -70,6 +83,8 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
   const methods: string[] = [];
   const received: unknown[] = [];
   const cancels: string[] = [];
+  const sends: SdkRemoteSend[] = [];
+  const headersOf = new Map<string, IncomingHttpHeaders>();
   const releases = new Set<() => void>();
   const answer = options.answer ?? ((input, skill) => ({ echoed: input, skill }));
   const executor: AgentExecutor = {
@@ -77,6 +92,7 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
       const part = ctx.userMessage.parts[0]?.content;
       const input = part?.$case === 'data' ? part.value : part?.$case === 'text' ? { text: part.value } : null;
       received.push(input);
+      sends.push({ headers: headersOf.get(ctx.userMessage.messageId) ?? {}, extensions: [...ctx.userMessage.extensions], metadata: ctx.userMessage.metadata });
       const behaviour = options.behaviourFor?.(input) ?? options.behaviour ?? 'complete';
       if (behaviour === 'message') {
         bus.publish(AgentEvent.message({ messageId: 'm-1', contextId: ctx.contextId, taskId: '', role: 2, parts: [textPart(`hello, ${JSON.stringify(input)}`)], metadata: undefined, extensions: [], referenceTaskIds: [] }));
@@ -157,8 +173,14 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method: string };
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown; method: string; params?: { message?: { messageId?: string } } };
         methods.push(body.method);
+        if (body.method === 'SendMessage' && options.refuseSend) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id ?? null, error: options.refuseSend }));
+          return;
+        }
+        const messageId = body.params?.message?.messageId;
+        if (typeof messageId === 'string') headersOf.set(messageId, req.headers);
         if (req.headers['a2a-version'] !== '1.0') {
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32009, message: 'A2A-Version 1.0 required' } }));
           return;
@@ -186,6 +208,7 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
     methods,
     received,
     cancels,
+    sends,
     release() {
       for (const release of releases) release();
       releases.clear();

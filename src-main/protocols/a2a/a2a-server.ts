@@ -35,6 +35,11 @@
  * only the caller's own. A fault on the plane's side answers -32603 with one fixed sentence; the
  * detail goes to the operator's log.
  *
+ * Admission refuses a run policy allows in three ways, each its own code with an ErrorInfo in
+ * this plane's domain (a2a-wire.ts PLANE_REFUSALS): the caller holds `maxOpenTasks` open tasks
+ * already (-32029, checked here before admission), a halt covers the agent or the caller
+ * (-32030), the plane is shutting down (-32031). A policy denial stays a Message decline.
+ *
  * Only the 1.0 method names are answered: 1.0 renamed every method, and a server answering both
  * would accept clients that have silently lost half the protocol.
  *
@@ -63,7 +68,9 @@ import { createPushConfigMethods, type A2aPushOptions } from './a2a-push-config'
 import { artifactOf, contextOf, endsStream, isTerminalState, RUN_ID, taskOf, taskStateOf } from './a2a-task-view';
 import { createCardResponder } from './a2a-card-http';
 import { jsonNamesOf } from './a2a-field-names';
-import { A2A_ERRORS, A2A_PROTOCOL_VERSION, RpcError, rpcErrorBody, type Json } from './a2a-wire';
+import { A2A_ERRORS, A2A_PROTOCOL_VERSION, planeRefusal, RpcError, rpcErrorBody, type Json } from './a2a-wire';
+import { ErrorCode, ErrorReason } from '../../../src-shared/ipc/errors';
+import { RunStatusSchema } from '../../../src-shared/vocabulary/runs';
 
 // This module's public names that the rooms beside it define.
 export { A2A_ERRORS, A2A_PROTOCOL_VERSION, RpcError } from './a2a-wire';
@@ -104,12 +111,29 @@ export interface A2aServerOptions {
   /** ListTasks' bounds (tests shrink them): tasks folded for a status filter, artifact bytes per page. */
   filterScanBudget?: number;
   artifactBudgetBytes?: number;
+  /**
+   * The most open (unsealed) tasks one A2A caller may hold at once; a message that would open
+   * another is refused with -32029 before admission (default DEFAULT_MAX_OPEN_TASKS).
+   */
+  maxOpenTasks?: number;
+}
+
+export const DEFAULT_MAX_OPEN_TASKS = 32;
+
+/** `maxOpenTasks` as given, or the default; anything but a positive integer is refused naming it. */
+export function maxOpenTasksOf(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_OPEN_TASKS;
+  if (!Number.isInteger(value) || value < 1) throw new Error(`maxOpenTasks must be a positive integer (got ${String(value)})`);
+  return value;
 }
 
 export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { door, logger } = options;
   const context = { principal: PRINCIPAL_A2A_LOCAL };
   const blockMs = options.blockMs ?? DEFAULT_BLOCK_MS;
+  const maxOpenTasks = maxOpenTasksOf(options.maxOpenTasks);
+  /** Admissions this handler has begun and not yet answered: counted with the open tasks, so concurrent messages cannot pass the quota together. */
+  let admitting = 0;
   const listTasks = createListTasks({
     ask,
     principal: context.principal,
@@ -189,7 +213,11 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
     // leave a run behind) and stored once the run exists, so its first event is the first state.
     const pushInput = ((params.configuration ?? {}) as Json).taskPushNotificationConfig as Json | undefined;
     if (pushInput !== undefined) pushConfigs.check(pushInput, 'configuration.taskPushNotificationConfig.');
-    const answer = await door.dispatch('runs.start', { agent: agent.name, input, ...(joined ? { context: joined } : {}) }, context);
+    if ((await openTasks()) + admitting >= maxOpenTasks) throw planeRefusal('quota');
+    admitting += 1;
+    const answer = await door.dispatch('runs.start', { agent: agent.name, input, ...(joined ? { context: joined } : {}) }, context).finally(() => {
+      admitting -= 1;
+    });
     if (!answer.ok) {
       const body = answer.error;
       // The runtime holds the same context rule (a context changing hands between our read and the admission).
@@ -198,12 +226,29 @@ export function createA2aHandler(options: A2aServerOptions): (req: IncomingMessa
         const field = fieldOfRuntime(body.message);
         throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: ${body.message}`, { field: field ? `message.parts[0].data.${field}` : 'message.parts[0]' });
       }
+      // Admission's refusals that are not a decision (docs/GOVERNED-RUNTIME.md, "A2A, being
+      // called"): each its own code, told apart by the runtime's `reason`, never by its words.
+      if (body.code === ErrorCode.Forbidden && body.reason === ErrorReason.Halted) throw planeRefusal('halted');
+      if (body.code === ErrorCode.Unavailable && body.reason === ErrorReason.Draining) throw planeRefusal('draining');
       if (body.code === 'AP_FORBIDDEN') return { declined: declineOf(agent, message) };
       throw Object.assign(new Error(body.message), { body });
     }
     const run = answer.value as RunView;
     if (pushInput !== undefined) pushConfigs.put(run.runId, pushInput);
     return { run };
+  }
+
+  /**
+   * The caller's open tasks on this host, up to the quota (a run running or waiting: not
+   * sealed). Read from the journal's index, so tasks a previous process admitted count too.
+   */
+  async function openTasks(): Promise<number> {
+    let open = 0;
+    for (const status of [RunStatusSchema.enum.running, RunStatusSchema.enum.suspended]) {
+      const { runs } = await ask<{ runs: RunView[] }>('runs.list', { owner: context.principal, host: options.host, status, limit: maxOpenTasks });
+      open += runs.length;
+    }
+    return open;
   }
 
   const contextRefused = () => new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: message.contextId is not a context this caller opened (omit it to open a new one)', { field: 'message.contextId' });

@@ -29,6 +29,12 @@ export const A2A_ERRORS = {
   unsupportedOperation: -32004,
   contentTypeNotSupported: -32005,
   versionNotSupported: -32009,
+  // This plane's admission refusals, from the range JSON-RPC leaves to implementations. A2A 1.0
+  // claims -32001..-32099 for its own table, so a numeral alone may mean something else to
+  // another server: each is read as this plane's only with its ErrorInfo (PLANE_REFUSALS).
+  quotaExhausted: -32029,
+  halted: -32030,
+  draining: -32031,
 } as const;
 
 /** The specification's ErrorInfo domain, for the errors of its own table. */
@@ -50,7 +56,43 @@ const REASONS: Record<number, { reason: string; domain: string }> = {
   [A2A_ERRORS.unsupportedOperation]: { reason: 'UNSUPPORTED_OPERATION', domain: A2A_ERROR_DOMAIN },
   [A2A_ERRORS.contentTypeNotSupported]: { reason: 'CONTENT_TYPE_NOT_SUPPORTED', domain: A2A_ERROR_DOMAIN },
   [A2A_ERRORS.versionNotSupported]: { reason: 'VERSION_NOT_SUPPORTED', domain: A2A_ERROR_DOMAIN },
+  [A2A_ERRORS.quotaExhausted]: { reason: 'QUOTA_EXHAUSTED', domain: PLANE_ERROR_DOMAIN },
+  [A2A_ERRORS.halted]: { reason: 'HALTED', domain: PLANE_ERROR_DOMAIN },
+  [A2A_ERRORS.draining]: { reason: 'DRAINING', domain: PLANE_ERROR_DOMAIN },
 };
+
+/**
+ * The three ways admission refuses a run that policy would allow, each asking something else of
+ * the caller (docs/GOVERNED-RUNTIME.md, "A2A, being called"): `quota` wait and retry, `halted`
+ * stop and do not retry, `draining` go elsewhere or try later. The identity is the pair, the
+ * code and the ErrorInfo (domain and reason), never the code alone. Each message is one fixed
+ * sentence with no counter, no operator reason and no instance name: the counterparty learns the
+ * outcome, not the plane's internals.
+ */
+export type PlaneRefusal = 'quota' | 'halted' | 'draining';
+export const PLANE_REFUSALS: Record<PlaneRefusal, { code: number; message: string }> = {
+  quota: { code: A2A_ERRORS.quotaExhausted, message: 'This caller has as many open tasks as this plane admits; retry after one of them ends.' },
+  halted: { code: A2A_ERRORS.halted, message: 'This agent is halted for this caller; do not retry.' },
+  draining: { code: A2A_ERRORS.draining, message: 'This plane is shutting down and admits no new task; try again later or elsewhere.' },
+};
+
+/** The refusal an admission answers with. */
+export function planeRefusal(kind: PlaneRefusal): RpcError {
+  return new RpcError(PLANE_REFUSALS[kind].code, PLANE_REFUSALS[kind].message);
+}
+
+/**
+ * Which of this plane's admission refusals a remote error is, or null: only the marked pair
+ * counts (the code AND an ErrorInfo in this plane's domain with that code's reason). A bare
+ * -32029 from a server that means something else by it is no refusal of ours.
+ */
+export function planeRefusalOf(error: { code?: unknown; data?: unknown }): PlaneRefusal | null {
+  const info = errorInfoOf(error.data);
+  for (const [kind, { code }] of Object.entries(PLANE_REFUSALS) as [PlaneRefusal, { code: number }][]) {
+    if (error.code === code && info?.domain === PLANE_ERROR_DOMAIN && info.reason === REASONS[code]?.reason) return kind;
+  }
+  return null;
+}
 
 export class RpcError extends Error {
   constructor(

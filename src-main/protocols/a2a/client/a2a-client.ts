@@ -22,7 +22,8 @@
  *    client does not), echoing its tenant when it has one; an interface on another origin than
  *    the card's is refused (A2aInterfaceOffOrigin, nothing sent): the grant names the card's
  *    origin only, and a card cannot widen it;
- * 4. SendMessage with returnImmediately, the capability in message.metadata.skill; `send` ends
+ * 4. SendMessage with returnImmediately, the capability in message.metadata.skill, the
+ *    caller-context extension declared (a2a-caller-context.ts); `send` ends
  *    here, answering the accepted task's id and its interface (the run journals them: the send
  *    effect's result) unless the answer came at once;
  * 5. `follow` the task by its id and interface alone (so a restarted plane re-attaches) until it
@@ -33,7 +34,9 @@
  *    the client closing (the plane stopping) parks the follow (RunParked) and writes nothing.
  *
  * Failure dispositions (see a2a-effect.ts for why): anything before the SendMessage left, and a
- * clean JSON-RPC refusal of it, is DidNotHappen; a connection lost after the send, a deadline,
+ * clean JSON-RPC refusal of it, is DidNotHappen, and so is a remote plane's marked admission
+ * refusal (-32029 quota, -32030 halted, -32031 draining, each with its ErrorInfo in the
+ * agentplane.io domain; a bare -32029 from a foreign server is an unknown fault); a connection lost after the send, a deadline,
  * an unparseable answer, -32603 and -32006 (both can follow work the peer began) are InDoubt.
  * Secrets: this client sends no credentials yet (no security scheme is supported); nothing of a
  * request's headers reaches an error message.
@@ -54,6 +57,8 @@ import { isRecord } from '../../../../src-shared/plain-object';
 import { INTERRUPTED, TERMINAL, answerOf, ended, messagePart, stateOf } from './a2a-answer';
 import { A2aPins } from './a2a-pins';
 import { remoteErrorText } from './a2a-remote-error';
+import { callerContextOf, EXTENSIONS_HEADER } from './a2a-caller-context';
+import { planeRefusalOf, type PlaneRefusal } from '../a2a-wire';
 
 export const A2A_VERSION = '1.0';
 /** A discovered card is metadata: small. */
@@ -108,6 +113,8 @@ export interface A2aClient extends A2aCaller {
 
 /** JSON-RPC codes that cannot follow work the peer began: a clean refusal. */
 const CLEAN_REFUSALS = new Set([-32700, -32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32007, -32008, -32009]);
+/** A remote plane's admission refusals: wait and retry, stop, go elsewhere (each DidNotHappen). */
+const REFUSAL_FAILURES: Record<PlaneRefusal, FailureCode> = { quota: 'A2aRemoteBusy', halted: 'A2aRemoteHalted', draining: 'A2aRemoteDraining' };
 /** Errors raised before a request's bytes can have left: the connection never opened. */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE']);
 
@@ -154,6 +161,8 @@ class A2aWireError extends Error {
     readonly code: FailureCode,
     message: string,
     readonly rpcCode?: number,
+    /** The remote's JSON-RPC error object as it came, for reading its ErrorInfo. */
+    readonly rpcError?: Record<string, unknown>,
   ) {
     super(message);
   }
@@ -177,7 +186,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
   const verifyCard = options.verifyCard ?? planeVerifier;
 
   /** One HTTP exchange through the given dispatcher: no redirect followed, a deadline, a cap. */
-  async function exchange(url: string, init: { method: 'GET' | 'POST'; body?: string; accept: string; signal?: AbortSignal }): Promise<Dispatcher.ResponseData> {
+  async function exchange(url: string, init: { method: 'GET' | 'POST'; body?: string; accept: string; signal?: AbortSignal; headers?: Record<string, string> }): Promise<Dispatcher.ResponseData> {
     // undici is loaded first (net/undici.ts: on the first request): loading it is the plane's
     // own cost, and must not eat into the time the far side is given.
     const { request } = undici();
@@ -185,7 +194,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     const response = await request(url, {
       method: init.method,
       dispatcher: options.dispatcher,
-      headers: { 'a2a-version': A2A_VERSION, accept: init.accept, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { ...init.headers, 'a2a-version': A2A_VERSION, accept: init.accept, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(init.body !== undefined ? { body: init.body } : {}),
       signal: AbortSignal.any(signals),
       headersTimeout: deadline,
@@ -301,9 +310,9 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
   }
 
   /** One JSON-RPC call; the answer's `result`, or an A2aWireError naming the error. */
-  async function rpc(endpoint: Endpoint, method: string, params: Json, signal?: AbortSignal): Promise<Json> {
+  async function rpc(endpoint: Endpoint, method: string, params: Json, signal?: AbortSignal, headers?: Record<string, string>): Promise<Json> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params: { ...params, ...(endpoint.tenant ? { tenant: endpoint.tenant } : {}) } });
-    const response = await exchange(endpoint.url, { method: 'POST', body, accept: 'application/json', ...(signal ? { signal } : {}) });
+    const response = await exchange(endpoint.url, { method: 'POST', body, accept: 'application/json', ...(signal ? { signal } : {}), ...(headers ? { headers } : {}) });
     const text = await readCapped(response.body, answerMax, `the answer to ${method}`);
     let parsed: unknown;
     try {
@@ -314,23 +323,30 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     if (!isRecord(parsed)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} is not a JSON-RPC response`);
     if (isRecord(parsed.error)) {
       const code = typeof parsed.error.code === 'number' ? parsed.error.code : NaN;
-      throw new A2aWireError('A2aRemoteError', `${method} was refused with ${remoteErrorText(parsed.error)}`, code);
+      throw new A2aWireError('A2aRemoteError', `${method} was refused with ${remoteErrorText(parsed.error)}`, code, parsed.error);
     }
     if (!isRecord(parsed.result)) throw new A2aWireError('A2aAnswerInvalid', `the answer to ${method} has no result object`);
     return parsed.result;
   }
 
-  async function send(endpoint: Endpoint, request: A2aSendRequest): Promise<Json> {
+  async function send(endpoint: Endpoint, request: A2aSendRequest, at: EffectAt): Promise<Json> {
+    const context = request.agent !== undefined ? callerContextOf(at, request.agent) : null;
+    const metadata = { ...(request.skill !== undefined ? { skill: request.skill } : {}), ...context?.metadata };
     const message = {
       messageId: randomUUID(),
       role: 'ROLE_USER',
       parts: [messagePart(request.message)],
-      ...(request.skill !== undefined ? { metadata: { skill: request.skill } } : {}),
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+      ...(context ? { extensions: context.extensions } : {}),
     };
     try {
-      return await rpc(endpoint, 'SendMessage', { message, configuration: { returnImmediately: true } });
+      return await rpc(endpoint, 'SendMessage', { message, configuration: { returnImmediately: true } }, undefined, context ? { [EXTENSIONS_HEADER]: context.extensions.join(', ') } : undefined);
     } catch (error) {
       if (error instanceof A2aWireError) {
+        // A remote plane's admission refusal, read only from the marked pair (a2a-wire.ts
+        // planeRefusalOf): nothing was admitted, so nothing happened; a bare code is not one.
+        const refusal = error.rpcError ? planeRefusalOf(error.rpcError) : null;
+        if (refusal) throw new EffectFailure(REFUSAL_FAILURES[refusal], `${error.message}; nothing was admitted`, 'DidNotHappen');
         if (error.rpcCode !== undefined && CLEAN_REFUSALS.has(error.rpcCode)) throw new EffectFailure(error.code, error.message, 'DidNotHappen');
         if (error.code === 'A2aRedirectRefused') throw new EffectFailure(error.code, error.message, 'DidNotHappen');
         throw new EffectFailure(error.code, `${error.message}; the message may have been acted on`, 'InDoubt');
@@ -490,10 +506,10 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
         return card;
       }
     },
-    async send(request) {
+    async send(request, at) {
       const { card, verified } = await fetchCard(request.card, request.requireSigned === true);
       const endpoint = chooseInterface(request.card, card);
-      const answer = await send(endpoint, request);
+      const answer = await send(endpoint, request, at);
       if (isRecord(answer.message)) return answerOf(answer.message, verified);
       if (!isRecord(answer.task) || typeof answer.task.id !== 'string') {
         throw new EffectFailure('A2aAnswerInvalid', 'SendMessage answered neither one task nor one message; the message may have been acted on', 'InDoubt');
