@@ -43,8 +43,10 @@ export interface RunHistory {
   inputProvenance: string;
   parentRunId?: string;
   parentStep?: number;
-  /** Which process executes it: `plane` or `peer:<id>`. */
+  /** Which process executes it: `plane` or `peer:<id>` (on a team plane `plane@<instance>`, `peer:<id>@<instance>`); the last RunAdopted's `to`. */
   host?: string;
+  /** Who held it from which seq: the admission's host, then each RunAdopted's `to` (docs/TEAM-PLANE.md). */
+  heldBy?: Array<{ seq: number; host: string }>;
   /** The context it continues (the id of the run that opened it); absent, the run is its own context. */
   context?: string;
   admittedAt: string;
@@ -134,6 +136,7 @@ export class RunFold {
       parentRunId: admitted.parentRunId,
       parentStep: admitted.parentStep,
       host: admitted.host ?? 'plane',
+      heldBy: [{ seq: first.seq, host: admitted.host ?? 'plane' }],
       ...(admitted.context !== undefined ? { context: admitted.context } : {}),
       admittedAt: first.time,
       admittedSeq: first.seq,
@@ -229,6 +232,7 @@ export class RunFold {
       case 'RunAdopted':
         // Taken over by another instance of a team plane: it holds the run from here on.
         history.host = (body as RecordBody<'RunAdopted'>).to;
+        history.heldBy = [...(history.heldBy ?? []), { seq: record.seq, host: history.host }];
         break;
       case 'RunSealed': {
         const s = body as RecordBody<'RunSealed'>;

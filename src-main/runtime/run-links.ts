@@ -13,19 +13,39 @@ import type { RunHistory } from './run-history';
 
 export type { RunLink, RunLinks } from '../../src-shared/ipc/contract';
 
-/** Whether `parent`'s step `step` is a peer call or an agent call that can have admitted `child` (admitted at `childSeq`). */
+/**
+ * The host that held `run` just before seq `seq`: on a team plane a run taken over changes
+ * hands (RunAdopted), and a child it started was admitted where it was held then.
+ */
+export function hostAt(run: RunHistory, seq: number): string {
+  let host = run.heldBy?.[0]?.host ?? run.host ?? 'plane';
+  for (const held of run.heldBy ?? []) if (held.seq < seq) host = held.host;
+  return host;
+}
+
+/** The peer a peer host names: `peer:<id>`, or on a team plane `peer:<id>@<instance>`. */
+function peerIdOfHost(host: string): string {
+  const id = host.slice('peer:'.length);
+  const at = id.indexOf('@');
+  return at < 0 ? id : id.slice(0, at);
+}
+
+/**
+ * Whether `parent`'s step `step` is a peer call or an agent call that can have admitted `child`
+ * (admitted at `childSeq`, under `child.host`: the host its admission named).
+ */
 export function confirmsCall(parent: RunHistory, step: number | null, child: { agent: string; host: string }, childSeq: number): boolean {
   if (step === null) return false;
-  // A child run an agent tool started (agent-effect.ts): hosted where its parent is, and the
-  // parent's step is an `agent` effect naming that agent, started before the child was admitted.
-  if (!child.agent.startsWith('skill:') && child.host === (parent.host ?? 'plane')) {
+  // A child run an agent tool started (agent-effect.ts): admitted where its parent was held
+  // then, and the parent's step is an `agent` effect naming that agent, started before it.
+  if (!child.agent.startsWith('skill:') && child.host === hostAt(parent, childSeq)) {
     return (parent.steps.get(step) ?? []).some((attempt) => {
       const request = attempt.started.request as { agent?: unknown } | null;
       return attempt.started.effect === 'agent' && request?.agent === child.agent && attempt.started.seq < childSeq;
     });
   }
   if (!child.host.startsWith('peer:') || !child.agent.startsWith('skill:')) return false;
-  const peerId = child.host.slice('peer:'.length);
+  const peerId = peerIdOfHost(child.host);
   const skill = child.agent.slice('skill:'.length);
   return (parent.steps.get(step) ?? []).some((attempt) => {
     const request = attempt.started.request as { peer?: unknown; skill?: unknown } | null;

@@ -167,7 +167,7 @@ export class RunReads {
       const step = history.parentStep ?? null;
       const parent = await this.history(history.parentRunId).catch(() => null);
       calledBy = parent
-        ? linkOf(parent, step, confirmsCall(parent, step, { agent: history.agent, host: history.host ?? 'plane' }, history.admittedSeq))
+        ? linkOf(parent, step, confirmsCall(parent, step, { agent: history.agent, host: history.heldBy?.[0]?.host ?? history.host ?? 'plane' }, history.admittedSeq))
         : // Named, but not a run this journal holds: shown as stated, and unconfirmed.
           { runId: history.parentRunId, agent: '', host: '', step, confirmed: false, status: 'sealed', outcome: null };
     }
