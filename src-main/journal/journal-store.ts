@@ -293,3 +293,17 @@ export async function* pagedRecords(readRange: JournalStore['readRange'], fromSe
  * journal's own store or from a journal worker's read-only connection (journal-workers.ts).
  */
 export type JournalReads = Pick<JournalStore, 'head' | 'readRange' | 'readRun' | 'readHashes' | 'iterate' | 'runs' | 'runLastSeq' | 'runSeqs'>;
+
+/**
+ * A journal_meta value read back as JSON, or null when there is none or it does not parse: the
+ * values kept there (the saved tree, who an instance is) are caches and labels, never records,
+ * so a damaged one is read as absent rather than failing the read.
+ */
+export function metaValueOf(text: string | undefined): unknown {
+  if (text === undefined) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}

@@ -21,7 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { InstanceHolder, InstanceLease, InstanceLeaseHooks } from './journal-store';
+import { metaValueOf, type InstanceHolder, type InstanceLease, type InstanceLeaseHooks } from './journal-store';
 import { JournalError } from './journal-error';
 
 /** The advisory-lock class of instance leases ("AGPL"); the second key is the host's (leaseKeyOf). */
@@ -170,21 +170,12 @@ async function writeHolder(client: pg.Client, holder: InstanceHolder): Promise<v
 }
 
 function isReleased(text: string): boolean {
-  const value = parseOrNull(text) as { released?: unknown } | null;
+  const value = metaValueOf(text) as { released?: unknown } | null;
   return typeof value?.released === 'string';
 }
 
 function parseHolder(text: string | undefined): InstanceHolder | null {
-  const value = parseOrNull(text) as Partial<InstanceHolder> | null;
+  const value = metaValueOf(text) as Partial<InstanceHolder> | null;
   if (!value || typeof value.host !== 'string' || typeof value.pid !== 'number' || typeof value.hostname !== 'string' || typeof value.dataDir !== 'string' || typeof value.since !== 'string') return null;
   return { host: value.host, pid: value.pid, hostname: value.hostname, dataDir: value.dataDir, since: value.since };
-}
-
-function parseOrNull(text: string | undefined): unknown {
-  if (text === undefined) return null;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return null;
-  }
 }

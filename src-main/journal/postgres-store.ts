@@ -22,7 +22,7 @@ import pg from 'pg';
 import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { JournalError } from './journal-error';
-import { pagedRecords, storedFromRow, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type PublishedCheckpoint, type RecordRow, type RunSummaryRow, type InstanceHolder, type InstanceLease, type InstanceLeaseHooks, type StoredRecord } from './journal-store';
+import { pagedRecords, storedFromRow, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type PublishedCheckpoint, type RecordRow, type RunSummaryRow, metaValueOf, type InstanceHolder, type InstanceLease, type InstanceLeaseHooks, type StoredRecord } from './journal-store';
 import type { MerkleAccumulatorState } from './merkle';
 import { PostgresInstanceLease } from './postgres-lease';
 import { migratePostgres, SCHEMA } from './postgres-schema';
@@ -129,7 +129,7 @@ export class PostgresJournalStore implements JournalStore {
         const journalId = await ensureJournalId(client);
         const saved = (await client.query<{ value: string }>('SELECT value FROM journal_meta WHERE key = $1', [TREE_STATE_KEY])).rows[0]?.value;
         const store = new PostgresJournalStore(where, journalId, pool, url);
-        store.treeState = parseOrNull(saved);
+        store.treeState = metaValueOf(saved);
         return store;
       } finally {
         client.release();
@@ -477,15 +477,6 @@ async function insertRows(client: pg.PoolClient, columns: readonly unknown[][]):
 async function ensureJournalId(client: pg.PoolClient): Promise<string> {
   await client.query("INSERT INTO journal_meta (key, value) VALUES ('journal_id', $1) ON CONFLICT (key) DO NOTHING", [randomBytes(16).toString('hex')]);
   return (await client.query<{ value: string }>("SELECT value FROM journal_meta WHERE key = 'journal_id'")).rows[0]!.value;
-}
-
-function parseOrNull(text: string | undefined): unknown {
-  if (text === undefined) return null;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return null;
-  }
 }
 
 /** The `owned` CTE of one owner's matching admissions (as sqlite-store.ts's), with positional parameters. */

@@ -22,7 +22,7 @@ import Database from 'better-sqlite3';
 import { GENESIS_PREV_HASH, type JournalRecord } from '../../src-shared/journal/records';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { JournalError } from './journal-error';
-import type { ChildRunRow, JournalHead, JournalStore, ObservedRunRow, OwnedRunRow, OwnedRunsQuery, PreparedDraft, RunSummaryRow, StoredRecord } from './journal-store';
+import { metaValueOf, type ChildRunRow, type JournalHead, type JournalStore, type ObservedRunRow, type OwnedRunRow, type OwnedRunsQuery, type PreparedDraft, type RunSummaryRow, type StoredRecord } from './journal-store';
 import type { MerkleAccumulatorState } from './merkle';
 import { migrate } from './migrations';
 import { nativeBinding, SqliteJournalReader, type StoredRecordText } from './sqlite-reader';
@@ -250,12 +250,7 @@ export class SqliteJournalStore implements JournalStore {
   loadTreeState(): unknown {
     this.assertOpen();
     const text = this.db.prepare(`SELECT value FROM journal_meta WHERE key = '${TREE_STATE_KEY}'`).pluck().get() as string | undefined;
-    if (text === undefined) return null;
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      return null;
-    }
+    return metaValueOf(text);
   }
 
   /** Resolves once every commit made so far (by any connection to this file) is on disk. */
