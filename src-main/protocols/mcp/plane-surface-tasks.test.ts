@@ -45,7 +45,8 @@ class RpcError extends Error {
 }
 
 /** One 2026-07-28 request, as the revision puts it on the wire. */
-async function modern(endpoint: PlaneMcpEndpoint, method: string, params: Json, options: { tasks?: boolean; token?: string } = {}): Promise<Json> {
+/** `progressToken` goes in the request's `_meta`; `notes` collects the notifications sent on its stream. */
+async function modern(endpoint: PlaneMcpEndpoint, method: string, params: Json, options: { tasks?: boolean; token?: string; progressToken?: string; notes?: Json[] } = {}): Promise<Json> {
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const body = {
     jsonrpc: '2.0',
@@ -57,6 +58,7 @@ async function modern(endpoint: PlaneMcpEndpoint, method: string, params: Json, 
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
         'io.modelcontextprotocol/clientCapabilities': options.tasks === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } },
+        ...(options.progressToken !== undefined ? { progressToken: options.progressToken } : {}),
       },
     },
   };
@@ -73,13 +75,14 @@ async function modern(endpoint: PlaneMcpEndpoint, method: string, params: Json, 
     body: JSON.stringify(body),
   });
   const text = await response.text();
-  const payload = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+  const messages = (response.headers.get('content-type') ?? '').includes('text/event-stream')
     ? text
         .split('\n')
         .filter((l) => l.startsWith('data:'))
         .map((l) => JSON.parse(l.slice(5)) as Json)
-        .find((m) => m.id === body.id)
-    : (JSON.parse(text) as Json);
+    : [JSON.parse(text) as Json];
+  options.notes?.push(...messages.filter((m) => m.id === undefined));
+  const payload = messages.find((m) => m.id === body.id);
   if (!payload) throw new Error(`no answer to ${method}: HTTP ${response.status} ${text.slice(0, 300)}`);
   const error = payload.error as { code: number; message: string; data?: unknown } | undefined;
   if (error) throw new RpcError(error.code, error.message, error.data);
@@ -139,6 +142,22 @@ describe('tasks on the plane surface (2026-07-28, the io.modelcontextprotocol/ta
     // tasks/result and tasks/list do not exist in this revision.
     expect((await rejected(modern(endpoint, 'tasks/result', { taskId: runId })))?.code).toBe(-32601);
     expect((await rejected(modern(endpoint, 'tasks/list', {})))?.code).toBe(-32601);
+  });
+
+  it('says what a waiting run waits for while it waits: a progress notification where the call carried a progressToken, and the task status message', async () => {
+    const { endpoint } = await servedPlane();
+    const notes: Json[] = [];
+    const created = await modern(endpoint, 'tools/call', { name: 'write-note', arguments: { title: 'progress', topic: 'x' } }, { progressToken: 'note-1', notes });
+    const runId = String(created.taskId);
+    expect(String(created.statusMessage)).toMatch(new RegExp(`run ${runId} \\(write-note\\) waits for a person's approval at AgentPlane \\(approval: tool file\\.write\\); approve at http://127\\.0\\.0\\.1:5555/#/approvals`));
+    const progress = notes.filter((n) => n.method === 'notifications/progress').map((n) => n.params as Json);
+    expect(progress).toHaveLength(1);
+    expect(progress[0]).toMatchObject({ progressToken: 'note-1', progress: 0 });
+    expect(String(progress[0]?.message)).toBe(String(created.statusMessage));
+
+    const quiet: Json[] = [];
+    await modern(endpoint, 'tools/call', { name: 'write-note', arguments: { title: 'no token', topic: 'x' } }, { notes: quiet });
+    expect(quiet.filter((n) => n.method === 'notifications/progress')).toEqual([]);
   });
 
   it('answers a run that ends within the short settle with its result, not a task', async () => {

@@ -28,6 +28,9 @@
  *   is refused before anything is admitted, naming the extension. Such a call gets the bounded
  *   wait; a run that waits anyway (a halt, an effect in doubt) is answered naming the run and
  *   where a person decides (tool-result.ts).
+ * - A run that waits for a person is said while the call is open: where the call carried a
+ *   `progressToken`, one progress notification names what it waits for and where a person
+ *   decides (the task's status message says the same).
  * - Prompts: an agent's system prompt(s), verbatim, no arguments, one prompt per offered agent
  *   that has any.
  * - Resources: the caller's own runs (run-resource.ts) and one declaration of the plane,
@@ -92,6 +95,23 @@ function idempotencyKeyOf(meta: unknown): string | null {
     });
   }
   return key;
+}
+
+function progressTokenOf(meta: unknown): string | number | undefined {
+  const token = typeof meta === 'object' && meta !== null ? (meta as { progressToken?: unknown }).progressToken : undefined;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+/**
+ * A run that waits for a person is said while the call is still open, where the host asked for
+ * progress (a `progressToken`, utilities/progress): one notification naming what it waits for
+ * and where a person decides, the same words as its task's status message. Best effort: a host
+ * that went away still gets the call's answer (or nothing), and the run waits either way.
+ */
+async function saidWaiting(run: RunView, approveWith: string, progressToken: string | number | undefined, ctx: ServerContext): Promise<void> {
+  if (progressToken === undefined || run.status !== 'suspended') return;
+  const message = taskOfRun(run, 'modern', approveWith).statusMessage ?? `run ${run.runId} (${run.agent}) waits for a person`;
+  await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: 0, message } }).catch(() => undefined);
 }
 
 /** A refusal of runs.start as MCP answers it: bad arguments are the protocol's -32602, the rest tool errors. */
@@ -159,12 +179,11 @@ export function createPlaneSurface(door: McpPlaneDoor, options: PlaneSurfaceOpti
         if (error instanceof Refused) return refusalOf(name, error.body);
         throw error;
       }
-      if (holdsTasks(ctx)) {
-        const run = await settle(runId, context, Date.now() + taskSettleMs, ctx.mcpReq.signal);
-        if (run.status === 'sealed') return runResult(run, door.approveWith(runId));
-        return createTaskResult(taskOfRun(run, caller.era, door.approveWith(runId)), caller.era);
-      }
-      return runResult(await settle(runId, context, Date.now() + settleMs, ctx.mcpReq.signal), door.approveWith(runId));
+      const approveWith = door.approveWith(runId);
+      const run = await settle(runId, context, Date.now() + (holdsTasks(ctx) ? taskSettleMs : settleMs), ctx.mcpReq.signal);
+      await saidWaiting(run, approveWith, progressTokenOf(request.params._meta ?? ctx.mcpReq._meta), ctx);
+      if (!holdsTasks(ctx) || run.status === 'sealed') return runResult(run, approveWith);
+      return createTaskResult(taskOfRun(run, caller.era, approveWith), caller.era);
     });
 
     server.setRequestHandler('prompts/list', async (_request, ctx) => ({
