@@ -4,9 +4,10 @@
  * door that serves agents to callers who cannot hold a waiting call (an MCP host without the
  * Tasks extension) can offer only the agents that never wait by their own declaration.
  *
- * The reading is conservative: a declared budget ceiling counts even when a run would rarely
+ * The reading is conservative: a declared budget ceiling is listed even when a run would rarely
  * reach it (a model step's token estimate grows with its input), and any delegation counts
- * because the delegate's runs may wait.
+ * because the delegate's runs may wait. The MCP door does not hide an agent for its ceiling
+ * alone (protocols/mcp/plane-catalogue.ts says why), but the declaration lists it.
  */
 import { DELEGATING_EFFECTS } from '../../src-shared/vocabulary/effects';
 import type { AgentWait } from '../../src-shared/vocabulary/waits';

@@ -38,15 +38,16 @@ describe.each<Era>(['modern', 'legacy'])('prompts and the declaration (%s era, n
     const { client } = await served(era);
     expect(client.getServerCapabilities()?.prompts).toEqual({ listChanged: false });
     const { prompts } = await client.listPrompts();
-    expect(prompts.map((p) => p.name)).toEqual([CALM_AGENT]);
-    expect(prompts[0]?.arguments).toBeUndefined();
+    // summarize waits only at a ceiling, so it is offered; write-note (an approve grant) is not.
+    expect(prompts.map((p) => p.name).sort()).toEqual(['summarize', CALM_AGENT]);
+    expect(prompts.every((p) => p.arguments === undefined)).toBe(true);
     const got = await client.getPrompt({ name: CALM_AGENT });
     expect(got.messages).toEqual([{ role: 'user', content: { type: 'text', text: CALM_SYSTEM_PROMPT } }]);
   });
 
   it('answers a prompt for an unknown agent, or one this caller is not offered, -32602 naming it', async () => {
     const { client } = await served(era);
-    for (const name of ['nope', 'summarize']) {
+    for (const name of ['nope', 'write-note']) {
       const error = await client.getPrompt({ name }).catch((e: unknown) => e as ProtocolError);
       expect(error).toBeInstanceOf(ProtocolError);
       expect((error as ProtocolError).code).toBe(-32602);

@@ -6,9 +6,13 @@
  *   shape to hand a model is one somebody reviewed).
  * - A caller that cannot hold a task (a 2025-11-25 session, or a 2026-07-28 request that does
  *   not declare the `io.modelcontextprotocol/tasks` extension) is offered only agents whose runs
- *   never wait for a person by their own declaration (`mayWaitFor` empty; runtime/agent-waits.ts):
- *   a governed suspension has no expression on MCP without Tasks. A door that does not say
- *   (`mayWaitFor` absent: a peer's coded skills) is taken at its word as today.
+ *   never wait for a person by their own declaration (runtime/agent-waits.ts): no approve grant
+ *   or oversight, no payment, no input step, no delegation. A governed suspension has no
+ *   expression on MCP without Tasks. A budget ceiling does not count: it is reached by spend, not
+ *   declared as a question, like a halt or an effect in doubt, and a run that waits at one anyway
+ *   is answered as an error naming the run and saying it waits on this plane (tool-result.ts;
+ *   docs/GOVERNED-RUNTIME.md). A door that does not say (`mayWaitFor` absent: a peer's coded
+ *   skills) is taken at its word.
  * - A prompt is an agent's system prompt(s), verbatim, taking no arguments: one per offered
  *   agent that has any.
  * - The declaration (`agentplane://declaration`) is what a host needs to decide whether to call:
@@ -36,9 +40,14 @@ export function servable(agent: AgentSummary): boolean {
   return typeof schema === 'object' && schema !== null && schema.type === 'object';
 }
 
+/** Waits a caller without Tasks is not offered: all but a ceiling's (see above). */
+function declaredWaits(agent: AgentSummary): string[] {
+  return (agent.mayWaitFor ?? []).filter((wait) => wait !== 'budget');
+}
+
 /** Whether a caller without Tasks may be offered it: its runs never wait by its own declaration. */
 export function neverWaits(agent: AgentSummary): boolean {
-  return agent.mayWaitFor === undefined || agent.mayWaitFor.length === 0;
+  return declaredWaits(agent).length === 0;
 }
 
 /** The agents this caller is offered, as tools and prompts. */
@@ -71,7 +80,7 @@ export function promptResult(agents: readonly AgentSummary[], name: string): Get
  * extension); 2025-11-25 does not, so there it is invalid params saying the same.
  */
 export function needsTasks(agent: AgentSummary, era: 'modern' | 'legacy'): Error {
-  const what = `the tool ${agent.name} (its runs may wait for a person: ${(agent.mayWaitFor ?? []).join(', ')}; no run was started)`;
+  const what = `the tool ${agent.name} (its runs may wait for a person: ${declaredWaits(agent).join(', ')}; no run was started)`;
   if (era === 'modern') return missingTasksExtension(what);
   return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${what} needs the ${TASKS_EXTENSION} extension, which a 2025-11-25 session cannot hold; call it over MCP 2026-07-28 declaring the extension`, {
     tool: agent.name,

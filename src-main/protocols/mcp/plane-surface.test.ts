@@ -56,12 +56,29 @@ describe.each<Era>(['modern', 'legacy'])('the plane over MCP (%s era)', (era) =>
     const client = await connect(endpoint, era);
     const { tools } = await client.listTools();
     const { agents } = await call(plane, 'agents.list', {});
-    expect(tools.map((t) => t.name)).toEqual([CALM_AGENT]);
-    expect(agents.filter((a) => a.mayWaitFor?.length === 0).map((a) => a.name)).toEqual([CALM_AGENT]);
-    const manifest = agents.find((a) => a.name === CALM_AGENT);
-    expect(tools[0]?.description).toBe(manifest?.description);
-    expect(tools[0]?.inputSchema).toEqual(manifest?.inputSchema);
-    expect(tools[0]?.execution).toBeUndefined();
+    // A declared ceiling alone does not hide an agent (summarize, thrifty): spend reaches it, not a question.
+    expect(tools.map((t) => t.name).sort()).toEqual(['summarize', 'thrifty', CALM_AGENT]);
+    expect(agents.filter((a) => a.mayWaitFor?.every((w) => w === 'budget')).map((a) => a.name).sort()).toEqual(['summarize', 'thrifty', CALM_AGENT]);
+    for (const tool of tools) {
+      const manifest = agents.find((a) => a.name === tool.name);
+      expect(tool.description).toBe(manifest?.description);
+      expect(tool.inputSchema).toEqual(manifest?.inputSchema);
+      expect(tool.execution).toBeUndefined();
+    }
+  });
+
+  it('answers a run that waits anyway (at its budget ceiling) as an error naming the run and saying it waits on this plane; the run stays waiting', async () => {
+    const { plane, endpoint } = await servedPlane();
+    const client = await connect(endpoint, era);
+    const result = await client.callTool({ name: 'thrifty', arguments: { topic: 'ceilings '.repeat(55) } });
+    expect(result.isError, JSON.stringify(result)).toBe(true);
+    const answer = structured(result);
+    expect(answer).toMatchObject({ status: 'suspended', waitingFor: { reason: 'budget' } });
+    const text = (result.content as Array<{ text: string }>)[0]!.text;
+    expect(text).toContain(`run ${String(answer.runId)} (thrifty) is waiting on this plane for a person`);
+    const run = await call(plane, 'runs.get', { runId: String(answer.runId) });
+    expect(run).toMatchObject({ status: 'suspended', outcome: null });
+    expect(run.pending?.reason).toBe('budget');
   });
 
   it('runs an agent as a governed run admitted for the MCP caller, via mcp', async () => {
@@ -102,7 +119,7 @@ describe.each<Era>(['modern', 'legacy'])('the plane over MCP (%s era)', (era) =>
   it('refuses, before admission, a call to an agent whose runs may wait, naming the Tasks extension', async () => {
     const { plane, endpoint } = await servedPlane();
     const client = await connect(endpoint, era);
-    for (const name of ['write-note', 'ask-first', 'pay-vendor', 'summarize', 'ask-peer']) {
+    for (const name of ['write-note', 'ask-first', 'pay-vendor', 'ask-peer']) {
       const refused = await client.callTool({ name, arguments: {} }).catch((e: unknown) => e as ProtocolError);
       expect(refused).toBeInstanceOf(ProtocolError);
       expect((refused as ProtocolError).code).toBe(era === 'modern' ? -32021 : -32602);
