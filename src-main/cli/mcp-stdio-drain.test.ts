@@ -16,6 +16,7 @@ import { planeFilePath, writePlaneFile } from '../plane/plane-file';
 import { startPlaneMcpEndpoint, type PlaneMcpEndpoint } from '../plane/mcp-endpoint';
 import { call } from '../../tests/support/runtime-support';
 import { useTempFolders } from '../../tests/helpers/temp-folders';
+import { CALM_AGENT, writeCalmAgent } from '../../tests/support/calm-agent';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const folder = useTempFolders('ap-mcp-drain-');
@@ -26,12 +27,16 @@ afterEach(async () => {
 
 type Message = { jsonrpc?: string; id?: number; result?: Record<string, unknown>; error?: { code: number; message: string } };
 
-/** What a host writes in one go: the handshake, then a listing and a call of an agent. */
+/**
+ * What a host writes in one go: the handshake, then a listing and a call of an agent. A
+ * 2025-11-25 host holds no Tasks, so it is offered only agents that never wait for a person:
+ * the data dir has one (tests/support/calm-agent.ts).
+ */
 const REQUESTS = [
   { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'one-shot-host', version: '1' } } },
   { jsonrpc: '2.0', method: 'notifications/initialized' },
   { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
-  { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'summarize', arguments: { text: 'written, then stdin closed at once' } } },
+  { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: CALM_AGENT, arguments: { text: 'written, then stdin closed at once' } } },
   { jsonrpc: '2.0', id: 4, method: 'ping' },
 ];
 
@@ -63,7 +68,8 @@ function expectEveryRequestAnswered(run: { code: number | null; messages: Messag
   // Nothing but JSON-RPC on stdout.
   expect(run.messages.every((m) => m.jsonrpc === '2.0')).toBe(true);
   const tools = (answers.find((m) => m.id === 2)!.result as { tools: Array<{ name: string }> }).tools;
-  expect(tools.map((t) => t.name)).toContain('summarize');
+  expect(tools.map((t) => t.name)).toContain(CALM_AGENT);
+  expect(tools.map((t) => t.name)).not.toContain('write-note');
   const called = answers.find((m) => m.id === 3)!.result as { structuredContent: { runId: string; outcome: string } };
   expect(called.structuredContent.outcome).toBe('succeeded');
   expect(run.code, run.stderr).toBe(0);
@@ -72,7 +78,7 @@ function expectEveryRequestAnswered(run: { code: number | null; messages: Messag
 
 describe('agentplane mcp --stdio, stdin closed right after the requests', () => {
   it('relaying to a running plane: every request read before the EOF is answered, then it exits 0', { timeout: 60_000 }, async () => {
-    const dataDir = folder();
+    const dataDir = writeCalmAgent(folder());
     const plane: Plane = await createPlane({ dataDir, version: 'test', host: 'headless' });
     cleanups.push(() => plane.close());
     const endpoint: PlaneMcpEndpoint = await startPlaneMcpEndpoint(plane, { port: 0, uiOrigin: null, logger: silentLogger });
@@ -87,7 +93,7 @@ describe('agentplane mcp --stdio, stdin closed right after the requests', () => 
   });
 
   it('with no plane running (it is the plane): every request is answered, then it closes the plane and exits 0', { timeout: 60_000 }, async () => {
-    const dataDir = folder();
+    const dataDir = writeCalmAgent(folder());
     const run = await mcpStdioAllAtOnce(dataDir);
     expectEveryRequestAnswered(run);
     expect(existsSync(planeFilePath(dataDir))).toBe(false);

@@ -290,7 +290,7 @@ describe("a peer's /mcp: governance", () => {
     const { peer, token } = await servedPeer();
     const client = await connect(peer, token, 'legacy');
     const runId = String(structured(await client.callTool({ name: 'ping', arguments: {} })).runId);
-    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([`agentplane://runs/${runId}`]);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['agentplane://declaration', `agentplane://runs/${runId}`]);
     const read = await client.readResource({ uri: `agentplane://runs/${runId}` });
     const body = JSON.parse((read.contents[0] as { text: string }).text) as { run: { agent: string; host: string }; records: Array<{ kind: string }> };
     expect(body.run).toMatchObject({ agent: 'skill:ping', host: 'peer:mcp-peer' });

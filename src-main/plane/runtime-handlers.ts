@@ -2,6 +2,7 @@
  * The runtime's commands. Every front end (window, browser, CLI through the local API) acts as
  * the person at this machine, `user:local`; the transport is recorded as how the run arrived.
  */
+import { mayWaitFor, systemPromptsOf } from '../runtime/agent-waits';
 import type { AgentsView, CommandsOf, RunView, SpendSummary } from '../../src-shared/ipc/contract';
 import { addSpend, NO_SPEND, tokensOf } from '../../src-shared/vocabulary/spend';
 import { readPaymentRequest } from '../../src-shared/vocabulary/payments';
@@ -70,6 +71,8 @@ export function agentsView(runtime: Runtime): AgentsView {
       grants: a.manifest.grants.map((g) => ({ kind: g.kind, name: g.name, approve: g.approve })),
       budget: a.manifest.budget,
       source: a.source,
+      systemPrompts: systemPromptsOf(a.manifest),
+      mayWaitFor: mayWaitFor(a.manifest),
     })),
     broken: runtime.listBrokenAgents(),
   };

@@ -18,7 +18,7 @@ import { PeerIdSchema, RunIdSchema, WaitIdSchema } from '../vocabulary/ids';
 import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema, IdentityRowSchema } from '../vocabulary/peers';
 import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
 import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
-import { RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
+import { AgentWaitSchema, RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
 import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session-view';
 import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
 import { A2aRemotesRequestSchema, A2aRemotesSchema } from '../protocol/a2a';
@@ -111,6 +111,10 @@ export const AgentSummarySchema = deferred(() => z.object({
   grants: z.array(z.object({ kind: z.string(), name: z.string(), approve: z.boolean() })),
   budget: BudgetSchema,
   source: z.string(),
+  /** The system prompts of its model steps, verbatim and in step order (absent: not declared by this door). */
+  systemPrompts: z.array(z.string()).optional(),
+  /** Why its runs may wait for a person (vocabulary/waits.ts); absent: this door does not say. */
+  mayWaitFor: z.array(AgentWaitSchema).optional(),
 }));
 export type AgentSummary = z.infer<typeof AgentSummarySchema>;
 

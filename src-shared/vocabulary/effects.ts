@@ -11,6 +11,9 @@ import { z } from 'zod';
 export const EffectKindSchema = z.enum(['model', 'tool', 'peer', 'mcp', 'a2a', 'file', 'payment', 'clock', 'random', 'wait', 'agent']);
 export type EffectKind = z.infer<typeof EffectKindSchema>;
 
+/** The effects that are another agent's run (here, at a peer, or over A2A), whose own waits its caller inherits. */
+export const DELEGATING_EFFECTS: readonly EffectKind[] = EffectKindSchema.extract(['agent', 'peer', 'a2a']).options;
+
 /**
  * What a failed effect did on the far side: `DidNotHappen` (safe to retry, costs nothing),
  * `Landed` (it happened; don't repeat it), `InDoubt` (unknown; a person decides in recovery).

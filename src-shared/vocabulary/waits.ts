@@ -21,6 +21,17 @@ import { BudgetSchema, CeilingSchema, SpendSchema } from './spend';
 export const WaitReasonSchema = z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt', 'permission']);
 export type WaitReason = z.infer<typeof WaitReasonSchema>;
 
+/**
+ * Why a run of an agent may wait for a person, read from its manifest before any run: a wait
+ * reason its declaration can cause (`approval`: a grant marked approve, or approveEveryEffect;
+ * `payment`: a payment step; `budget`: a declared ceiling, which a run can reach; `input`: an
+ * input step), or `delegation`: a grant to another agent, a peer or an A2A agent, whose own
+ * runs may wait. Halts and in-doubt effects can hold any run and are the plane's, not the
+ * agent's, so they are not listed. An empty list: no run of it waits by its own declaration.
+ */
+export const AgentWaitSchema = z.union([WaitReasonSchema.extract(['approval', 'payment', 'budget', 'input']), z.literal('delegation')]);
+export type AgentWait = z.infer<typeof AgentWaitSchema>;
+
 /** A `kind` that must be a wait reason (checked by the compiler, so a subject cannot invent one). */
 export const reasonLiteral = <R extends WaitReason>(reason: R) => z.literal(reason);
 

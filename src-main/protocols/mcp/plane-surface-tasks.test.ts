@@ -45,7 +45,8 @@ class RpcError extends Error {
 }
 
 /** One 2026-07-28 request, as the revision puts it on the wire. */
-async function modern(endpoint: PlaneMcpEndpoint, method: string, params: Json, options: { tasks?: boolean; token?: string } = {}): Promise<Json> {
+/** `progressToken` goes in the request's `_meta`; `notes` collects the notifications sent on its stream. */
+async function modern(endpoint: PlaneMcpEndpoint, method: string, params: Json, options: { tasks?: boolean; token?: string; progressToken?: string; notes?: Json[] } = {}): Promise<Json> {
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const body = {
     jsonrpc: '2.0',
@@ -57,6 +58,7 @@ async function modern(endpoint: PlaneMcpEndpoint, method: string, params: Json, 
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
         'io.modelcontextprotocol/clientCapabilities': options.tasks === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } },
+        ...(options.progressToken !== undefined ? { progressToken: options.progressToken } : {}),
       },
     },
   };
@@ -73,24 +75,22 @@ async function modern(endpoint: PlaneMcpEndpoint, method: string, params: Json, 
     body: JSON.stringify(body),
   });
   const text = await response.text();
-  const payload = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+  const messages = (response.headers.get('content-type') ?? '').includes('text/event-stream')
     ? text
         .split('\n')
         .filter((l) => l.startsWith('data:'))
         .map((l) => JSON.parse(l.slice(5)) as Json)
-        .find((m) => m.id === body.id)
-    : (JSON.parse(text) as Json);
+    : [JSON.parse(text) as Json];
+  options.notes?.push(...messages.filter((m) => m.id === undefined));
+  const payload = messages.find((m) => m.id === body.id);
   if (!payload) throw new Error(`no answer to ${method}: HTTP ${response.status} ${text.slice(0, 300)}`);
   const error = payload.error as { code: number; message: string; data?: unknown } | undefined;
   if (error) throw new RpcError(error.code, error.message, error.data);
   return payload.result as Json;
 }
 
-async function legacyClient(endpoint: PlaneMcpEndpoint, elicit?: (params: { message: string; _meta?: Json }) => string): Promise<Client> {
-  const client = new Client({ name: 'tasks-test', version: '1.0.0' }, { capabilities: elicit ? { elicitation: { form: {} } } : {} });
-  if (elicit) {
-    client.setRequestHandler('elicitation/create', async (request) => ({ action: 'accept' as const, content: { answer: elicit(request.params as { message: string; _meta?: Json }) } }));
-  }
+async function legacyClient(endpoint: PlaneMcpEndpoint): Promise<Client> {
+  const client = new Client({ name: 'tasks-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: { Authorization: `Bearer ${endpoint.token}` } } }));
   cleanups.push(() => client.close());
   return client;
@@ -144,6 +144,22 @@ describe('tasks on the plane surface (2026-07-28, the io.modelcontextprotocol/ta
     expect((await rejected(modern(endpoint, 'tasks/list', {})))?.code).toBe(-32601);
   });
 
+  it('says what a waiting run waits for while it waits: a progress notification where the call carried a progressToken, and the task status message', async () => {
+    const { endpoint } = await servedPlane();
+    const notes: Json[] = [];
+    const created = await modern(endpoint, 'tools/call', { name: 'write-note', arguments: { title: 'progress', topic: 'x' } }, { progressToken: 'note-1', notes });
+    const runId = String(created.taskId);
+    expect(String(created.statusMessage)).toMatch(new RegExp(`run ${runId} \\(write-note\\) waits for a person's approval at AgentPlane \\(approval: tool file\\.write\\); approve at http://127\\.0\\.0\\.1:5555/#/approvals`));
+    const progress = notes.filter((n) => n.method === 'notifications/progress').map((n) => n.params as Json);
+    expect(progress).toHaveLength(1);
+    expect(progress[0]).toMatchObject({ progressToken: 'note-1', progress: 0 });
+    expect(String(progress[0]?.message)).toBe(String(created.statusMessage));
+
+    const quiet: Json[] = [];
+    await modern(endpoint, 'tools/call', { name: 'write-note', arguments: { title: 'no token', topic: 'x' } }, { notes: quiet });
+    expect(quiet.filter((n) => n.method === 'notifications/progress')).toEqual([]);
+  });
+
   it('answers a run that ends within the short settle with its result, not a task', async () => {
     const { endpoint } = await servedPlane();
     const result = await modern(endpoint, 'tools/call', { name: 'summarize', arguments: { text: 'quick' } });
@@ -192,15 +208,32 @@ describe('tasks on the plane surface (2026-07-28, the io.modelcontextprotocol/ta
     expect((await call(plane, 'runs.get', { runId: mine.runId })).status).toBe('suspended');
   });
 
-  it('without the extension: the task methods answer -32021 naming it, and a call keeps today\'s answer', async () => {
-    const { endpoint } = await servedPlane();
+  it('without the extension: the task methods answer -32021 naming it, and a tool whose runs may wait is hidden and refused before admission', async () => {
+    const { plane, endpoint } = await servedPlane();
     const error = await rejected(modern(endpoint, 'tasks/get', { taskId: 'run-00000000000000000000' }, { tasks: false }));
     expect(error?.code).toBe(-32021);
     expect(error?.data).toMatchObject({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
-    const result = await modern(endpoint, 'tools/call', { name: 'write-note', arguments: { title: 'no tasks', topic: 'x' } }, { tasks: false });
-    expect(result.resultType).toBe('complete');
-    expect(result.taskId).toBeUndefined();
-    expect(result.structuredContent).toMatchObject({ status: 'suspended', waitingFor: { reason: 'approval' } });
+    const without = (await modern(endpoint, 'tools/list', {}, { tasks: false })).tools as Json[];
+    expect(without.map((t) => t.name)).not.toContain('write-note');
+    const refused = await rejected(modern(endpoint, 'tools/call', { name: 'write-note', arguments: { title: 'no tasks', topic: 'x' } }, { tasks: false }));
+    expect(refused?.code).toBe(-32021);
+    expect(refused?.message).toMatch(/the tool write-note \(its runs may wait for a person: approval; no run was started\) needs the io\.modelcontextprotocol\/tasks extension/);
+    expect((await call(plane, 'runs.list', {})).runs).toHaveLength(0);
+  });
+
+  it('with the extension: every agent with an input schema is offered, as a tool and (where it has one) its system prompt', async () => {
+    const { plane, endpoint } = await servedPlane();
+    const { agents } = await call(plane, 'agents.list', {});
+    const tools = (await modern(endpoint, 'tools/list', {})).tools as Json[];
+    expect(tools.map((t) => t.name).sort()).toEqual(agents.map((a) => a.name).sort());
+    const prompts = (await modern(endpoint, 'prompts/list', {})).prompts as Json[];
+    expect(prompts.map((p) => p.name)).toEqual(['summarize', 'write-note'].filter((n) => agents.find((a) => a.name === n)?.systemPrompts?.length));
+    expect(prompts.map((p) => p.name)).toContain('summarize');
+    const without = (await modern(endpoint, 'prompts/list', {}, { tasks: false })).prompts as Json[];
+    // Without the extension: only the prompts of agents that wait at most at a ceiling.
+    const calm = agents.filter((a) => a.systemPrompts?.length && a.mayWaitFor?.every((w) => w === 'budget')).map((a) => a.name);
+    expect(calm).toContain('summarize');
+    expect(without.map((p) => p.name).sort()).toEqual(calm.sort());
   });
 
   it('still answers tasks/get from the journal after the plane restarts', async () => {
@@ -218,79 +251,26 @@ describe('tasks on the plane surface (2026-07-28, the io.modelcontextprotocol/ta
   });
 });
 
-describe('tasks on the plane surface (2025-11-25, base specification)', () => {
-  it('declares capabilities.tasks and execution.taskSupport on every tool', async () => {
+describe('a 2025-11-25 session: a host without Tasks (its experimental tasks are not served)', () => {
+  it('declares no capabilities.tasks and no execution.taskSupport, and answers the task methods -32601', async () => {
     const { endpoint } = await servedPlane();
     const client = await legacyClient(endpoint);
-    expect(client.getServerCapabilities()?.tasks).toMatchObject({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    expect(client.getServerCapabilities()?.tasks).toBeUndefined();
     const { tools } = await client.listTools();
-    expect(tools.length).toBeGreaterThan(0);
-    for (const tool of tools) expect(tool.execution).toEqual({ taskSupport: 'optional' });
+    for (const tool of tools) expect(tool.execution).toBeUndefined();
+    expect((await rejected(client.request({ method: 'tasks/get', params: { taskId: 'run-00000000000000000000' } }, Loose)))?.code).toBe(-32601);
   });
 
-  it('answers a task-augmented call with {task}; tasks/get, then tasks/result blocks until approval and answers the call result', async () => {
+  it('refuses a call to a tool whose runs may wait, with or without params.task, before anything is admitted', async () => {
     const { plane, endpoint } = await servedPlane();
     const client = await legacyClient(endpoint);
-    const created = await client.request({ method: 'tools/call', params: { name: 'write-note', arguments: { title: 'legacy', topic: 'tasks' }, task: { ttl: 60_000 } } }, Loose);
-    const task = created.task as Json;
-    expect(task).toMatchObject({ status: 'working', ttl: null, pollInterval: 1000 });
-    const runId = String(task.taskId);
-    expect(runId).toMatch(/^run-[0-9a-f]{20}$/);
-    await expect.poll(async () => (await call(plane, 'runs.get', { runId })).status, { timeout: 10_000 }).toBe('suspended');
-    const got = await client.request({ method: 'tasks/get', params: { taskId: runId } }, Loose);
-    expect(got).toMatchObject({ taskId: runId, status: 'working' });
-    expect(String(got.statusMessage)).toMatch(/approve at http:\/\/127\.0\.0\.1:5555\/#\/approvals/);
-
-    const result = client.request({ method: 'tasks/result', params: { taskId: runId } }, Loose, { timeout: 20_000 });
-    let answered = false;
-    void result.then(() => (answered = true));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(answered).toBe(false);
-    await approve(plane, runId);
-    const final = await result;
-    expect(final.structuredContent).toMatchObject({ runId, status: 'sealed', outcome: 'succeeded' });
-    expect((final._meta as Json)['io.modelcontextprotocol/related-task']).toEqual({ taskId: runId });
-    expect(await client.request({ method: 'tasks/get', params: { taskId: runId } }, Loose)).toMatchObject({ status: 'completed' });
-    const { tasks } = await client.request({ method: 'tasks/list', params: {} }, Loose);
-    expect((tasks as Json[]).map((t) => t.taskId)).toEqual([runId]);
-  });
-
-  it('cancels through tasks/cancel, answering the cancelled task; a second cancel is refused -32602', async () => {
-    const { plane, endpoint } = await servedPlane();
-    const client = await legacyClient(endpoint);
-    const created = await client.request({ method: 'tools/call', params: { name: 'write-note', arguments: { title: 'legacy cancel', topic: 'x' }, task: {} } }, Loose);
-    const runId = String((created.task as Json).taskId);
-    await expect.poll(async () => (await call(plane, 'runs.get', { runId })).status, { timeout: 10_000 }).toBe('suspended');
-    const cancelled = await client.request({ method: 'tasks/cancel', params: { taskId: runId } }, Loose);
-    expect(cancelled).toMatchObject({ taskId: runId, status: 'cancelled' });
-    expect(await call(plane, 'runs.get', { runId })).toMatchObject({ status: 'sealed', outcome: 'cancelled' });
-    const again = await rejected(client.request({ method: 'tasks/cancel', params: { taskId: runId } }, Loose));
-    expect(again?.code).toBe(-32602);
-    const other = await call(plane, 'runs.start', { agent: 'write-note', input: { title: 'the user', topic: 'x' } });
-    expect((await rejected(client.request({ method: 'tasks/get', params: { taskId: other.runId } }, Loose)))?.code).toBe(-32602);
-    expect((await client.request({ method: 'tasks/list', params: {} }, Loose)).tasks).toHaveLength(1);
-  });
-
-  it('reports a run asking for input as input_required, and asks the host inside tasks/result', async () => {
-    const { plane, endpoint } = await servedPlane();
-    const asked: Array<{ message: string; _meta?: Json }> = [];
-    const client = await legacyClient(endpoint, (params) => (asked.push(params), 'teal'));
-    const created = await client.request({ method: 'tools/call', params: { name: 'ask-first', arguments: { question: 'Which colour?' }, task: {} } }, Loose);
-    const runId = String((created.task as Json).taskId);
-    await expect.poll(async () => (await client.request({ method: 'tasks/get', params: { taskId: runId } }, Loose)).status, { timeout: 10_000 }).toBe('input_required');
-    expect(asked).toEqual([]);
-    const final = await client.request({ method: 'tasks/result', params: { taskId: runId } }, Loose, { timeout: 20_000 });
-    expect(asked.map((a) => a.message)).toEqual(['Which colour?']);
-    expect(asked[0]?._meta?.['io.modelcontextprotocol/related-task']).toEqual({ taskId: runId });
-    expect(final.structuredContent).toMatchObject({ runId, outcome: 'succeeded', result: { answer: 'teal' } });
-    const { records } = await call(plane, 'journal.records', { runId });
-    expect(records.find((r) => r.kind === 'Decision')?.body).toMatchObject({ by: 'mcp:local', decision: 'approve' });
-  });
-
-  it('without params.task a call keeps today\'s answer', async () => {
-    const { endpoint } = await servedPlane();
-    const client = await legacyClient(endpoint);
-    const result = await client.callTool({ name: 'write-note', arguments: { title: 'plain', topic: 'x' } });
-    expect((result as { structuredContent: Json }).structuredContent).toMatchObject({ status: 'suspended', waitingFor: { reason: 'approval' } });
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).not.toContain('write-note');
+    for (const params of [{ name: 'write-note', arguments: { title: 'legacy', topic: 'x' }, task: {} }, { name: 'ask-first', arguments: { question: 'Which?' } }]) {
+      const refused = await rejected(client.request({ method: 'tools/call', params }, Loose));
+      expect(refused?.code).toBe(-32602);
+      expect(refused?.message).toMatch(new RegExp(`the tool ${params.name} .*needs the io\\.modelcontextprotocol/tasks extension, which a 2025-11-25 session cannot hold`));
+    }
+    expect((await call(plane, 'runs.list', {})).runs).toHaveLength(0);
   });
 });

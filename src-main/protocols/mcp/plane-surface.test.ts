@@ -13,6 +13,7 @@ import type { Plane } from '../../plane/plane';
 import { silentLogger } from '../../base/logger';
 import { fieldOf } from './plane-surface';
 import { IdempotencyKeys } from './idempotency';
+import { CALM_AGENT, writeCalmAgent } from '../../../tests/support/calm-agent';
 
 const tempDir = useTempFolders('agentplane-mcp-surface-');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -23,25 +24,15 @@ afterEach(async () => {
 type Era = 'modern' | 'legacy';
 
 async function servedPlane(settleMs = 15_000): Promise<{ plane: Plane; endpoint: PlaneMcpEndpoint }> {
-  const plane = await testPlane({ dataDir: tempDir() });
+  const plane = await testPlane({ dataDir: writeCalmAgent(tempDir()) });
   cleanups.push(() => plane.close());
   const endpoint = await startPlaneMcpEndpoint(plane, { port: 0, uiOrigin: 'http://127.0.0.1:5555', logger: silentLogger, settleMs });
   cleanups.push(() => endpoint.close());
   return { plane, endpoint };
 }
 
-async function connect(endpoint: PlaneMcpEndpoint, era: Era, options: { token?: string | null; elicit?: (message: string) => string | null } = {}): Promise<Client> {
-  const client = new Client(
-    { name: 'surface-test', version: '1.0.0' },
-    { ...(era === 'modern' ? { versionNegotiation: { mode: 'auto' as const } } : {}), capabilities: options.elicit ? { elicitation: { form: {} } } : {} },
-  );
-  if (options.elicit) {
-    const answer = options.elicit;
-    client.setRequestHandler('elicitation/create', async (request) => {
-      const text = answer(request.params.message);
-      return text === null ? { action: 'decline' as const } : { action: 'accept' as const, content: { answer: text } };
-    });
-  }
+async function connect(endpoint: PlaneMcpEndpoint, era: Era, options: { token?: string | null } = {}): Promise<Client> {
+  const client = new Client({ name: 'surface-test', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: 'auto' as const } } : {});
   const token = options.token === undefined ? endpoint.token : options.token;
   const transport = new StreamableHTTPClientTransport(new URL(endpoint.url), token === null ? {} : { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
   await client.connect(transport);
@@ -60,22 +51,40 @@ describe.each<Era>(['modern', 'legacy'])('the plane over MCP (%s era)', (era) =>
     expect(client.getNegotiatedProtocolVersion()).toBe(era === 'modern' ? '2026-07-28' : '2025-11-25');
   });
 
-  it('lists every agent as a tool, with its manifest description and input schema verbatim', async () => {
+  it('lists, to a host without Tasks, only the agents whose runs never wait for a person, each with its manifest description and input schema verbatim', async () => {
     const { plane, endpoint } = await servedPlane();
     const client = await connect(endpoint, era);
     const { tools } = await client.listTools();
     const { agents } = await call(plane, 'agents.list', {});
-    expect(tools.map((t) => t.name).sort()).toEqual(agents.map((a) => a.name).sort());
-    const summarize = tools.find((t) => t.name === 'summarize');
-    const manifest = agents.find((a) => a.name === 'summarize');
-    expect(summarize?.description).toBe(manifest?.description);
-    expect(summarize?.inputSchema).toEqual(manifest?.inputSchema);
+    // A declared ceiling alone does not hide an agent (summarize, thrifty): spend reaches it, not a question.
+    expect(tools.map((t) => t.name).sort()).toEqual(['summarize', 'thrifty', CALM_AGENT]);
+    expect(agents.filter((a) => a.mayWaitFor?.every((w) => w === 'budget')).map((a) => a.name).sort()).toEqual(['summarize', 'thrifty', CALM_AGENT]);
+    for (const tool of tools) {
+      const manifest = agents.find((a) => a.name === tool.name);
+      expect(tool.description).toBe(manifest?.description);
+      expect(tool.inputSchema).toEqual(manifest?.inputSchema);
+      expect(tool.execution).toBeUndefined();
+    }
   });
 
-  it('runs summarize as a governed run admitted for the MCP caller, via mcp', async () => {
+  it('answers a run that waits anyway (at its budget ceiling) as an error naming the run and saying it waits on this plane; the run stays waiting', async () => {
     const { plane, endpoint } = await servedPlane();
     const client = await connect(endpoint, era);
-    const result = await client.callTool({ name: 'summarize', arguments: { text: 'The plane runs agents and journals every effect.' } });
+    const result = await client.callTool({ name: 'thrifty', arguments: { topic: 'ceilings '.repeat(55) } });
+    expect(result.isError, JSON.stringify(result)).toBe(true);
+    const answer = structured(result);
+    expect(answer).toMatchObject({ status: 'suspended', waitingFor: { reason: 'budget' } });
+    const text = (result.content as Array<{ text: string }>)[0]!.text;
+    expect(text).toContain(`run ${String(answer.runId)} (thrifty) is waiting on this plane for a person`);
+    const run = await call(plane, 'runs.get', { runId: String(answer.runId) });
+    expect(run).toMatchObject({ status: 'suspended', outcome: null });
+    expect(run.pending?.reason).toBe('budget');
+  });
+
+  it('runs an agent as a governed run admitted for the MCP caller, via mcp', async () => {
+    const { plane, endpoint } = await servedPlane();
+    const client = await connect(endpoint, era);
+    const result = await client.callTool({ name: CALM_AGENT, arguments: { text: 'The plane runs agents and journals every effect.' } });
     expect(result.isError ?? false).toBe(false);
     const answer = structured(result);
     expect(answer).toMatchObject({ status: 'sealed', outcome: 'succeeded' });
@@ -90,7 +99,7 @@ describe.each<Era>(['modern', 'legacy'])('the plane over MCP (%s era)', (era) =>
   it('answers arguments the schema refuses with -32602 naming the field', async () => {
     const { plane, endpoint } = await servedPlane();
     const client = await connect(endpoint, era);
-    const error = await client.callTool({ name: 'summarize', arguments: { text: 42 } }).then(
+    const error = await client.callTool({ name: CALM_AGENT, arguments: { text: 42 } }).then(
       () => null,
       (e: unknown) => e,
     );
@@ -98,7 +107,7 @@ describe.each<Era>(['modern', 'legacy'])('the plane over MCP (%s era)', (era) =>
     expect((error as ProtocolError).code).toBe(-32602);
     expect((error as ProtocolError).message).toMatch(/input\.text/);
     expect((error as ProtocolError).data).toEqual({ field: 'text' });
-    const missing = await client.callTool({ name: 'summarize', arguments: {} }).catch((e: unknown) => e as ProtocolError);
+    const missing = await client.callTool({ name: CALM_AGENT, arguments: {} }).catch((e: unknown) => e as ProtocolError);
     expect((missing as ProtocolError).data).toEqual({ field: 'text' });
     const unknown = await client.callTool({ name: 'nope', arguments: {} }).catch((e: unknown) => e as ProtocolError);
     expect((unknown as ProtocolError).code).toBe(-32602);
@@ -107,32 +116,30 @@ describe.each<Era>(['modern', 'legacy'])('the plane over MCP (%s era)', (era) =>
     expect((await call(plane, 'runs.list', {})).runs).toHaveLength(0);
   });
 
-  it('answers a run that waits for approval as suspended, naming the wait and where to approve; it stays waiting', async () => {
+  it('refuses, before admission, a call to an agent whose runs may wait, naming the Tasks extension', async () => {
     const { plane, endpoint } = await servedPlane();
     const client = await connect(endpoint, era);
-    const result = await client.callTool({ name: 'write-note', arguments: { title: 'mcp', topic: 'served agents' } });
-    expect(result.isError ?? false).toBe(false);
-    const answer = structured(result);
-    expect(answer).toMatchObject({ status: 'suspended', waitingFor: { reason: 'approval', summary: 'approval: tool file.write' } });
-    expect(answer.approveWith).toContain('http://127.0.0.1:5555/#/approvals');
-    expect(answer.approveWith).toContain(`agentplane approvals approve ${String(answer.runId)}`);
-    const text = (result.content as Array<{ text: string }>)[0]!.text;
-    expect(text).toMatch(/suspended.*approve at http:\/\/127\.0\.0\.1:5555\/#\/approvals/);
-    const { waiting } = await call(plane, 'approvals.list', {});
-    expect(waiting.map((w) => w.runId)).toContain(answer.runId);
-    const run = await call(plane, 'runs.get', { runId: String(answer.runId) });
-    expect(run.status).toBe('suspended');
+    for (const name of ['write-note', 'ask-first', 'pay-vendor', 'ask-peer']) {
+      const refused = await client.callTool({ name, arguments: {} }).catch((e: unknown) => e as ProtocolError);
+      expect(refused).toBeInstanceOf(ProtocolError);
+      expect((refused as ProtocolError).code).toBe(era === 'modern' ? -32021 : -32602);
+      expect((refused as ProtocolError).message).toContain(`the tool ${name}`);
+      expect((refused as ProtocolError).message).toContain('io.modelcontextprotocol/tasks');
+      expect((refused as ProtocolError).message).toContain('no run was started');
+    }
+    expect((await call(plane, 'runs.list', {})).runs).toHaveLength(0);
+    expect((await call(plane, 'approvals.list', {})).waiting).toHaveLength(0);
   });
 
   it("reads the caller's own run as a resource, and nobody else's", async () => {
     const { plane, endpoint } = await servedPlane();
     const client = await connect(endpoint, era);
-    const result = await client.callTool({ name: 'summarize', arguments: { text: 'read me back' } });
+    const result = await client.callTool({ name: CALM_AGENT, arguments: { text: 'read me back' } });
     const runId = String(structured(result).runId);
     const { resourceTemplates } = await client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['agentplane://runs/{runId}']);
     const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri)).toEqual([`agentplane://runs/${runId}`]);
+    expect(resources.map((r) => r.uri)).toEqual(['agentplane://declaration', `agentplane://runs/${runId}`]);
     const read = await client.readResource({ uri: `agentplane://runs/${runId}` });
     const content = read.contents[0] as { mimeType?: string; text: string };
     expect(content.mimeType).toBe('application/json');
@@ -142,26 +149,26 @@ describe.each<Era>(['modern', 'legacy'])('the plane over MCP (%s era)', (era) =>
     expect(body.records.at(-1)?.kind).toBe('RunSealed');
 
     // A run the person at this machine started is not the MCP caller's: it reads as missing.
-    const mine = await call(plane, 'runs.start', { agent: 'summarize', input: { text: 'the user' }, wait: true });
+    const mine = await call(plane, 'runs.start', { agent: CALM_AGENT, input: { text: 'the user' }, wait: true });
     const refused = await client.readResource({ uri: `agentplane://runs/${mine.runId}` }).catch((e: unknown) => e as ProtocolError);
     const absent = await client.readResource({ uri: 'agentplane://runs/run-00000000000000000000' }).catch((e: unknown) => e as ProtocolError);
     expect(refused).toBeInstanceOf(ProtocolError);
     expect(absent).toBeInstanceOf(ProtocolError);
     expect([(refused as ProtocolError).code, (refused as ProtocolError).message]).toEqual([(absent as ProtocolError).code, (absent as ProtocolError).message.replace('run-00000000000000000000', mine.runId)]);
     expect((refused as ProtocolError).data).toEqual({ uri: `agentplane://runs/${mine.runId}` });
-    expect((await client.listResources()).resources).toHaveLength(1);
+    expect((await client.listResources()).resources).toHaveLength(2);
   });
 
   it('makes every retry with one idempotency key one run', async () => {
     const { plane, endpoint } = await servedPlane();
     const client = await connect(endpoint, era);
     const meta = { 'io.agentplane/idempotencyKey': `key-${era}` };
-    const first = await client.callTool({ name: 'summarize', arguments: { text: 'once' }, _meta: meta });
-    const second = await client.callTool({ name: 'summarize', arguments: { text: 'once' }, _meta: meta });
+    const first = await client.callTool({ name: CALM_AGENT, arguments: { text: 'once' }, _meta: meta });
+    const second = await client.callTool({ name: CALM_AGENT, arguments: { text: 'once' }, _meta: meta });
     expect(structured(second).runId).toBe(structured(first).runId);
-    const other = await client.callTool({ name: 'summarize', arguments: { text: 'once' }, _meta: { 'io.agentplane/idempotencyKey': 'another' } });
+    const other = await client.callTool({ name: CALM_AGENT, arguments: { text: 'once' }, _meta: { 'io.agentplane/idempotencyKey': 'another' } });
     expect(structured(other).runId).not.toBe(structured(first).runId);
-    expect((await call(plane, 'runs.list', { agent: 'summarize' })).runs).toHaveLength(2);
+    expect((await call(plane, 'runs.list', { agent: CALM_AGENT })).runs).toHaveLength(2);
   });
 
   it('refuses a missing or wrong token with 401', async () => {
@@ -176,38 +183,9 @@ describe.each<Era>(['modern', 'legacy'])('the plane over MCP (%s era)', (era) =>
   });
 });
 
-describe('the plane over MCP: input and refusal', () => {
-  it('asks a 2025-11-25 host that can elicit for the input a run waits on, and the run goes on', async () => {
-    const { plane, endpoint } = await servedPlane();
-    const asked: string[] = [];
-    const client = await connect(endpoint, 'legacy', { elicit: (message) => (asked.push(message), 'blue, because the sky is') });
-    const result = await client.callTool({ name: 'ask-first', arguments: { question: 'What colour?' } });
-    expect(asked).toEqual(['What colour?']);
-    const answer = structured(result);
-    expect(answer).toMatchObject({ status: 'sealed', outcome: 'succeeded' });
-    expect((answer.result as { answer: unknown }).answer).toBe('blue, because the sky is');
-    const { records } = await call(plane, 'journal.records', { runId: String(answer.runId) });
-    expect(records.find((r) => r.kind === 'Decision')?.body).toMatchObject({ by: 'mcp:local', decision: 'approve' });
-  });
-
-  it('leaves the run waiting when the host declines, and says where to answer', async () => {
-    const { plane, endpoint } = await servedPlane();
-    const client = await connect(endpoint, 'legacy', { elicit: () => null });
-    const result = await client.callTool({ name: 'ask-first', arguments: { question: 'Anything?' } });
-    expect(structured(result)).toMatchObject({ status: 'suspended', waitingFor: { reason: 'input', summary: 'input: Anything?' } });
-    expect((await call(plane, 'runs.get', { runId: String(structured(result).runId) })).status).toBe('suspended');
-  });
-
-  it('without elicitation, a run asking for input is answered as suspended (2026-07-28)', async () => {
-    const { endpoint } = await servedPlane();
-    const client = await connect(endpoint, 'modern');
-    const result = await client.callTool({ name: 'ask-first', arguments: { question: 'Modern?' } });
-    expect(result.isError ?? false).toBe(false);
-    expect(structured(result)).toMatchObject({ status: 'suspended', waitingFor: { reason: 'input' } });
-  });
-
+describe('the plane over MCP: bounds and refusal', () => {
   it('answers a run still going at the bound as running, not failed', async () => {
-    const dataDir = tempDir();
+    const dataDir = writeCalmAgent(tempDir());
     let release = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
     const plane = await testPlane({ dataDir, providers: new Map([['local', countingProvider(`${dataDir}/calls`, () => gate)]]) });
@@ -216,14 +194,14 @@ describe('the plane over MCP: input and refusal', () => {
     const endpoint = await startPlaneMcpEndpoint(plane, { port: 0, uiOrigin: null, logger: silentLogger, settleMs: 300 });
     cleanups.push(() => endpoint.close());
     const client = await connect(endpoint, 'modern');
-    const result = await client.callTool({ name: 'summarize', arguments: { text: 'held at the model' } });
+    const result = await client.callTool({ name: CALM_AGENT, arguments: { text: 'held at the model' } });
     expect(result.isError ?? false).toBe(false);
     expect(structured(result)).toMatchObject({ status: 'running', waitingFor: null });
     release();
   });
 
   it("answers a policy refusal as a tool error naming the refusal, and the plane goes on", async () => {
-    const dataDir = tempDir();
+    const dataDir = writeCalmAgent(tempDir());
     const { writeFileSync } = await import('node:fs');
     writeFileSync(`${dataDir}/policy.json`, JSON.stringify({ rules: [{ effect: 'allow', principal: 'user:local', action: 'runtime:run.start', resource: 'agent:*' }] }));
     const plane = await testPlane({ dataDir });
@@ -231,9 +209,9 @@ describe('the plane over MCP: input and refusal', () => {
     const endpoint = await startPlaneMcpEndpoint(plane, { port: 0, uiOrigin: null, logger: silentLogger });
     cleanups.push(() => endpoint.close());
     const client = await connect(endpoint, 'modern');
-    const result = await client.callTool({ name: 'summarize', arguments: { text: 'not for you' } });
+    const result = await client.callTool({ name: CALM_AGENT, arguments: { text: 'not for you' } });
     expect(result.isError).toBe(true);
-    expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/policy refused to start summarize.*AP_FORBIDDEN/);
+    expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/policy refused to start tidy.*AP_FORBIDDEN/);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
   });
 

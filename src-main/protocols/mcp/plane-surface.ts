@@ -17,34 +17,36 @@
  *   mapped, not re-checked here with a second validator that could disagree.
  * - A suspended run is never reported failed or succeeded: it stays among the waiting runs, and
  *   the answer names the run, what it waits for and where a person decides (tool-result.ts).
- * - On a 2025-11-25 session whose host declared `elicitation`, a run that asks for input is
- *   asked of the host (elicitation/create); the answer is decided through the plane's door like
- *   any answer, journaled with who gave it. A declined or cancelled question leaves the run
- *   waiting. (2026-07-28 has no server-to-client requests; its multi-round-trip `input_required`
- *   results would need integrity-protected request state carrying the run id: not served. A
- *   2026-07-28 caller with the Tasks extension is asked through its task instead: the task reads
- *   `input_required` with the question in `inputRequests`, answered by `tasks/update`. A
- *   2025-11-25 task asks its host inside `tasks/result`, the same way as above.)
- * - No prompts are served: an agent's system prompt is a step's, not the agent's, so there is
- *   no one prompt per agent to serve verbatim yet.
- * - Tasks (tasks.ts over plane-tasks.ts): where the caller asked for one (2025-11-25
- *   `params.task`, every tool advertising `execution.taskSupport: optional`) or declared the
- *   extension on the request (2026-07-28), a call answers with a task whose id is the run id as
- *   soon as the run is admitted (2025-11-25) or after a short settle (2026-07-28, where a run
- *   that already ended answers its result at once, which the extension allows). A caller
- *   without Tasks gets exactly the bounded wait and the answer naming the run and where to
- *   approve it (tool-result.ts).
+ * - Tasks (tasks.ts over plane-tasks.ts) are the only way a waiting run is said on MCP. A
+ *   2026-07-28 request declaring the extension is offered every agent, and its call answers with
+ *   a task whose id is the run id after a short settle (a run that already ended answers its
+ *   result at once, which the extension allows); a run asking for input reads `input_required`
+ *   with the question in `inputRequests`, answered by `tasks/update`.
+ * - A caller without Tasks (any 2025-11-25 session, whose experimental tasks are not served,
+ *   and a 2026-07-28 request without the extension) is offered only the agents whose runs never
+ *   wait for a person by their own declaration (plane-catalogue.ts), and a call naming another
+ *   is refused before anything is admitted, naming the extension. Such a call gets the bounded
+ *   wait; a run that waits anyway (a halt, an effect in doubt) is answered naming the run and
+ *   where a person decides (tool-result.ts).
+ * - A run that waits for a person is said while the call is open: where the call carried a
+ *   `progressToken`, one progress notification names what it waits for and where a person
+ *   decides (the task's status message says the same).
+ * - Prompts: an agent's system prompt(s), verbatim, no arguments, one prompt per offered agent
+ *   that has any.
+ * - Resources: the caller's own runs (run-resource.ts) and one declaration of the plane,
+ *   `agentplane://declaration`: every agent served, its input schema, grants, budget and why its
+ *   runs may wait, so a host can decide whether to call before it calls.
  */
-import { ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, Server, type CallToolResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Prompt, type ServerContext } from '@modelcontextprotocol/server';
 import type { AgentSummary, RunView } from '../../../src-shared/ipc/contract';
 import type { ErrorBody } from '../../../src-shared/ipc/errors';
 import type { Logger } from '../../base/logger';
-import { silentLogger } from '../../base/logger';
 import type { McpCallContext, McpPlaneDoor } from './plane-door';
 import { runResult } from './tool-result';
-import { createTaskResult, registerTaskMethods, taskCapabilities, taskWanted } from './tasks';
+import { createTaskResult, extensionDeclared, registerTaskMethods, TASKS_EXTENSION, taskCapabilities } from './tasks';
 import { followRun, planeTasks, taskOfRun } from './plane-tasks';
 import { listOwnRuns, readOwnRun, runTemplate } from './run-resource';
+import { declarationOf, declarationResource, DECLARATION_URI, needsTasks, offeredAgents, promptOf, promptResult, servable, toolOf } from './plane-catalogue';
 import { MCP_SERVED_VERSIONS, type McpServerFactory } from './mcp-factory';
 import { IDEMPOTENCY_META_KEY, IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency';
 
@@ -55,8 +57,7 @@ export interface PlaneSurfaceOptions {
   settleMs?: number;
   /** How long a tools/call answered with a task (2026-07-28) waits for its run first (ms). */
   taskSettleMs?: number;
-  /** Questions asked of one host per call (elicitation rounds), at most. */
-  maxElicitations?: number;
+  /** Kept for the transports' common options; the surface logs nothing of its own today. */
   logger?: Logger;
   idempotency?: IdempotencyKeys;
 }
@@ -84,12 +85,6 @@ export function fieldOf(message: string): string | null {
   return /required property '([^']+)'/.exec(message)?.[1] ?? null;
 }
 
-function toolOf(agent: AgentSummary): Tool | null {
-  const schema = agent.inputSchema;
-  if (typeof schema !== 'object' || schema === null || (schema as { type?: unknown }).type !== 'object') return null;
-  return { name: agent.name, description: agent.description, inputSchema: schema as Tool['inputSchema'] };
-}
-
 function idempotencyKeyOf(meta: unknown): string | null {
   if (typeof meta !== 'object' || meta === null) return null;
   const key = (meta as Record<string, unknown>)[IDEMPOTENCY_META_KEY];
@@ -100,6 +95,23 @@ function idempotencyKeyOf(meta: unknown): string | null {
     });
   }
   return key;
+}
+
+function progressTokenOf(meta: unknown): string | number | undefined {
+  const token = typeof meta === 'object' && meta !== null ? (meta as { progressToken?: unknown }).progressToken : undefined;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+/**
+ * A run that waits for a person is said while the call is still open, where the host asked for
+ * progress (a `progressToken`, utilities/progress): one notification naming what it waits for
+ * and where a person decides, the same words as its task's status message. Best effort: a host
+ * that went away still gets the call's answer (or nothing), and the run waits either way.
+ */
+async function saidWaiting(run: RunView, approveWith: string, progressToken: string | number | undefined, ctx: ServerContext): Promise<void> {
+  if (progressToken === undefined || run.status !== 'suspended') return;
+  const message = taskOfRun(run, 'modern', approveWith).statusMessage ?? `run ${run.runId} (${run.agent}) waits for a person`;
+  await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: 0, message } }).catch(() => undefined);
 }
 
 /** A refusal of runs.start as MCP answers it: bad arguments are the protocol's -32602, the rest tool errors. */
@@ -119,8 +131,6 @@ function refusalOf(tool: string, body: ErrorBody): CallToolResult {
 export function createPlaneSurface(door: McpPlaneDoor, options: PlaneSurfaceOptions): McpServerFactory {
   const settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
   const taskSettleMs = options.taskSettleMs ?? DEFAULT_TASK_SETTLE_MS;
-  const maxElicitations = options.maxElicitations ?? 3;
-  const logger = options.logger ?? silentLogger;
   const keys = options.idempotency ?? new IdempotencyKeys();
 
   /** The run, re-read on each journal commit naming it, until it is no longer running or the deadline passes. */
@@ -134,49 +144,32 @@ export function createPlaneSurface(door: McpPlaneDoor, options: PlaneSurfaceOpti
     const server = new Server(
       { name: 'agentplane', version: options.version },
       {
-        capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, ...taskCapabilities(caller.era) },
+        capabilities: {
+          tools: { listChanged: false },
+          prompts: { listChanged: false },
+          resources: { listChanged: false },
+          // 2025-11-25's experimental tasks are not served: its sessions are hosts without Tasks.
+          ...(caller.era === 'modern' ? taskCapabilities(caller.era) : {}),
+        },
         supportedProtocolVersions: [...MCP_SERVED_VERSIONS],
         instructions:
-          "Each tool is an AgentPlane agent; a call admits a governed run (journaled, under the plane's policy and budgets). A run that waits for a person is answered as suspended, with where to approve it (or, where you use MCP Tasks, as a task whose id is the run id); read agentplane://runs/<runId> for its journal.",
+          `Each tool is an AgentPlane agent; a call admits a governed run (journaled, under the plane's policy and budgets). An agent whose runs may wait for a person is offered only where you declare the ${TASKS_EXTENSION} extension (MCP 2026-07-28); such a call answers with a task whose id is the run id. Read ${DECLARATION_URI} for every agent served and what it needs, and agentplane://runs/<runId> for a run's journal.`,
       },
     );
 
-    const tools = async (): Promise<Tool[]> => {
-      const { agents } = await ask<{ agents: AgentSummary[] }>(door, 'agents.list', {}, context);
-      const offered = agents.map(toolOf).filter((t): t is Tool => t !== null);
-      // 2025-11-25 tool-level negotiation: any call may be a task (the SDK strips this on 2026-07-28).
-      return caller.era === 'legacy' ? offered.map((t) => ({ ...t, execution: { taskSupport: 'optional' as const } })) : offered;
-    };
+    /** Whether this request's caller holds Tasks: 2026-07-28 with the extension declared on it. */
+    const holdsTasks = (ctx: ServerContext) => caller.era === 'modern' && extensionDeclared(ctx);
+    const agents = async () => (await ask<{ agents: AgentSummary[] }>(door, 'agents.list', {}, context)).agents;
 
-    /** Asks the host for the answer a run waits for (2025-11-25 sessions whose host can elicit). */
-    const elicited = async (run: RunView, ctx: ServerContext, task = false): Promise<boolean> => {
-      const wait = run.pending;
-      if (!wait || wait.reason !== 'input' || caller.era !== 'legacy' || !server.getClientCapabilities()?.elicitation) return false;
-      const prompt = (wait.subject as { prompt?: unknown }).prompt;
-      const reply = await ctx.mcpReq.elicitInput({
-        message: typeof prompt === 'string' ? prompt : `run ${run.runId} (${run.agent}) asks for input`,
-        requestedSchema: { type: 'object', properties: { answer: { type: 'string', title: 'Answer' } }, required: ['answer'] },
-        // Asked inside tasks/result, the question belongs to the task (the run), and says so.
-        ...(task ? { _meta: { [RELATED_TASK_META_KEY]: { taskId: run.runId } } } : {}),
-      });
-      const answer = reply.action === 'accept' ? reply.content?.answer : undefined;
-      if (typeof answer !== 'string') return false;
-      const decided = await door.dispatch(
-        'approvals.decide',
-        { runId: run.runId, waitId: wait.waitId, decision: 'approve', subjectHash: wait.subjectHash, value: { kind: 'input', input: answer } },
-        context,
-      );
-      // Someone else answered first (a person in the UI): that answer stands; keep following the run.
-      if (!decided.ok) logger.log('info', 'mcp: an elicited answer was not taken', { runId: run.runId, code: decided.error.code });
-      return true;
-    };
-
-    server.setRequestHandler('tools/list', async () => ({ tools: await tools() }));
+    server.setRequestHandler('tools/list', async (_request, ctx) => ({ tools: offeredAgents(await agents(), holdsTasks(ctx)).map(toolOf) }));
 
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const name = request.params.name;
       const input = request.params.arguments ?? {};
-      if (!(await tools()).some((t) => t.name === name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no tool named ${name}`, { tool: name });
+      const agent = (await agents()).find((a) => a.name === name && servable(a));
+      if (!agent) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no tool named ${name}`, { tool: name });
+      // Refused before admission: a caller that cannot hold a task cannot be told its run waits.
+      if (offeredAgents([agent], holdsTasks(ctx)).length === 0) throw needsTasks(agent, caller.era);
       const key = idempotencyKeyOf(request.params._meta ?? ctx.mcpReq._meta);
       const start = async () => (await ask<RunView>(door, 'runs.start', { agent: name, input }, context)).runId;
       let runId: string;
@@ -186,28 +179,26 @@ export function createPlaneSurface(door: McpPlaneDoor, options: PlaneSurfaceOpti
         if (error instanceof Refused) return refusalOf(name, error.body);
         throw error;
       }
-      if (taskWanted(caller.era, request.params as { task?: unknown }, ctx)) {
-        // 2025-11-25 answers at admission (a task begins `working`); 2026-07-28 may settle first.
-        const run =
-          caller.era === 'legacy'
-            ? await ask<RunView>(door, 'runs.get', { runId }, context)
-            : await settle(runId, context, Date.now() + taskSettleMs, ctx.mcpReq.signal);
-        if (caller.era === 'modern' && run.status === 'sealed') return runResult(run, door.approveWith(runId));
-        return createTaskResult(taskOfRun(run, caller.era, door.approveWith(runId)), caller.era);
-      }
-      const deadline = Date.now() + settleMs;
-      let run = await settle(runId, context, deadline, ctx.mcpReq.signal);
-      for (let round = 0; round < maxElicitations && run.status === 'suspended' && Date.now() < deadline; round++) {
-        if (!(await elicited(run, ctx).catch(() => false))) break;
-        run = await settle(runId, context, deadline, ctx.mcpReq.signal);
-      }
-      return runResult(run, door.approveWith(runId));
+      const approveWith = door.approveWith(runId);
+      const run = await settle(runId, context, Date.now() + (holdsTasks(ctx) ? taskSettleMs : settleMs), ctx.mcpReq.signal);
+      await saidWaiting(run, approveWith, progressTokenOf(request.params._meta ?? ctx.mcpReq._meta), ctx);
+      if (!holdsTasks(ctx) || run.status === 'sealed') return runResult(run, approveWith);
+      return createTaskResult(taskOfRun(run, caller.era, approveWith), caller.era);
     });
 
-    registerTaskMethods(server, caller.era, planeTasks(door, context, caller.era, (run, ctx) => elicited(run, ctx, true)));
+    server.setRequestHandler('prompts/list', async (_request, ctx) => ({
+      prompts: offeredAgents(await agents(), holdsTasks(ctx))
+        .map(promptOf)
+        .filter((p): p is Prompt => p !== null),
+    }));
+    server.setRequestHandler('prompts/get', async (request, ctx) => promptResult(offeredAgents(await agents(), holdsTasks(ctx)), request.params.name));
+
+    if (caller.era === 'modern') registerTaskMethods(server, caller.era, planeTasks(door, context, caller.era));
     server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [runTemplate] }));
-    server.setRequestHandler('resources/list', async () => ({ resources: await listOwnRuns(door, context) }));
-    server.setRequestHandler('resources/read', async (request) => readOwnRun(door, request.params.uri, context));
+    server.setRequestHandler('resources/list', async () => ({ resources: [declarationResource, ...(await listOwnRuns(door, context))] }));
+    server.setRequestHandler('resources/read', async (request, ctx) =>
+      request.params.uri === DECLARATION_URI ? declarationOf(await agents(), holdsTasks(ctx), options.version) : readOwnRun(door, request.params.uri, context),
+    );
     return server;
   };
 }

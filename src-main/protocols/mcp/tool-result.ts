@@ -5,14 +5,16 @@
  *
  * - succeeded: the run's result, as JSON text and in `structuredContent.result`;
  * - failed, cancelled, denied, halted: `isError`, naming the run and what ended it;
- * - suspended (approval, budget, input, recovery, payment, halt): NOT an error and NOT a result.
- *   The run stays among the waiting runs, never reported failed or succeeded
- *   (docs/GOVERNED-RUNTIME.md: "the run stays among the waiting runs"); the answer says what it
- *   waits for and where a person decides it;
+ * - suspended (a ceiling reached, a halt, an effect in doubt: the waits a caller without Tasks
+ *   can still meet, since it is offered only agents that never wait by their own declaration):
+ *   `isError`, naming the run and saying it waits on this plane, what for and where a person
+ *   decides. The run stays among the waiting runs, never reported failed or succeeded
+ *   (docs/GOVERNED-RUNTIME.md: "the run stays among the waiting runs"): the error is the call's,
+ *   which produced no result, not the run's;
  * - still running when the call's bound passed: the same shape, status `running`.
  *
- * This is the answer to a caller without Tasks. A caller with Tasks (2025-11-25 `params.task`,
- * or the 2026-07-28 extension declared on the request) is answered with a task whose id is the
+ * This is the answer to a caller without Tasks. A caller with Tasks (the 2026-07-28 extension
+ * declared on the request) is answered with a task whose id is the
  * run id instead (tasks.ts, plane-tasks.ts), and its task's result, once the run is sealed, is
  * `succeededResult` or `endedResult` below: the call's own result either way.
  */
@@ -60,18 +62,20 @@ export function endedResult(run: RunView): CallToolResult {
 }
 
 /**
- * A run that has not ended within the call: waiting for a person, or still running. isError is
- * false because nothing failed. (With Tasks negotiated, the call answers a CreateTaskResult
- * whose task id is the run id instead: plane-surface.ts.)
+ * A run that has not ended within the call: waiting for a person (an error of the call: it has
+ * no result to give, and a model reading it must not take the text for one), or still running
+ * (not an error: the answer is on its way, at agentplane://runs/<runId>). With Tasks the call
+ * answers a CreateTaskResult whose task id is the run id instead: plane-surface.ts.
  */
 export function waitingResult(run: RunView, approveWith: string): CallToolResult {
   if (run.status === 'suspended' && run.pending) {
     const waitingFor = { reason: run.pending.reason, waitId: run.pending.waitId, summary: waitSummary(run.pending), since: run.pending.since };
     return {
+      isError: true,
       content: [
         {
           type: 'text',
-          text: `run ${run.runId} (${run.agent}) is suspended, waiting for a person (${waitingFor.summary}); approve at ${approveWith}. It stays waiting; call again with the same idempotency key or read agentplane://runs/${run.runId} to see how it ends.`,
+          text: `run ${run.runId} (${run.agent}) is waiting on this plane for a person (${waitingFor.summary}); approve at ${approveWith}. It stays waiting; call again with the same idempotency key or read agentplane://runs/${run.runId} to see how it ends.`,
         },
       ],
       structuredContent: { runId: run.runId, status: 'suspended', waitingFor, approveWith },
