@@ -136,7 +136,12 @@ describe('agentplane serve: the MCP endpoint', () => {
       const listed = await inspector(home, [served.mcpUrl, ...auth, ...era, '--method', 'tools/list']);
       expect(listed.code, listed.stderr).toBe(0);
       const tools = (listed.json as { tools: Array<{ name: string; inputSchema: unknown }> }).tools;
-      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['summarize', 'write-note', 'ask-first']));
+      // On 2026-07-28 the Inspector declares the Tasks extension and is offered every agent; on
+      // 2025-11-25 only agents that never ask a person (a ceiling alone does not count): not
+      // write-note (an approve grant) or ask-first (an input step).
+      const names = tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['summarize', 'thrifty']));
+      for (const waits of ['write-note', 'ask-first']) expect(names.includes(waits)).toBe(era.length > 0);
 
       const called = await inspector(home, [served.mcpUrl, ...auth, ...era, '--method', 'tools/call', '--tool-name', 'summarize', '--tool-arg', 'text=hello']);
       expect(called.code, called.stderr).toBe(0);
