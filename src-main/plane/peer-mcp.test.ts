@@ -255,11 +255,13 @@ describe("a peer's /mcp: who may call", () => {
 });
 
 describe("a peer's /mcp: governance", () => {
-  it('answers a skill that waits for a person (a payment) as suspended, naming where to approve', async () => {
+  it('answers a skill that waits for a person (a payment) as an error naming the run, that it waits on this plane and where to approve', async () => {
     const { peer, token, dataDir } = await servedPeer();
     const client = await connect(peer, token, 'modern');
     const result = await client.callTool({ name: 'pay', arguments: { amount: 5, currency: 'EUR', payee: 'acme' } });
-    expect(result.isError ?? false).toBe(false);
+    // The call has no result to give, so it is an error of the call; the run is not failed.
+    expect(result.isError).toBe(true);
+    expect((result.content as Array<{ text: string }>)[0]?.text).toContain('is waiting on this plane for a person');
     const answer = structured(result);
     expect(answer).toMatchObject({ status: 'suspended', waitingFor: { reason: 'payment' } });
     expect(answer.approveWith).toBe(`agentplane approvals approve ${String(answer.runId)} --data-dir ${dataDir}`);

@@ -36,6 +36,8 @@
  * - Resources: the caller's own runs (run-resource.ts) and one declaration of the plane,
  *   `agentplane://declaration`: every agent served, its input schema, grants, budget and why its
  *   runs may wait, so a host can decide whether to call before it calls.
+ * - Completion of a run id, and on 2025-11-25 sessions subscriptions to one's own runs and log
+ *   messages as they move (run-watch.ts).
  */
 import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Prompt, type ServerContext } from '@modelcontextprotocol/server';
 import type { AgentSummary, RunView } from '../../../src-shared/ipc/contract';
@@ -46,6 +48,7 @@ import { runResult } from './tool-result';
 import { createTaskResult, extensionDeclared, registerTaskMethods, TASKS_EXTENSION, taskCapabilities } from './tasks';
 import { followRun, planeTasks, taskOfRun } from './plane-tasks';
 import { listOwnRuns, readOwnRun, runTemplate } from './run-resource';
+import { watchRuns } from './run-watch';
 import { declarationOf, declarationResource, DECLARATION_URI, needsTasks, offeredAgents, promptOf, promptResult, servable, toolOf } from './plane-catalogue';
 import { MCP_SERVED_VERSIONS, type McpServerFactory } from './mcp-factory';
 import { IDEMPOTENCY_META_KEY, IdempotencyKeys, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency';
@@ -147,7 +150,10 @@ export function createPlaneSurface(door: McpPlaneDoor, options: PlaneSurfaceOpti
         capabilities: {
           tools: { listChanged: false },
           prompts: { listChanged: false },
-          resources: { listChanged: false },
+          // Subscriptions and log messages ride a 2025-11-25 session's stream (run-watch.ts).
+          resources: { listChanged: false, ...(caller.era === 'legacy' ? { subscribe: true } : {}) },
+          ...(caller.era === 'legacy' ? { logging: {} } : {}),
+          completions: {},
           // 2025-11-25's experimental tasks are not served: its sessions are hosts without Tasks.
           ...(caller.era === 'modern' ? taskCapabilities(caller.era) : {}),
         },
@@ -160,6 +166,11 @@ export function createPlaneSurface(door: McpPlaneDoor, options: PlaneSurfaceOpti
     /** Whether this request's caller holds Tasks: 2026-07-28 with the extension declared on it. */
     const holdsTasks = (ctx: ServerContext) => caller.era === 'modern' && extensionDeclared(ctx);
     const agents = async () => (await ask<{ agents: AgentSummary[] }>(door, 'agents.list', {}, context)).agents;
+    const watch = watchRuns(server, door, context, caller, async (ctx) =>
+      offeredAgents(await agents(), holdsTasks(ctx))
+        .map(promptOf)
+        .flatMap((p) => (p === null ? [] : [p.name])),
+    );
 
     server.setRequestHandler('tools/list', async (_request, ctx) => ({ tools: offeredAgents(await agents(), holdsTasks(ctx)).map(toolOf) }));
 
@@ -179,6 +190,7 @@ export function createPlaneSurface(door: McpPlaneDoor, options: PlaneSurfaceOpti
         if (error instanceof Refused) return refusalOf(name, error.body);
         throw error;
       }
+      watch.started(runId);
       const approveWith = door.approveWith(runId);
       const run = await settle(runId, context, Date.now() + (holdsTasks(ctx) ? taskSettleMs : settleMs), ctx.mcpReq.signal);
       await saidWaiting(run, approveWith, progressTokenOf(request.params._meta ?? ctx.mcpReq._meta), ctx);
