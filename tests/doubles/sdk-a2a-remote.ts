@@ -15,7 +15,7 @@
  *   once), `fail` a failed status with a text message, `forever` works until `release()` or a
  *   CancelTask, `message` answers with a message and makes no task.
  * - `refuseSend` answers every SendMessage with that JSON-RPC error instead (a plane's admission
- *   refusal, or a foreign server's look-alike). `sends` records each SendMessage as it arrived:
+ *   refusal, or a foreign server's look-alike); with `refuseSendTimes`, only the first that many. `sends` records each SendMessage as it arrived:
  *   its HTTP headers, and the message's `extensions` and `metadata` as the SDK parsed them.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -52,10 +52,13 @@ export interface SdkRemoteOptions {
   cutSubscriptionsAfterMs?: number;
   /** Answers every SendMessage with this JSON-RPC error object ({code, message, data?}). */
   refuseSend?: Record<string, unknown>;
+  /** Refuses only this many SendMessages, then serves the rest. */
+  refuseSendTimes?: number;
 }
 
 /** One SendMessage as the remote received it. */
 export interface SdkRemoteSend {
+  messageId: string;
   headers: IncomingHttpHeaders;
   extensions: string[];
   metadata: unknown;
@@ -69,6 +72,8 @@ export interface SdkRemote {
   received: unknown[];
   cancels: string[];
   sends: SdkRemoteSend[];
+  /** The messageId of each SendMessage refused by `refuseSend`, in order. */
+  refusedIds: string[];
   /** Ends a `forever` task's work (it then completes). */
   release(): void;
   /** Serves the card signed by `key` from now on, or unsigned with null. */
@@ -84,6 +89,8 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
   const received: unknown[] = [];
   const cancels: string[] = [];
   const sends: SdkRemoteSend[] = [];
+  const refusedIds: string[] = [];
+  let refused = 0;
   const headersOf = new Map<string, IncomingHttpHeaders>();
   const releases = new Set<() => void>();
   const answer = options.answer ?? ((input, skill) => ({ echoed: input, skill }));
@@ -92,7 +99,7 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
       const part = ctx.userMessage.parts[0]?.content;
       const input = part?.$case === 'data' ? part.value : part?.$case === 'text' ? { text: part.value } : null;
       received.push(input);
-      sends.push({ headers: headersOf.get(ctx.userMessage.messageId) ?? {}, extensions: [...ctx.userMessage.extensions], metadata: ctx.userMessage.metadata });
+      sends.push({ messageId: ctx.userMessage.messageId, headers: headersOf.get(ctx.userMessage.messageId) ?? {}, extensions: [...ctx.userMessage.extensions], metadata: ctx.userMessage.metadata });
       const behaviour = options.behaviourFor?.(input) ?? options.behaviour ?? 'complete';
       if (behaviour === 'message') {
         bus.publish(AgentEvent.message({ messageId: 'm-1', contextId: ctx.contextId, taskId: '', role: 2, parts: [textPart(`hello, ${JSON.stringify(input)}`)], metadata: undefined, extensions: [], referenceTaskIds: [] }));
@@ -175,7 +182,8 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
       void (async () => {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown; method: string; params?: { message?: { messageId?: string } } };
         methods.push(body.method);
-        if (body.method === 'SendMessage' && options.refuseSend) {
+        if (body.method === 'SendMessage' && options.refuseSend && refused++ < (options.refuseSendTimes ?? Infinity)) {
+          refusedIds.push(body.params?.message?.messageId ?? '');
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id ?? null, error: options.refuseSend }));
           return;
         }
@@ -209,6 +217,7 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
     received,
     cancels,
     sends,
+    refusedIds,
     release() {
       for (const release of releases) release();
       releases.clear();

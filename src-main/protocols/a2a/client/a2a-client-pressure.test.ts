@@ -5,7 +5,9 @@
  *
  * - This plane's marked refusals (the code AND its ErrorInfo in the agentplane.io domain) are
  *   refusals before anything happened: DidNotHappen, each under its own failure code, so the
- *   caller knows to wait (quota), stop (halted) or go elsewhere (draining).
+ *   caller knows to wait (quota), stop (halted) or go elsewhere (draining). A quota refusal is
+ *   waited out: the same message is sent again after a bounded backoff, and only when every
+ *   attempt is refused does the send fail.
  * - A bare -32029 (no ErrorInfo, or another domain) is a foreign server's code meaning something
  *   else: an unknown fault, in doubt as any unrecognised error of a SendMessage.
  */
@@ -21,6 +23,8 @@ import { CALLER_CONTEXT_EXTENSION } from './a2a-caller-context';
 import { ERROR_INFO_TYPE, errorDataOf, PLANE_ERROR_DOMAIN, planeRefusal } from '../a2a-wire';
 
 const { planes, remotes, guards } = useA2aTeardown();
+/** A quota refusal is tried again twice here, after 10-20 ms (the defaults wait seconds). */
+const BUSY = { retries: 2, initialMs: 10, maxMs: 20 };
 
 function caller(card: string) {
   return agent({
@@ -37,7 +41,7 @@ async function remoteAndPlane(options: SdkRemoteOptions): Promise<{ plane: Plane
   const dataDir = tempDataDir('ap-a2a-pressure-');
   const netguard = createNetguard({ allow: staticAllowList([remote.origin]) });
   guards.push(netguard);
-  const client = createA2aClient({ dataDir, dispatcher: netguard.dispatcher, poll: { initialMs: 50, maxMs: 200 } });
+  const client = createA2aClient({ dataDir, dispatcher: netguard.dispatcher, poll: { initialMs: 50, maxMs: 200 }, busy: BUSY });
   const plane = await testPlane({ dataDir, agents: [caller(remote.cardUrl)], a2a: client });
   planes.push(plane);
   return { plane, remote };
@@ -61,15 +65,29 @@ describe("the plane's A2A client and a remote's admission refusals", () => {
     ['draining', 'A2aRemoteDraining'],
   ] as const;
   for (const [kind, code] of cases) {
-    it(`a marked ${kind} refusal fails the send as DidNotHappen (${code}), sent once`, async () => {
+    const sends = kind === 'quota' ? BUSY.retries + 1 : 1;
+    it(`a marked ${kind} refusal, every time, fails the send as DidNotHappen (${code}), sent ${sends} time(s)`, async () => {
       const { plane, remote } = await remoteAndPlane({ refuseSend: marked(kind) });
       const run = await call(plane, 'runs.start', { agent: 'caller', input: { text: 'hi' }, wait: true });
       expect(run).toMatchObject({ status: 'sealed', outcome: 'failed' });
       const failed = await sendFailure(plane, run.runId);
       expect(failed).toMatchObject({ disposition: 'DidNotHappen', error: { code } });
-      expect(remote.methods.filter((m) => m === 'SendMessage')).toHaveLength(1);
+      expect(remote.methods.filter((m) => m === 'SendMessage')).toHaveLength(sends);
+      if (kind === 'quota') expect(failed?.error.message).toContain(`refused SendMessage ${sends} times`);
     });
   }
+
+  it('a quota refusal is waited out: the same message is sent again, and the run goes on once the remote admits it', async () => {
+    const { plane, remote } = await remoteAndPlane({ refuseSend: marked('quota'), refuseSendTimes: 2 });
+    const run = await call(plane, 'runs.start', { agent: 'caller', input: { text: 'hi' }, wait: true });
+    expect(run).toMatchObject({ status: 'sealed', outcome: 'succeeded' });
+    expect(remote.methods.filter((m) => m === 'SendMessage')).toHaveLength(3);
+    // One message, refused twice and then admitted: the same messageId each time.
+    expect(remote.refusedIds).toHaveLength(2);
+    expect(new Set(remote.refusedIds).size).toBe(1);
+    expect(remote.sends.map((sent) => sent.messageId)).toEqual([remote.refusedIds[0]]);
+    expect(await sendFailure(plane, run.runId)).toBeUndefined();
+  });
 
   it('a bare -32029, or one under another domain, is an unknown fault: in doubt, for a person', async () => {
     const foreign = [

@@ -36,7 +36,12 @@
  * Failure dispositions (see a2a-effect.ts for why): anything before the SendMessage left, and a
  * clean JSON-RPC refusal of it, is DidNotHappen, and so is a remote plane's marked admission
  * refusal (-32029 quota, -32030 halted, -32031 draining, each with its ErrorInfo in the
- * agentplane.io domain; a bare -32029 from a foreign server is an unknown fault); a connection lost after the send, a deadline,
+ * agentplane.io domain; a bare -32029 from a foreign server is an unknown fault). A quota
+ * refusal is the one that says "wait": the same message is sent again after a bounded backoff
+ * with jitter (`busy`: by default 4 more times, 0.5 s doubling to 4 s, so about 8 s in all), since
+ * the caller's quota frees as its other tasks there end; only when every attempt is refused does
+ * the send fail A2aRemoteBusy, saying how many. Halted (stop) and draining (go elsewhere) are
+ * never sent again. A connection lost after the send, a deadline,
  * an unparseable answer, -32603 and -32006 (both can follow work the peer began) are InDoubt.
  * Secrets: this client sends no credentials yet (no security scheme is supported); nothing of a
  * request's headers reaches an error message.
@@ -101,6 +106,8 @@ export interface A2aClientOptions {
   streamIdleMs?: number;
   /** GetTask polling: the first wait and the most it grows to, ms. */
   poll?: { initialMs: number; maxMs: number };
+  /** A remote plane's quota refusal: how many times the send is tried again, and the backoff (ms). */
+  busy?: { retries: number; initialMs: number; maxMs: number };
 }
 
 export interface A2aClient extends A2aCaller {
@@ -182,6 +189,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
   const followMax = options.followMaxMs ?? FOLLOW_MAX_MS;
   const streamIdle = options.streamIdleMs ?? STREAM_IDLE_MS;
   const poll = options.poll ?? { initialMs: 200, maxMs: 2_000 };
+  const busy = options.busy ?? { retries: 4, initialMs: 500, maxMs: 4_000 };
   const closing = new AbortController();
   const verifyCard = options.verifyCard ?? planeVerifier;
 
@@ -339,13 +347,27 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
       ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
       ...(context ? { extensions: context.extensions } : {}),
     };
+    // The same message (its messageId too) on every attempt: a refused one was never admitted.
+    for (let attempt = 1; ; attempt++) {
+      const sent = await sendOnce(endpoint, message, context?.extensions);
+      if (sent !== 'busy') return sent;
+      if (attempt > busy.retries) throw new EffectFailure('A2aRemoteBusy', `${endpoint.url} refused SendMessage ${attempt} times: this caller's quota of open tasks there is full; nothing was admitted, try again later`, 'DidNotHappen');
+      const step = Math.min(busy.maxMs, busy.initialMs * 2 ** (attempt - 1));
+      await sleep(Math.ceil(step / 2 + (Math.random() * step) / 2), closing.signal);
+      if (closing.signal.aborted) throw new EffectFailure('A2aRemoteBusy', `${endpoint.url} refused SendMessage (quota full) and the plane is stopping; nothing was admitted`, 'DidNotHappen');
+    }
+  }
+
+  /** One SendMessage: the answer, or 'busy' for a remote plane's quota refusal (sent again by `send`). */
+  async function sendOnce(endpoint: Endpoint, message: Json, extensions: string[] | undefined): Promise<Json | 'busy'> {
     try {
-      return await rpc(endpoint, 'SendMessage', { message, configuration: { returnImmediately: true } }, undefined, context ? { [EXTENSIONS_HEADER]: context.extensions.join(', ') } : undefined);
+      return await rpc(endpoint, 'SendMessage', { message, configuration: { returnImmediately: true } }, undefined, extensions ? { [EXTENSIONS_HEADER]: extensions.join(', ') } : undefined);
     } catch (error) {
       if (error instanceof A2aWireError) {
         // A remote plane's admission refusal, read only from the marked pair (a2a-wire.ts
         // planeRefusalOf): nothing was admitted, so nothing happened; a bare code is not one.
         const refusal = error.rpcError ? planeRefusalOf(error.rpcError) : null;
+        if (refusal === 'quota') return 'busy';
         if (refusal) throw new EffectFailure(REFUSAL_FAILURES[refusal], `${error.message}; nothing was admitted`, 'DidNotHappen');
         if (error.rpcCode !== undefined && CLEAN_REFUSALS.has(error.rpcCode)) throw new EffectFailure(error.code, error.message, 'DidNotHappen');
         if (error.code === 'A2aRedirectRefused') throw new EffectFailure(error.code, error.message, 'DidNotHappen');
