@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from tck.requirements.base import OperationType
-from tck.transport._helpers import A2A_VERSION, A2A_VERSION_HEADER, _build_params, _stream_sse
+from tck.transport._helpers import A2A_VERSION, A2A_VERSION_HEADER, _build_params, _stream_sse, auth_headers
 from tck.transport.base import BaseTransportClient, StreamingResponse, TransportResponse
 
 
@@ -81,7 +81,7 @@ class JsonRpcClient(BaseTransportClient):
         self._client = httpx.Client(
             base_url=base_url,
             timeout=httpx.Timeout(5.0, read=30.0),
-            headers={A2A_VERSION_HEADER: A2A_VERSION},
+            headers={A2A_VERSION_HEADER: A2A_VERSION, **auth_headers()},
         )
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 
 from dataclasses import dataclass, field
@@ -97,7 +98,8 @@ class WebhookReceiver:
             def log_message(self, format: str, *args: Any) -> None:
                 """Suppress request logging."""
 
-        self._server = HTTPServer((self.host, 0), _Handler)
+        # TCK_WEBHOOK_PORT: a fixed port, so the SUT can be told in advance which receiver to allow.
+        self._server = HTTPServer((self.host, int(os.environ.get("TCK_WEBHOOK_PORT", "0"))), _Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 

@@ -336,3 +336,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     report_path = Path(report_path_str)
     HTMLFormatter(sut_url=sut_url).write(report, report_path.with_suffix(".html"))
     JSONFormatter(sut_url=sut_url).write(report, report_path.with_suffix(".json"))
+    # Every recorded result as it was recorded (the JSON report keeps one status per
+    # requirement and transport, the last one), for a caller that scores test by test.
+    import dataclasses
+    import json
+    report_path.with_suffix(".results.json").write_text(
+        json.dumps([dataclasses.asdict(r) for r in collector.get_results()], indent=1)
+    )

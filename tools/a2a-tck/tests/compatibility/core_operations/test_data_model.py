@@ -20,7 +20,7 @@ import pytest
 
 from tck.requirements.base import tck_id
 from tck.requirements.registry import get_requirement_by_id
-from tck.transport._helpers import A2A_VERSION, A2A_VERSION_HEADER
+from tck.transport._helpers import A2A_VERSION, A2A_VERSION_HEADER, auth_headers
 from tests.compatibility._test_helpers import assert_and_record, fail_msg, record
 from tests.compatibility.markers import core, must, should
 
@@ -324,7 +324,7 @@ class TestIgnoreUnrecognizedFields:
         response = httpx.post(
             client.base_url,
             json=payload,
-            headers={"Content-Type": "application/json", A2A_VERSION_HEADER: A2A_VERSION},
+            headers={"Content-Type": "application/json", A2A_VERSION_HEADER: A2A_VERSION, **auth_headers()},
             timeout=30.0,
         )
         body = response.json()

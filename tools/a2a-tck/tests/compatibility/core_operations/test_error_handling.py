@@ -22,7 +22,7 @@ import pytest
 
 from tck.requirements.base import tck_id
 from tck.requirements.registry import get_requirement_by_id
-from tck.transport._helpers import A2A_VERSION, A2A_VERSION_HEADER
+from tck.transport._helpers import A2A_VERSION, A2A_VERSION_HEADER, auth_headers
 from tck.validators.error_info import validate_error_info
 from tck.validators.http_json.error_validator import validate_http_json_error
 from tck.validators.jsonrpc.error_validator import validate_jsonrpc_error
@@ -90,7 +90,7 @@ def _jsonrpc_call(
         "method": method,
         "params": params,
     }
-    hdrs = {"Content-Type": "application/json", A2A_VERSION_HEADER: A2A_VERSION}
+    hdrs = {"Content-Type": "application/json", A2A_VERSION_HEADER: A2A_VERSION, **auth_headers()}
     if headers:
         hdrs.update(headers)
     return httpx.post(base_url, json=payload, headers=hdrs)

@@ -18,6 +18,8 @@ Requirements tested:
 
 from __future__ import annotations
 
+import os
+
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -70,7 +72,9 @@ def _push_config() -> dict:
     """Generate a push notification config with a session-stable ID."""
     return {
         "id": tck_id("push"),
-        "url": "https://example.com/tck-push-webhook",
+        # TCK_PUSH_URL: where a SUT that delivers as soon as a config exists may post, in place
+        # of example.com on the public internet.
+        "url": os.environ.get("TCK_PUSH_URL", "https://example.com/tck-push-webhook"),
     }
 
 
