@@ -14,7 +14,9 @@
  *   docs/GOVERNED-RUNTIME.md are where those rules live now.
  *
  * The files scanned are git's (tracked, and untracked but not ignored), less node_modules,
- * build output, fixture data and this file, whose examples are the bad references.
+ * build output, fixture data, this file, whose examples are the bad references, and the vendored
+ * A2A TCK (tools/a2a-tck), whose text and README name upstream's own documents, not this
+ * repository's.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -24,7 +26,7 @@ import { describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '..');
 
 const TEXT_FILE = /\.(?:ts|tsx|mts|cts|js|mjs|cjs|json|md|yml|yaml|sh|html|css|txt)$/;
-const NOT_SCANNED = [/^node_modules\//, /\/node_modules\//, /^out\//, /^tests\/fixtures\//, /(^|\/)package-lock\.json$/, /^tests\/doc-references\.test\.ts$/];
+const NOT_SCANNED = [/^node_modules\//, /\/node_modules\//, /^out\//, /^tests\/fixtures\//, /(^|\/)package-lock\.json$/, /^tests\/doc-references\.test\.ts$/, /^tools\/a2a-tck\//];
 
 interface Hit {
   line: number;

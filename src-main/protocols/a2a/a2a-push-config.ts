@@ -119,7 +119,11 @@ export function createPushConfigMethods(served: A2aPushOptions | undefined, prin
     async delete(params) {
       const push = pushOrRefuse();
       const run = await readOwn(params.taskId);
-      push.store.delete(run.runId, ownPushConfig(run.runId, params.id).id);
+      if (typeof params.id !== 'string' || params.id.length === 0) throw new RpcError(A2A_ERRORS.invalidParams, 'Invalid params: id must name a push notification config', { field: 'id' });
+      // Idempotent, as the spec's DeleteTaskPushNotificationConfig must be: a config already gone
+      // (or never there) answers exactly as the delete that removed it did. The task is still
+      // the caller's own (readOwn), so this tells nobody anything about another caller's tasks.
+      push.store.delete(run.runId, params.id);
       return {};
     },
   };

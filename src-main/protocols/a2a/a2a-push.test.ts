@@ -162,6 +162,10 @@ describe('A2A push notifications', () => {
     await client.deleteTaskPushNotificationConfig(DeleteTaskPushNotificationConfigRequest.fromJSON({ taskId: task.id, id: 'c0' }));
     expect((await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: task.id, id: 'c10', url: target.url })).result).toMatchObject({ id: 'c10' });
     expect((await rpc(endpoint, 'write-note', 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'c0' })).error).toMatchObject({ code: -32602, message: expect.stringMatching(/no push notification config c0/) });
+    // Deleting is idempotent (the spec's DeleteTaskPushNotificationConfig: "multiple deletions of
+    // the same config have the same effect"): a second delete answers as the first did.
+    expect(await rpc(endpoint, 'write-note', 'DeleteTaskPushNotificationConfig', { taskId: task.id, id: 'c0' })).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    expect((await rpc(endpoint, 'write-note', 'DeleteTaskPushNotificationConfig', { taskId: task.id, id: '' })).error).toMatchObject({ code: -32602, data: errorData({ field: 'id' }) });
 
     const other = await task2(client);
     const notAllowed = await rpc(endpoint, 'write-note', 'CreateTaskPushNotificationConfig', { taskId: other, url: 'http://127.0.0.1:9/hook' });
