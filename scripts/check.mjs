@@ -13,7 +13,7 @@
 // The last two lines (scripts/check-summary.mjs): which steps failed or did not run, or that all
 // passed; then a plain `tests: N passed, N failed, N skipped` counted from vitest's reports.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closingLines, countReport, exitStatus, runStages } from './check-summary.mjs';
@@ -66,7 +66,9 @@ function countsOf(step) {
   }
 }
 
-const env = { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' };
+// The protocol suites append their scores here (tests/support/suite-score.ts); printed before the closing lines.
+const suiteScores = join(reports, 'suite-scores.txt');
+const env = { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0', AGENTPLANE_SUITE_SCORES: suiteScores };
 
 /** One step alone, its output straight through. */
 function runAlone({ name, command, args }) {
@@ -110,6 +112,7 @@ const results = await runStages(
   },
   ({ name, needs }) => console.error(`\n⊘ ${name} not run (needs ${needs}, which did not pass)`),
 );
+if (existsSync(suiteScores)) console.log(`\nprotocol suites:\n${readFileSync(suiteScores, 'utf8').trimEnd()}`);
 const [verdict, tests] = closingLines(results, (Date.now() - started) / 1000);
 console.log(`\n${verdict}`);
 console.log(tests);

@@ -43,6 +43,7 @@ import { resourcesDir } from '../../src-main/plane/plane-config';
 import type { Plane } from '../../src-main/plane/plane';
 import type { Logger } from '../../src-main/base/logger';
 import { call, testPlane } from '../support/runtime-support';
+import { reportSuiteScore } from '../support/suite-score';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const TCK_DIR = join(REPO_ROOT, 'tools', 'a2a-tck');
@@ -243,7 +244,7 @@ describe.skipIf(PYTHON === null)('the official A2A TCK (1.0, JSON-RPC) against t
       const c = score.get(level) ?? { PASS: 0, FAIL: 0, SKIPPED: 0, 'NOT TESTED': 0 };
       return `${level} ${c.PASS}/${c.PASS + c.FAIL} passed (${c.SKIPPED} skipped, ${c['NOT TESTED']} not tested)`;
     };
-    console.log(
+    reportSuiteScore(
       `A2A TCK 1.0 (JSON-RPC, agents summarize + ask-first, ${seconds} s): ${['MUST', 'SHOULD', 'MAY'].map(line).join('; ')}` +
         ' [skipped: a binding or capability the plane does not declare; not tested: no JSON-RPC test in the TCK]',
     );

@@ -32,6 +32,7 @@ import { startPlaneMcpEndpoint, type PlaneMcpEndpoint } from '../../src-main/pla
 import type { Plane } from '../../src-main/plane/plane';
 import { silentLogger } from '../../src-main/base/logger';
 import { testPlane } from '../support/runtime-support';
+import { reportSuiteScore } from '../support/suite-score';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const TOOLS = join(REPO_ROOT, 'tools', 'mcp-conformance', 'node_modules');
@@ -109,7 +110,7 @@ describe.skipIf(!installed)('the official MCP conformance suites against the fix
     const out = mkdtempSync(join(outRoot, 'suite-2025-'));
     const run = await runSuite(SUITE_2025, ['--url', server.url, '--suite', 'all', '--expected-failures', join(REPO_ROOT, 'tests', 'mcp-conformance', 'expected-failures.2025-11-25.yml')], out);
     const passed = [...run.scenarios.values()].filter(Boolean).length;
-    console.log(`conformance 0.1.16 (2025-11-25): ${passed}/${run.scenarios.size} scenarios passed`);
+    reportSuiteScore(`conformance 0.1.16 (2025-11-25): ${passed}/${run.scenarios.size} scenarios passed`);
     expect(run.code, summary(run)).toBe(0);
     expect(run.scenarios.get('dns-rebinding-protection'), summary(run)).toBe(true);
     expect(run.scenarios.size, summary(run)).toBeGreaterThanOrEqual(32);
@@ -122,7 +123,7 @@ describe.skipIf(!installed)('the official MCP conformance suites against the fix
     const scored = [...run.scenarios.entries()].filter(([name]) => !name.startsWith('tasks-'));
     const passed = scored.filter(([, ok]) => ok).length;
     const tasks = [...run.scenarios.entries()].filter(([name]) => name.startsWith('tasks-'));
-    console.log(`conformance 0.2.0-alpha.12 (2026-07-28): ${passed}/${scored.length} scenarios passed; tasks extension: ${tasks.filter(([, ok]) => ok).length}/${tasks.length}`);
+    reportSuiteScore(`conformance 0.2.0-alpha.12 (2026-07-28): ${passed}/${scored.length} scenarios passed; tasks extension: ${tasks.filter(([, ok]) => ok).length}/${tasks.length}`);
     expect(run.code, summary(run)).toBe(0);
     expect(run.scenarios.get('dns-rebinding-protection'), summary(run)).toBe(true);
     expect(run.scenarios.get('server-stateless'), summary(run)).toBe(true);
@@ -187,7 +188,7 @@ describe.skipIf(!installed)("the official MCP conformance suite against the plan
     const out = mkdtempSync(join(outRoot, 'suite-2025-'));
     const run = await runSuite(SUITE_2025, ['--url', url, '--suite', 'all', '--expected-failures', join(REPO_ROOT, 'tests', 'mcp-conformance', 'expected-failures.real-endpoint.2025-11-25.yml')], out);
     const passed = [...run.scenarios.entries()].filter(([, ok]) => ok).map(([name]) => name);
-    console.log(`conformance 0.1.16 (2025-11-25) on the real endpoint: ${passed.length}/${run.scenarios.size} scenarios passed (${passed.sort().join(', ')})`);
+    reportSuiteScore(`conformance 0.1.16 (2025-11-25) on the real endpoint: ${passed.length}/${run.scenarios.size} scenarios passed (${passed.sort().join(', ')})`);
     expect(run.code, summary(run)).toBe(0);
     for (const scenario of ['server-initialize', 'ping', 'tools-list', 'resources-list', 'dns-rebinding-protection', 'server-sse-multiple-streams']) expect(run.scenarios.get(scenario), `${scenario}\n${summary(run)}`).toBe(true);
     // No scenario failed for want of a session: the suite never closes one.
