@@ -13,6 +13,7 @@ import type { JWK } from 'jose';
 import { BundleHeaderSchema, CHECKPOINT_LINE, parseRecordLine, recordOfLineBytes, unreadable, type BundleHeader, type BundleVerifyOptions } from './bundle-format';
 import { BundleError } from './bundle-error';
 import { Keyring, keyringRecordOf } from './keyring';
+import { EFFECT_REUSED, forkReferenceProblem, type ForkCheckRecord } from './fork-references';
 import { publicPlaneKey } from './plane-key';
 import { JournalWorkers, type JobTimes } from './journal-worker-pool';
 import { ChunkChecker, chunkCount, claimedCheckpoints, foldChunks, sameCheckpoints, PARALLEL_VERIFY_FROM_RECORDS, type ChunkOutcome, type ChunkPlan } from './verify-chunks';
@@ -112,7 +113,34 @@ export async function verifyBundleFileInThread(file: string, options: BundleVeri
   if (report.ok && report.count !== header.records) {
     return { ok: false, seq: null, reason: `the header promises ${header.records} records but the bundle holds ${report.count}`, count: report.count, header };
   }
+  if (report.ok) {
+    const problem = await forkReferencesOfBundle(buffered, header.scope.kind === 'full');
+    if (problem) return { ok: false, seq: problem.seq, reason: problem.reason, count: report.count, header };
+  }
   return { ...report, header };
+}
+
+/** A verified bundle's forks checked against their parents' records in it (fork-references.ts). */
+async function forkReferencesOfBundle(records: readonly VerifiableRecord[], full: boolean): Promise<{ seq: number; reason: string } | null> {
+  const parsed = (record: VerifiableRecord): ForkCheckRecord => {
+    const preimage = typeof record.preimage === 'string' ? record.preimage : Buffer.from(record.preimage).toString('utf8');
+    return { seq: record.seq, hash: record.hash, kind: record.kind, runId: record.runId, body: (JSON.parse(preimage) as { body?: unknown }).body };
+  };
+  const reused = records.filter((r) => r.kind === EFFECT_REUSED).map(parsed);
+  if (reused.length === 0) return null;
+  const bySeq = new Map(records.map((r) => [r.seq, r]));
+  return forkReferenceProblem(
+    reused,
+    async (seqs) => {
+      const found = new Map<number, ForkCheckRecord>();
+      for (const seq of seqs) {
+        const record = bySeq.get(seq);
+        if (record) found.set(seq, parsed(record));
+      }
+      return found;
+    },
+    full,
+  );
 }
 
 let bundleWorkers: JournalWorkers | null = null;

@@ -25,7 +25,7 @@ import { writeBundle } from './bundle-export';
 import { verifyBundleChunk } from './bundle-verify';
 import { JournalError } from './journal-error';
 import { JournalIndexer, scanStoreRecords } from './journal-scan';
-import { pagedRecords, type JournalReads, type StoredRecord } from './journal-store';
+import { pagedRecords, type JournalReads, type JournalStore, type StoredRecord } from './journal-store';
 import type { JobMessage, ReplyMessage, WorkerConfig, WorkerReply } from './journal-worker-pool';
 import { SqliteJournalReader } from './sqlite-reader';
 import { verifyStoreChunk, verifyStoreRecords, type TextReads } from './store-verify';
@@ -60,7 +60,7 @@ if (config.lowPriority !== false) yieldToTheEventLoopThread();
  * The worker's reads, timed: every call into the database (SQLite stepping, rows made into
  * records) adds to `readMs`, so a job can say how much of its time was reading.
  */
-function timedReads(): { reads: JournalReads & TextReads; readMs: () => number } {
+function timedReads(): { reads: JournalReads & TextReads & Pick<JournalStore, 'readKinds'>; readMs: () => number } {
   let readMs = 0;
   const timed =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
@@ -72,11 +72,13 @@ function timedReads(): { reads: JournalReads & TextReads; readMs: () => number }
         readMs += performance.now() - started;
       }
     };
-  const reads: JournalReads & TextReads = {
+  const reads: JournalReads & TextReads & Pick<JournalStore, 'readKinds'> = {
     readRangeText: timed((from: number, to: number | null, limit: number) => openReader().readRangeText(from, to, limit)),
     head: timed(() => openReader().head()),
     readRange: timed((from: number, to: number | null, limit: number) => openReader().readRange(from, to, limit)),
     readRun: timed((runId: string, from: number, limit: number) => openReader().readRun(runId, from, limit)),
+    // A verify reads a fork's EffectReused records through the kind index (fork-references.ts).
+    readKinds: timed((from: number, to: number, kinds: readonly string[], limit: number) => openReader().readKinds(from, to, kinds, limit)),
     readHashes: timed((from: number, to: number) => openReader().readHashes(from, to)),
     runs: timed((limit: number) => openReader().runs(limit)),
     runLastSeq: timed((runId: string) => openReader().runLastSeq(runId)),

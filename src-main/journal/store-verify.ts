@@ -14,6 +14,7 @@ import { Keyring, readKeyringRecords, type KeyringRecord } from './keyring';
 import type { PlaneKey } from './plane-key';
 import type { StoredRecordText } from './sqlite-reader';
 import { ChunkChecker, type ChunkOutcome, type ChunkPlan } from './verify-chunks';
+import { EFFECT_REUSED, forkReferenceProblem, type ForkCheckRecord } from './fork-references';
 import { verifyJournal, type VerifiableRecord, type VerifyReport } from './verify';
 
 /**
@@ -185,7 +186,7 @@ export async function verifyStoreRecords(
   }
   const folded = await Keyring.fold(plan.keyringRecords ?? []);
   if ('failed' in folded) return { ok: false, seq: folded.failed.seq, reason: folded.failed.reason, count: 0 };
-  return verifyJournal({
+  const report = await verifyJournal({
     scope: { kind: 'full' },
     records: pages(),
     keyring: folded.keyring,
@@ -195,6 +196,35 @@ export async function verifyStoreRecords(
     journalId: plan.journalId,
     ...(plan.uncovered !== undefined ? { uncovered: plan.uncovered } : {}),
   });
+  return report.ok ? ((await forkReferencesOfStore(reads as Partial<Pick<JournalStore, 'readKinds' | 'readRange'>>, report)) ?? report) : report;
+}
+
+/**
+ * A verified store's forks checked against their parents (fork-references.ts): the EffectReused
+ * records read through the kind index, each parent record by its seq. A reader without those
+ * reads (none here) leaves the check out.
+ */
+async function forkReferencesOfStore(reads: Partial<Pick<JournalStore, 'readKinds' | 'readRange'>>, report: Extract<VerifyReport, { ok: true }>): Promise<VerifyReport | null> {
+  if (!reads.readKinds || !reads.readRange) return null;
+  const head = report.count + report.unsigned;
+  const reused: ForkCheckRecord[] = [];
+  for (let from = 1; from <= head; ) {
+    const page = await reads.readKinds(from, head, [EFFECT_REUSED], VERIFY_PAGE);
+    reused.push(...page);
+    if (page.length < VERIFY_PAGE) break;
+    from = page.at(-1)!.seq + 1;
+  }
+  const readRange = reads.readRange.bind(reads);
+  const problem = await forkReferenceProblem(
+    reused,
+    async (seqs) => {
+      const found = new Map<number, ForkCheckRecord>();
+      for (const seq of seqs) for (const record of await readRange(seq, seq, 1)) found.set(record.seq, record);
+      return found;
+    },
+    true,
+  );
+  return problem ? { ok: false, seq: problem.seq, reason: problem.reason, count: report.count } : null;
 }
 
 /**

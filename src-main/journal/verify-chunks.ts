@@ -29,6 +29,7 @@
 import { HASH_SIZE, perfectRootInPlace, writeLeafHashOfHex } from './merkle';
 import { peekCheckpoint, type Checkpoint } from './checkpoints';
 import { isKeyringKind } from './keyring';
+import { EFFECT_REUSED } from './fork-references';
 import { BROKEN_LINK, RecordChecks, type SignedCheckpoints, type VerifiableRecord, type VerifyReport } from './verify';
 
 /**
@@ -160,6 +161,8 @@ export class ChunkChecker {
     // A keyring decides which keys' checkpoints count, and it is folded from every record before
     // any checkpoint is checked: only the single-thread verifier does that (bundle-verify.ts).
     if (isKeyringKind(record.kind)) this.declined ??= `a ${record.kind} record: a journal with a keyring is verified on one thread`;
+    // A fork's references reach back to its parent's records (fork-references.ts): checked on one thread.
+    if (record.kind === EFFECT_REUSED) this.declined ??= `an ${EFFECT_REUSED} record: a fork's references to its parent are checked on one thread`;
     const failed = this.checks.check(record);
     if (failed) {
       this.failure = failed as Extract<VerifyReport, { ok: false }>;

@@ -34,6 +34,7 @@ export function runView(history: RunSummary): RunView {
     pending: history.pending,
     ...(history.result !== undefined ? { result: history.result } : {}),
     ...(history.error ? { error: history.error } : {}),
+    ...(history.fork ? { forkOf: { runId: history.fork.parent, step: history.fork.step } } : {}),
   };
 }
 
@@ -59,6 +60,11 @@ async function assertCallerMayAnswer(runtime: Runtime, principal: string, runId:
   if (history.pending?.waitId === waitId && history.pending.reason !== 'input') {
     throw new PlaneError(ErrorCode.Forbidden, `only a person at this plane can decide a ${history.pending.reason} wait`);
   }
+}
+
+/** Refuses a protocol caller (an MCP host, an A2A client): what follows is a person's at this plane. */
+function assertAPerson(context: CallContext, what: string): void {
+  if (context.caller) throw new PlaneError(ErrorCode.Forbidden, `only a person at this plane can ${what}`);
 }
 
 /** The agents a runtime runs and the agent files it could not load: `agents.list`'s answer and the `agents.changed` event's payload. */
@@ -106,6 +112,20 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
       if (wait) return runView(await runtime.run(request));
       const { runId } = await runtime.start(request);
       return runView(await runtime.history(runId));
+    },
+    // Time travel reads and re-runs any run: a person's, at this plane, never a protocol caller's.
+    async 'runs.fork'(request, context) {
+      assertAPerson(context, 'fork a run');
+      const { runId } = await runtime.fork(request, [actorOf(context)], viaOf(context));
+      return runView(request.wait ? await runtime.settled(runId) : await runtime.summary(runId));
+    },
+    async 'runs.replay'(request, context) {
+      assertAPerson(context, 'replay a run');
+      return runtime.replay(request);
+    },
+    async 'runs.diff'({ a, b }, context) {
+      assertAPerson(context, 'compare runs');
+      return runtime.diff(a, b);
     },
     async 'runs.cancel'({ runId, reason }, context) {
       // A protocol caller (an MCP host's tasks/cancel) cancels only a run it admitted; the journal

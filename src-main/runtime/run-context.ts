@@ -22,7 +22,7 @@
  */
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import type { AnyRecordDraft, CredentialUseSchema, JournalRecord } from '../../src-shared/journal/records';
-import type { EffectKind } from '../../src-shared/vocabulary/effects';
+import { OUTSIDE_EFFECTS, type EffectKind } from '../../src-shared/vocabulary/effects';
 import { recordedFailureCode } from '../../src-shared/vocabulary/failures';
 import { waitIdOf } from '../../src-shared/vocabulary/ids';
 import { addSpend, ceilingCrossed, NO_SPEND, type Budget, type Spend } from '../../src-shared/vocabulary/spend';
@@ -84,6 +84,24 @@ export interface EffectSpec {
   perform(at: EffectAt): Promise<EffectOutcome>;
 }
 
+/**
+ * What a fork takes from its parent (runtime-forks.ts reads it from the parent's records): the
+ * answers of the steps before `until`, each with the record that held it, the parent's answers
+ * to its input questions, and the outside effects it performed (payment, peer, MCP, A2A) by step
+ * and key. docs/GOVERNED-RUNTIME.md, "Fork, replay, diff".
+ */
+export interface ForkReuse {
+  parentRunId: string;
+  /** The first step performed live. */
+  until: number;
+  answers: ReadonlyMap<number, { key: string; result: unknown; provenance: string; seq: number; hash: string }>;
+  inputs: ReadonlyMap<number, { by: string; input: unknown }>;
+  outside: ReadonlyMap<number, string>;
+}
+
+/** Effects that reach outside the plane: a fork asks before performing one its parent performed. */
+const OUTSIDE: ReadonlySet<EffectKind> = new Set(OUTSIDE_EFFECTS);
+
 export interface RunGovernance {
   grants: ReadonlyMap<string, { approve: boolean }>;
   approveEveryEffect: boolean;
@@ -117,6 +135,12 @@ export class RunContext {
    * it. A plane that stops first loses them with the run, which nobody was told about.
    */
   private held: Array<AnyRecordDraft | PreparedDraft>;
+  /**
+   * A fork takes its parent's answers from step 0 until its fork step, and stops at the first
+   * step it cannot (the parent's step differs, failed, or is missing): from there every step is
+   * live, so the fork never takes an answer meant for a different history.
+   */
+  private reusing = true;
   /** Commits made through commitWith, and the records of the first (see wholeRunIfOneCommit). */
   private commits = 0;
   private firstCommit: readonly JournalRecord[] | null = null;
@@ -132,6 +156,14 @@ export class RunContext {
     readonly modelText?: ModelTextSink,
     /** Records to commit with this run's first durable record (the admission, for Runtime.run). */
     held: readonly (AnyRecordDraft | PreparedDraft)[] = [],
+    /** A fork's parent's answers (ForkReuse); absent for every other run. */
+    private readonly reuse?: ForkReuse,
+    /**
+     * A dry replay (runtime-forks.ts `replay`): the recorded steps are answered as on any replay,
+     * but a step the record does not hold is never performed (ReplayStop), a recorded step no
+     * longer granted is a divergence, and nothing is written.
+     */
+    private readonly dry = false,
   ) {
     this.spend = history.spend;
     this.budget = history.budget;
@@ -184,6 +216,17 @@ export class RunContext {
     const attempts = this.history.steps.get(step) ?? [];
     const last = attempts.at(-1);
     if (last && last.started.key !== key) throw new DivergenceError(step, last.started.key, key, `${spec.effect} ${spec.name}`);
+    if (this.dry) {
+      if (!last) throw new ReplayStop(step, key, spec);
+      if (spec.grant !== null && !this.governance.grants.has(spec.grant)) throw new ReplayUngranted(step, spec.grant);
+    }
+    // The same rule on every execution: a step this fork performed itself ends its reuse.
+    if (last && !last.reused) this.reusing = false;
+    if (!last && this.reuse && this.reusing && step < this.reuse.until) {
+      const answer = this.reuse.answers.get(step);
+      if (answer?.key === key) return this.reused(step, key, spec, answer);
+      this.reusing = false;
+    }
     if (last?.done) return last.done.result;
     if (last?.failed && last.failed.disposition !== 'InDoubt') {
       throw new EffectFailure(recordedFailureCode(last.failed.error.code), last.failed.error.message, last.failed.disposition);
@@ -220,11 +263,35 @@ export class RunContext {
   /** Waits for a person to supply input; returns what they supplied (journaled in the decision). */
   async waitFor(prompt: string): Promise<unknown> {
     const step = this.step++;
-    const decision = decisionOn(this.history, waitIdOf(this.runId, step, 'input'));
+    const waitId = waitIdOf(this.runId, step, 'input');
+    const decision = decisionOn(this.history, waitId);
+    if (!decision && this.reuse && this.reusing && step < this.reuse.until) {
+      const given = this.reuse.inputs.get(step);
+      if (given) {
+        // The parent's answer to the same question, journaled as this run's decision, naming whose it was.
+        const subject: WaitSubject = { kind: 'input', prompt, agent: this.history.agent, owner: this.owner };
+        this.held.push({ runId: this.runId, kind: 'Decision', body: { waitId, decision: 'approve', by: given.by, subjectHash: subjectHash(subject), reason: `taken from run ${this.reuse.parentRunId}, which was answered so at step ${step}`, value: { kind: 'input', input: given.input as never } } });
+        this.written += 1;
+        return given.input;
+      }
+      this.reusing = false;
+    }
     if (decision?.decision === 'approve') return decision.value?.kind === 'input' ? decision.value.input : null;
     if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'input refused');
+    if (this.dry) throw new ReplayStop(step, null, null);
     await this.boundary(step);
     return this.suspend(step, { kind: 'input', prompt, agent: this.history.agent, owner: this.owner });
+  }
+
+  /** A fork's step answered from its parent's record: nothing performed, nothing spent; held like a local read. */
+  private reused(step: number, key: string, spec: EffectSpec, answer: ForkReuse['answers'] extends ReadonlyMap<number, infer A> ? A : never): unknown {
+    this.held.push({
+      runId: this.runId,
+      kind: 'EffectReused',
+      body: { step, effect: spec.effect, name: spec.name, key, request: spec.request as never, result: answer.result as never, provenance: answer.provenance, from: { runId: this.reuse!.parentRunId, seq: answer.seq, hash: answer.hash } },
+    });
+    this.written += 1;
+    return answer.result;
   }
 
   private async perform(step: number, key: string, spec: EffectSpec): Promise<unknown> {
@@ -371,7 +438,9 @@ export class RunContext {
   }
 
   private async checkApproval(step: number, spec: EffectSpec): Promise<void> {
-    const needs = spec.grant !== null && (this.governance.grants.get(spec.grant)?.approve || this.governance.approveEveryEffect);
+    // A fork performing again an outside effect its parent performed (the same step and key) asks first.
+    const again = OUTSIDE.has(spec.effect) && this.reuse?.outside.get(step) === effectKey(spec);
+    const needs = spec.grant !== null && (again || this.governance.grants.get(spec.grant)?.approve || this.governance.approveEveryEffect);
     if (!needs) return;
     const subject: WaitSubject = {
       kind: spec.effect === 'payment' ? 'payment' : 'approval',
@@ -399,6 +468,11 @@ export class RunContext {
     throw new RunSuspended(waitId);
   }
 
+  /** Steps this execution has reached (effects and questions), replayed or performed. */
+  get stepsTaken(): number {
+    return this.step;
+  }
+
   private async write(draft: AnyRecordDraft): Promise<JournalRecord> {
     const record = await this.commitWith(draft);
     this.written += 1;
@@ -411,6 +485,7 @@ export class RunContext {
    * here, so a run's held records are never left behind its seal.
    */
   async commitWith(draft: AnyRecordDraft): Promise<JournalRecord> {
+    if (this.dry) throw new ReplayStop(this.step, null, null);
     const batch = this.held.splice(0);
     batch.push(draft);
     const records = await this.journal.appendBatch(batch);
@@ -429,6 +504,32 @@ export class RunContext {
   wholeRunIfOneCommit(): readonly JournalRecord[] | null {
     const records = this.firstCommit;
     return records && this.commits === 1 && records[0]?.kind === 'RunAdmitted' && records[0].runId === this.runId ? records : null;
+  }
+}
+
+/**
+ * A dry replay reached a step its record does not hold: it stops there, performing nothing.
+ * `spec` is the effect it would perform (null for a question or anything else it would write).
+ */
+export class ReplayStop extends Error {
+  override readonly name = 'ReplayStop';
+  constructor(
+    readonly step: number,
+    readonly key: string | null,
+    readonly spec: Pick<EffectSpec, 'effect' | 'name' | 'request'> | null,
+  ) {
+    super(`the replay reached step ${step}, which the record does not hold`);
+  }
+}
+
+/** A dry replay met a recorded step whose grant the changed manifest no longer gives. */
+export class ReplayUngranted extends Error {
+  override readonly name = 'ReplayUngranted';
+  constructor(
+    readonly step: number,
+    readonly grant: string,
+  ) {
+    super(`step ${step} needs ${grant}, which the manifest no longer grants`);
   }
 }
 

@@ -20,6 +20,8 @@ export interface EffectAttempt {
   started: RecordBody<'EffectStarted'> & { seq: number };
   done?: RecordBody<'EffectDone'> & { seq: number };
   failed?: RecordBody<'EffectFailed'> & { seq: number };
+  /** Taken from a fork's parent (EffectReused): the parent's record that held the answer. */
+  reused?: RecordBody<'EffectReused'>['from'];
 }
 
 export interface PendingWait {
@@ -43,6 +45,8 @@ export interface RunHistory {
   inputProvenance: string;
   parentRunId?: string;
   parentStep?: number;
+  /** A fork (RunForked): its parent, the first step it performs live, what it changed. */
+  fork?: RecordBody<'RunForked'>;
   /** Which process executes it: `plane` or `peer:<id>` (on a team plane `plane@<instance>`, `peer:<id>@<instance>`); the last RunAdopted's `to`. */
   host?: string;
   /** Who held it from which seq: the admission's host, then each RunAdopted's `to` (docs/TEAM-PLANE.md). */
@@ -227,6 +231,20 @@ export class RunFold {
       case 'Cancelled': {
         const c = body as RecordBody<'Cancelled'>;
         history.cancelled = { by: c.by, reason: c.reason };
+        break;
+      }
+      case 'RunForked':
+        history.fork = body as RecordBody<'RunForked'>;
+        break;
+      case 'EffectReused': {
+        // A step answered from the parent's record: an attempt begun and done at once, spending nothing.
+        const reused = body as RecordBody<'EffectReused'>;
+        if (this.detail === true || this.detail === reused.effect) {
+          const started = { step: reused.step, effect: reused.effect, name: reused.name, key: reused.key, request: reused.request, seq: record.seq };
+          const done = { step: reused.step, key: reused.key, result: reused.result, spend: NO_SPEND, provenance: reused.provenance, seq: record.seq };
+          history.steps.set(reused.step, [...(history.steps.get(reused.step) ?? []), { started, done, reused: reused.from }]);
+        }
+        history.pending = null;
         break;
       }
       case 'RunAdopted':

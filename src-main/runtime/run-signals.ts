@@ -29,7 +29,8 @@ export class DivergenceError extends Error {
     readonly step: number,
     readonly recordedKey: string,
     readonly replayKey: string,
-    what: string,
+    /** The effect and name the run now asks for at that step. */
+    readonly what: string,
   ) {
     super(`replay diverged at step ${step} (${what}): the journal recorded key ${recordedKey.slice(0, 16)}…, the run now asks for ${replayKey.slice(0, 16)}…`);
   }

@@ -16,6 +16,7 @@ import { newRunId } from '../base/random-ids';
 import { pricingOf, unconfiguredProviderMessage } from './model-provider';
 import { UNPRICED_REMEDY, unpricedModelWords } from './model-effect';
 import type { LoadedAgent } from './manifest';
+import type { RunProgram } from './run-program';
 import { brokenAgentLine, grantNeeded } from './manifest';
 import { grantsBeyond, MAX_CHAIN_DEPTH, type PolicyEngine } from './policy';
 import type { RunHistory } from './run-history';
@@ -184,13 +185,27 @@ export class RunAdmission {
   }
 
   /**
+   * Admits a fork (runtime-forks.ts): every check a run passes, against `override` when the fork
+   * changes the agent's manifest, then its RunAdmitted and RunForked in one commit.
+   */
+  async admitFork(request: StartRequest, forked: RecordBody<'RunForked'>, override: { agent: LoadedAgent; program: RunProgram } | undefined): Promise<{ runId: string }> {
+    const runId = newRunId();
+    const admitted = await this.admission(request, runId, undefined, override);
+    await this.state.journal.appendBatch([admitted, { runId, kind: 'RunForked', body: forked }]);
+    this.state.ownRuns.add(runId);
+    this.schedule(runId);
+    return { runId };
+  }
+
+  /**
    * Every check admission makes, then the RunAdmitted record that admits the run (not yet
    * written). A refusal by policy, a halt or the chain's depth is journaled here and thrown.
+   * `override`: a fork's changed manifest, checked in place of the declared one.
    */
-  private async admission(request: StartRequest, runId: string, budgetCap: Budget | undefined): Promise<RecordDraft<'RunAdmitted'>> {
+  private async admission(request: StartRequest, runId: string, budgetCap: Budget | undefined, override?: { agent: LoadedAgent; program: RunProgram }): Promise<RecordDraft<'RunAdmitted'>> {
     const state = this.state;
     await state.usable();
-    const program = state.programs.get(request.agent);
+    const program = override?.program ?? state.programs.get(request.agent);
     if (!program) {
       // The person at this plane learns what is wrong with the file; a protocol caller (MCP, A2A,
       // a peer) learns no more than that there is no such agent, as for any it cannot run.
@@ -201,7 +216,7 @@ export class RunAdmission {
     // Every model provider the agent's steps name must be configured, checked before anything
     // is journaled: the person learns which variable to set now, not when the step is reached
     // halfway through a run that has already spent.
-    const agent = state.agents.get(request.agent);
+    const agent = override?.agent ?? state.agents.get(request.agent);
     for (const step of agent?.manifest.steps ?? []) {
       if ('model' in step && !state.options.providers.has(step.model.provider)) {
         throw new PlaneError(ErrorCode.BadRequest, unconfiguredProviderMessage(request.agent, step.model.provider));

@@ -7,7 +7,8 @@ import { CURRENT_VERSION, type AnyRecordDraft, type RecordBody, type RecordDraft
 import { PlaneError } from '../base/plane-error';
 import { errorFields } from '../base/logger';
 import { brokenAgentLine } from './manifest';
-import { RunContext, type RunGovernance } from './run-context';
+import { RunContext, type ForkReuse, type RunGovernance } from './run-context';
+import type { RunProgram } from './run-program';
 import { readRunHistory, type RunHistory } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import { billedToParent, RunParked, type AgentRunner, type ChildRunRequest, type ChildSeal } from './agent-effect';
@@ -23,6 +24,10 @@ export interface ChildRunDoors {
   admit(request: StartRequest, runId: string, budgetCap: Budget | undefined): Promise<unknown>;
   /** Cancels a run (RunDecisions.cancel). */
   cancel(runId: string, by: string, reason?: string): Promise<unknown>;
+  /** The program a run executes: a fork's kept manifest, else its agent's (RunForks.programOf). */
+  programOf(history: RunHistory): RunProgram | undefined;
+  /** What a fork takes from its parent (RunForks.reuseOf); undefined for any other run. */
+  reuseOf(history: RunHistory): Promise<ForkReuse | undefined>;
 }
 
 export class RunExecution {
@@ -67,7 +72,7 @@ export class RunExecution {
     if (history.status === 'sealed') return;
     // Cancelled, perhaps by a plane that stopped before it reached the run's children.
     if (history.cancelled) await this.cancelChildren(runId, history.cancelled.by);
-    const program = state.programs.get(history.agent);
+    const program = this.doors.programOf(history);
     if (!program) {
       const broken = state.brokenAgents.get(history.agent);
       await this.seal(history, null, 'failed', undefined, { code: 'AgentGone', message: broken ? `${history.agent} is broken: ${brokenAgentLine(broken)}` : `${history.agent} is no longer declared on this plane` });
@@ -79,7 +84,7 @@ export class RunExecution {
       haltedBy: (h) => state.haltedByChain(h.chain, h.agent),
       cancelRequested: (id) => state.cancelRequests.has(id),
     };
-    const cx = new RunContext(history, state.journal, governance, state.options.onModelText, heldAdmission ? [heldAdmission.prepared] : []);
+    const cx = new RunContext(history, state.journal, governance, state.options.onModelText, heldAdmission ? [heldAdmission.prepared] : [], await this.doors.reuseOf(history));
     try {
       const result = await program.run(history.input, cx);
       await this.seal(history, cx, 'succeeded', result);

@@ -30,6 +30,9 @@ import type { StepDeps } from './step-runner';
 import { assertAgentSet, PlaneBuildError, RunAdmission, type StartRequest } from './runtime-admission';
 import { RunDecisions, type AnswerRequest, type DecideRequest } from './runtime-decisions';
 import { RunExecution } from './runtime-execution';
+import { RunForks } from './runtime-forks';
+import { diffRuns } from './run-diff';
+import type { ForkRequest, ReplayReport, ReplayRequest, RunDiff } from '../../src-shared/protocol/time-travel';
 import { RunFollower, RunReads, type OwnedRunsFilter } from './runtime-reads';
 import { brokenByName, RuntimeState, type RuntimeOptions } from './runtime-state';
 
@@ -51,6 +54,7 @@ export class Runtime {
   private readonly admission: RunAdmission;
   private readonly decisions: RunDecisions;
   private readonly follower: RunFollower;
+  private readonly forks: RunForks;
   private readonly stepDeps: StepDeps;
 
   private constructor(private readonly options: RuntimeOptions) {
@@ -61,8 +65,11 @@ export class Runtime {
     this.execution = new RunExecution(state, this.reads, {
       admit: (request, runId, budgetCap) => this.admission.admit(request, runId, budgetCap),
       cancel: (runId, by, reason) => this.decisions.cancel(runId, by, reason),
+      programOf: (history) => this.forks.programOf(history),
+      reuseOf: (history) => this.forks.reuseOf(history),
     });
     this.admission = new RunAdmission(state, this.reads, (runId, held) => this.execution.schedule(runId, held));
+    this.forks = new RunForks(state, this.reads, this.admission, () => this.stepDeps);
     this.decisions = new RunDecisions(state, this.reads, this.execution);
     this.follower = new RunFollower(state, this.reads, {
       schedule: (runId) => this.execution.schedule(runId),
@@ -238,6 +245,21 @@ export class Runtime {
   }
 
   /** Admits, runs and resolves with the run's history once it has sealed or waits for a person (RunAdmission.run). */
+  /** Forks a run from one of its steps (runtime-forks.ts). */
+  fork(request: ForkRequest, chain: string[], via: StartRequest['via']): Promise<{ runId: string }> {
+    return this.forks.fork(request, chain, via);
+  }
+
+  /** Replays a recorded run under a change, performing nothing (runtime-forks.ts). */
+  replay(request: ReplayRequest): Promise<ReplayReport> {
+    return this.forks.replay(request);
+  }
+
+  /** Two runs step by step (run-diff.ts). */
+  async diff(a: string, b: string): Promise<RunDiff> {
+    return diffRuns(await this.reads.history(a), await this.reads.history(b));
+  }
+
   run(request: StartRequest): Promise<RunHistory> {
     return this.admission.run(request);
   }

@@ -233,6 +233,38 @@ export const recordBodies = {
     1: () => z.object({ from: z.string().min(1), to: z.string().min(1), reason: z.string() }),
   }),
   /**
+   * A run forked from another (`runs.fork`; docs/GOVERNED-RUNTIME.md, "Fork, replay, diff"):
+   * written right after its RunAdmitted, in the same commit. Its effects before `step` are
+   * answered from `parent`'s records (EffectReused), the rest performed live. `changed` says
+   * what differs from the parent; a changed manifest is kept whole (`manifest`), so the fork
+   * runs the same program after a restart, and its digest names it.
+   */
+  RunForked: lazyEntries({
+    1: () => z.object({
+      parent: z.string().min(1),
+      step: Step,
+      changed: z.object({ input: z.boolean(), manifest: z.boolean(), model: z.string().nullable() }),
+      manifest: z.object({ digest: HashHexSchema, source: z.record(z.string(), z.unknown()) }).optional(),
+    }),
+  }),
+  /**
+   * A fork's step answered from its parent's record, performed by nobody and spending nothing:
+   * the parent's effect, arguments and answer, and the record that held them (`from`: its run,
+   * seq and hash), which offline verify checks against the parent's own record.
+   */
+  EffectReused: lazyEntries({
+    1: () => z.object({
+      step: Step,
+      effect: EffectKindSchema,
+      name: z.string(),
+      key: HashHexSchema,
+      request: Json,
+      result: Json,
+      provenance: z.string(),
+      from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
+    }),
+  }),
+  /**
    * A public key admitted to the plane's keyring: checkpoints it signs over this journal are the
    * plane's (offline verify refuses one signed by a key never admitted). Each instance of a team
    * plane admits its own key when it first serves the journal.
@@ -270,6 +302,8 @@ export const CURRENT_VERSION = {
   RunAdopted: 1,
   KeyAdmitted: 1,
   KeyRetired: 1,
+  RunForked: 1,
+  EffectReused: 1,
 } as const satisfies { [K in RecordKind]: keyof (typeof recordBodies)[K] };
 
 type Bodies = typeof recordBodies;

@@ -14,6 +14,9 @@ export type EffectKind = z.infer<typeof EffectKindSchema>;
 /** The effects that are another agent's run (here, at a peer, or over A2A), whose own waits its caller inherits. */
 export const DELEGATING_EFFECTS: readonly EffectKind[] = EffectKindSchema.extract(['agent', 'peer', 'a2a']).options;
 
+/** The effects that reach the world outside the plane: a fork asks before performing one its parent performed. */
+export const OUTSIDE_EFFECTS: readonly EffectKind[] = EffectKindSchema.extract(['payment', 'peer', 'mcp', 'a2a']).options;
+
 /**
  * What a failed effect did on the far side: `DidNotHappen` (safe to retry, costs nothing),
  * `Landed` (it happened; don't repeat it), `InDoubt` (unknown; a person decides in recovery).

@@ -210,6 +210,26 @@ const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
     await call(plane, 'runs.cancel', { runId: stopped.runId, reason: 'golden journal: a budget wait ended by a person' });
     return made;
   },
+  // Time travel (docs/GOVERNED-RUNTIME.md, "Fork, replay, diff"): thrifty raised past its ceiling
+  // and finished; a fork of it at step 2 (steps 0 and 1 taken from it); a fork at step 1 whose
+  // changed manifest (another final prompt) it keeps whole.
+  async fork(dataDir) {
+    const made = await planeWith(dataDir, [MANIFESTS.thrifty]);
+    const { plane } = made;
+    const parent = await call(plane, 'runs.start', { agent: 'thrifty', input: { topic: 'forks' }, wait: true });
+    if (parent.pending?.reason !== 'budget') throw new Error(`thrifty did not wait on its budget: ${JSON.stringify(parent)}`);
+    await call(plane, 'approvals.decide', { runId: parent.runId, waitId: parent.pending.waitId, decision: 'approve', subjectHash: parent.pending.subjectHash, value: { kind: 'budget', budget: { maxTokens: 1000 } } });
+    await mustSettle(plane, parent.runId);
+    // Today's ceiling holds the fork too: its step 2 waits on it, and a person raises it.
+    const same = await call(plane, 'runs.fork', { runId: parent.runId, at: 2, wait: true });
+    if (same.pending?.reason !== 'budget') throw new Error(`the fork at step 2 did not wait on its budget: ${JSON.stringify(same)}`);
+    await call(plane, 'approvals.decide', { runId: same.runId, waitId: same.pending.waitId, decision: 'approve', subjectHash: same.pending.subjectHash, value: { kind: 'budget', budget: { maxTokens: 1000 } } });
+    await mustSettle(plane, same.runId);
+    const changed = { ...MANIFESTS.thrifty, steps: MANIFESTS.thrifty.steps.map((s, i) => (i === 2 ? { as: 'third', model: { provider: 'local', prompt: 'Another final draft: {{steps.second.text}}', maxTokens: 40 } } : s)), budget: { maxTokens: 1000 } };
+    const kept = await call(plane, 'runs.fork', { runId: parent.runId, at: 1, manifest: JSON.stringify(changed), wait: true });
+    if (kept.status !== 'sealed') throw new Error(`the fork with a changed manifest did not finish: ${JSON.stringify(kept)}`);
+    return made;
+  },
   // A team plane's keyring (docs/SECURITY.md): a plane serving an empty PostgreSQL journal admits
   // its key and runs a summary; a second instance's key is admitted, signs, and is retired.
   async keyring(dataDir) {
