@@ -201,6 +201,10 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     expect(await textOf(conversation)).toContain('stop reason end_turn');
     const planHeading = panel().getByRole('heading', { name: /^Plan/ });
     await expect.poll(() => textOf(planHeading), POLL).toBe('Plan (3 of 3 done)');
+    // Recorded as evidence (the tap's default): the conversation and plan are the transcript kept
+    // beside the journal, and the page says so, with what the journal left out by wire name.
+    const note = panel().getByRole('note', { name: 'Transcript, not evidence', exact: true });
+    expect(await textOf(note)).toContain('The journal names what it left out: agent_thought_chunk 3, plan 4, agent_message_chunk 3.');
     const plan = panel().getByRole('region', { name: /^Plan/ }).getByRole('listitem');
     expect(await plan.count()).toBe(3);
     for (const entry of await plan.allTextContents()) expect(entry).toMatch(/^completed /);
@@ -240,7 +244,11 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     await tab('Raw wire').click();
     const records = await runRecords(runId);
     const messages = records.filter(isMessageObservation);
-    expect(messages.length).toBe(session!.counts.messages);
+    // The journal's messages are the evidence; the ten it left out are in the transcript, named.
+    const view = await client.call('acp.session', { runId });
+    const leftOut = Object.values(view.transcript?.leftOut ?? {}).reduce((sum, n) => sum + n, 0);
+    expect(leftOut).toBe(10);
+    expect(messages.length + leftOut).toBe(session!.counts.messages);
     const listbox = panel().getByRole('listbox', { name: /^Wire records \(messages and the tap's own\): \d+$/ });
     await expect.poll(async () => (await listbox.getAttribute('aria-label')) ?? '', POLL).toBe(`Wire records (messages and the tap's own): ${records.length}`);
     // The tap's own entries and the seal are shown beside the messages, marked "tap or plane";

@@ -6,6 +6,10 @@
  *
  * A long session renders its latest RECENT_ITEMS items; earlier ones are a click away (the
  * raw wire tab has every message, virtualized).
+ *
+ * A session recorded as evidence (`view.transcript`) reads the same, but its messages,
+ * thoughts and plan come from the transcript store beside the journal: the page says so, marks
+ * each of them "transcript", and says what the journal left out and how much of it is still kept.
  */
 import { useState } from 'react';
 import type { ConversationItem, PlanEntryView, SessionView } from '../../../src-shared/protocol/acp/session-view';
@@ -39,6 +43,22 @@ export function AcpPlan({ plan }: { plan: PlanEntryView[] }) {
   );
 }
 
+/** What the page says of a session recorded as evidence: where its conversation lives, and what the journal left out. */
+function TranscriptNote({ transcript }: { transcript: NonNullable<SessionView['transcript']> }) {
+  const leftOut = Object.entries(transcript.leftOut);
+  const total = leftOut.reduce((sum, [, n]) => sum + n, 0);
+  return (
+    <p className="acp-transcript-note" role="note" aria-label="Transcript, not evidence">
+      <strong>Transcript, not evidence.</strong>
+      {` Messages, thoughts and the plan are kept beside the journal for ${count(transcript.retentionDays)} days, not in it.`}
+      {` The journal names what it left out: ${leftOut.length === 0 ? 'nothing yet' : leftOut.map(([kind, n]) => `${kind} ${count(n)}`).join(', ')}.`}
+      {transcript.kept < total ? ` ${count(total - transcript.kept)} of them are no longer kept (erased or past retention).` : null}
+    </p>
+  );
+}
+
+const TranscriptTag = ({ view }: { view: SessionView }) => (view.transcript ? <span className="acp-transcript-tag"> · transcript</span> : null);
+
 function Item({ item, view }: { item: ConversationItem; view: SessionView }) {
   const time = <time dateTime={item.at}>{clockTime(item.at)}</time>;
   switch (item.kind) {
@@ -58,6 +78,7 @@ function Item({ item, view }: { item: ConversationItem; view: SessionView }) {
         <li className="acp-item acp-message">
           <div className="acp-who">
             <strong>Agent</strong> · {time}
+            <TranscriptTag view={view} />
           </div>
           <p className="acp-text">{item.text}</p>
         </li>
@@ -68,6 +89,7 @@ function Item({ item, view }: { item: ConversationItem; view: SessionView }) {
           <details>
             <summary>
               Agent&apos;s thought · {time} <span className="muted">({count(item.text.length)} characters)</span>
+              <TranscriptTag view={view} />
             </summary>
             <p className="acp-text">{item.text}</p>
           </details>
@@ -105,6 +127,7 @@ export function AcpConversation({ view }: { view: SessionView }) {
   const hidden = all ? 0 : Math.max(0, items.length - RECENT_ITEMS);
   return (
     <div className="acp-conversation">
+      {view.transcript ? <TranscriptNote transcript={view.transcript} /> : null}
       <AcpPlan plan={view.plan} />
       {items.length === 0 ? <p className="muted">No prompt yet: the conversation appears here as the editor and the agent talk.</p> : null}
       {hidden > 0 ? (

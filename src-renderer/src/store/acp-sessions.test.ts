@@ -152,6 +152,31 @@ describe('editor sessions follow the journal by notification', () => {
     }
   });
 
+  it('recorded as evidence, the open session shows a chunk that reached only the transcript within the same window', async () => {
+    const h = await harness();
+    const { tap, record, close } = await tapClient(h);
+    try {
+      const [started, ...rest] = opening();
+      await record([{ ...started!, detail: { ...(started!.detail as object), record: 'evidence' } }, ...rest]);
+      await journalCaughtUp(h);
+      h.store.getState().navigate({ section: 'acp', runId: RUN });
+      await h.settle();
+      const head = (await h.plane.journal.head()).seq;
+      // A chunk as the tap sends it when recording evidence: a transcript line, no record.
+      const line = chunk('Hel').detail;
+      const sent = await tap.tryCall('acp.record', { runId: RUN, sessionId: SESSION, observations: [], transcript: [{ wire: line.wire, dir: line.dir, at: line.at, kind: 'agent_message_chunk', message: line.message }] });
+      expect(sent.ok).toBe(true);
+      expect((await h.plane.journal.head()).seq).toBe(head);
+      await h.until(() => h.env.clock.pending() > 0, 'a re-read scheduled by acp.transcript');
+      h.env.clock.advance(40);
+      await h.settle();
+      expect(h.store.getState().acpOpen.view?.conversation.at(-1)).toMatchObject({ kind: 'message', text: 'Hel' });
+      expect(h.store.getState().acpOpen.view?.transcript).toEqual({ leftOut: {}, kept: 1, retentionDays: 30 });
+    } finally {
+      close();
+    }
+  });
+
   it('leaving the session lets it go: its changes are no longer read', async () => {
     const h = await harness();
     const { record, close } = await tapClient(h);
