@@ -275,6 +275,19 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     const saved = join(profileDir, 'acp-export.jsonl');
     await download.saveAs(saved);
     expect(readFileSync(saved, 'utf8').trim().split('\n').filter((l) => l.includes(runId)).length).toBeGreaterThanOrEqual(records.length);
+
+    // The transcript erased from the page (asked twice): the conversation's messages go, the
+    // evidence stays, and the note says how much is no longer kept.
+    await tab('Conversation').click();
+    await panel().getByRole('button', { name: 'Erase transcript…', exact: true }).click();
+    await panel().getByRole('button', { name: 'Erase', exact: true }).click();
+    const erasedNote = panel().getByRole('note', { name: 'Transcript, not evidence', exact: true });
+    await expect.poll(() => textOf(erasedNote), POLL).toContain('10 of them are no longer kept (erased or past retention).');
+    const conversationAfter = panel().getByRole('list', { name: 'Conversation', exact: true });
+    expect(await textOf(conversationAfter)).toContain(DEMO_PROMPT);
+    expect(await textOf(conversationAfter)).not.toContain(DEMO_SUMMARY);
+    expect(await textOf(conversationAfter)).toContain('stop reason end_turn');
+    expect((await runRecords(runId)).length).toBe(records.length);
   }, LONG_TEST_MS);
 
   it('puts a permission request of a session tapped with --policy inbox before the person; answered by click, the demo finishes its turn and the file is edited', async () => {

@@ -12,6 +12,7 @@
  * each of them "transcript", and says what the journal left out and how much of it is still kept.
  */
 import { useState } from 'react';
+import { useApp } from '../store/store-context';
 import type { ConversationItem, PlanEntryView, SessionView } from '../../../src-shared/protocol/acp/session-view';
 import { JsonBlock } from '../components/json-block';
 import { StatusPill } from '../components/status-pill';
@@ -44,16 +45,36 @@ export function AcpPlan({ plan }: { plan: PlanEntryView[] }) {
 }
 
 /** What the page says of a session recorded as evidence: where its conversation lives, and what the journal left out. */
-function TranscriptNote({ transcript }: { transcript: NonNullable<SessionView['transcript']> }) {
+function TranscriptNote({ sessionId, transcript }: { sessionId: string; transcript: NonNullable<SessionView['transcript']> }) {
   const leftOut = Object.entries(transcript.leftOut);
   const total = leftOut.reduce((sum, [, n]) => sum + n, 0);
+  const erase = useApp((s) => s.eraseAcpTranscript);
+  // Erasing asks once more: the lines do not come back.
+  const [confirming, setConfirming] = useState(false);
   return (
-    <p className="acp-transcript-note" role="note" aria-label="Transcript, not evidence">
+    <div className="acp-transcript-note" role="note" aria-label="Transcript, not evidence">
+      <p>
       <strong>Transcript, not evidence.</strong>
       {` Messages, thoughts and the plan are kept beside the journal for ${count(transcript.retentionDays)} days, not in it.`}
       {` The journal names what it left out: ${leftOut.length === 0 ? 'nothing yet' : leftOut.map(([kind, n]) => `${kind} ${count(n)}`).join(', ')}.`}
       {transcript.kept < total ? ` ${count(total - transcript.kept)} of them are no longer kept (erased or past retention).` : null}
-    </p>
+      </p>
+      {transcript.kept === 0 || sessionId === '' ? null : confirming ? (
+        <p>
+          Erase the {count(transcript.kept)} transcript lines of this session? The journal&apos;s evidence stays.{' '}
+          <button type="button" className="button small" onClick={() => void erase(sessionId).then(() => setConfirming(false))}>
+            Erase
+          </button>{' '}
+          <button type="button" className="button small" onClick={() => setConfirming(false)}>
+            Keep
+          </button>
+        </p>
+      ) : (
+        <button type="button" className="button small" onClick={() => setConfirming(true)}>
+          Erase transcript…
+        </button>
+      )}
+    </div>
   );
 }
 
@@ -127,7 +148,7 @@ export function AcpConversation({ view }: { view: SessionView }) {
   const hidden = all ? 0 : Math.max(0, items.length - RECENT_ITEMS);
   return (
     <div className="acp-conversation">
-      {view.transcript ? <TranscriptNote transcript={view.transcript} /> : null}
+      {view.transcript ? <TranscriptNote sessionId={view.sessionId} transcript={view.transcript} /> : null}
       <AcpPlan plan={view.plan} />
       {items.length === 0 ? <p className="muted">No prompt yet: the conversation appears here as the editor and the agent talk.</p> : null}
       {hidden > 0 ? (

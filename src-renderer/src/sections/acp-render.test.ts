@@ -114,6 +114,7 @@ describe('the Editor sessions views render a folded session', () => {
     // The conversation itself is as it was, each message and thought marked.
     expect(shown).toContain('I will fix it.');
     expect(shown.match(/· transcript/g)).toHaveLength(2);
+    expect(html).toMatch(/<button[^>]*>Erase transcript…<\/button>/);
   });
 
   it('the list: each session with its parties, state in words and counts; empty: how to connect an editor', () => {

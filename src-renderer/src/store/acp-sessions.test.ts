@@ -172,6 +172,13 @@ describe('editor sessions follow the journal by notification', () => {
       await h.settle();
       expect(h.store.getState().acpOpen.view?.conversation.at(-1)).toMatchObject({ kind: 'message', text: 'Hel' });
       expect(h.store.getState().acpOpen.view?.transcript).toEqual({ leftOut: {}, kept: 1, retentionDays: 30 });
+
+      // Erased from the page: the line goes, the evidence stays, and the view says so at once.
+      expect(await h.store.getState().eraseAcpTranscript(SESSION)).toBe(true);
+      expect(h.store.getState().acpOpen.view?.conversation.map((i) => i.kind)).toEqual(['prompt']);
+      expect(h.store.getState().acpOpen.view?.transcript).toEqual({ leftOut: {}, kept: 0, retentionDays: 30 });
+      expect((await h.plane.journal.head()).seq).toBe(head);
+      expect(await h.store.getState().eraseAcpTranscript('sess-none')).toBe(false);
     } finally {
       close();
     }

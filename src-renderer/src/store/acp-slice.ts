@@ -89,6 +89,11 @@ export interface AcpSlice {
   /** A session's transcript grew (`acp.transcript`): re-read it if it is open, the list if it is shown. */
   noteAcpTranscript(runId: string): void;
   setAcpWireQuery(query: string): void;
+  /**
+   * Erases a session's transcript (`acp.transcriptErase`): the conversation people read goes,
+   * the journal's evidence and its count of what it left out stay. The open session is re-read.
+   */
+  eraseAcpTranscript(sessionId: string): Promise<boolean>;
   /** Chooses one of the agent's options for an open permission request of a session tapped with `--policy inbox` (`acp.answer`). */
   answerPermission(runId: string, permission: PermissionView, optionId: string): Promise<boolean>;
 }
@@ -290,6 +295,18 @@ export function createAcpSlice({ set, get, client, env }: SliceDeps): AcpSlice {
 
     setAcpWireQuery(query) {
       set({ acpWireQuery: query });
+    },
+
+    async eraseAcpTranscript(sessionId) {
+      const result = await client.tryCall('acp.transcriptErase', { sessionId });
+      if (!result.ok) {
+        get().announce(`Could not erase the transcript: ${result.error.message}`);
+        return false;
+      }
+      get().announce(`Erased the transcript of session ${sessionId}: ${result.value.lines} lines. The journal's evidence is unchanged.`);
+      const open = get().acpOpen.runId;
+      if (open && result.value.runIds.includes(open)) await get().refreshAcpSession();
+      return true;
     },
 
     async answerPermission(runId, permission, optionId) {
