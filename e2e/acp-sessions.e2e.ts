@@ -201,6 +201,10 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     expect(await textOf(conversation)).toContain('stop reason end_turn');
     const planHeading = panel().getByRole('heading', { name: /^Plan/ });
     await expect.poll(() => textOf(planHeading), POLL).toBe('Plan (3 of 3 done)');
+    // Recorded as evidence (the tap's default): the conversation and plan are the transcript kept
+    // beside the journal, and the page says so, with what the journal left out by wire name.
+    const note = panel().getByRole('note', { name: 'Transcript, not evidence', exact: true });
+    expect(await textOf(note)).toContain('The journal names what it left out: agent_thought_chunk 3, plan 4, agent_message_chunk 3.');
     const plan = panel().getByRole('region', { name: /^Plan/ }).getByRole('listitem');
     expect(await plan.count()).toBe(3);
     for (const entry of await plan.allTextContents()) expect(entry).toMatch(/^completed /);
@@ -240,7 +244,11 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     await tab('Raw wire').click();
     const records = await runRecords(runId);
     const messages = records.filter(isMessageObservation);
-    expect(messages.length).toBe(session!.counts.messages);
+    // The journal's messages are the evidence; the ten it left out are in the transcript, named.
+    const view = await client.call('acp.session', { runId });
+    const leftOut = Object.values(view.transcript?.leftOut ?? {}).reduce((sum, n) => sum + n, 0);
+    expect(leftOut).toBe(10);
+    expect(messages.length + leftOut).toBe(session!.counts.messages);
     const listbox = panel().getByRole('listbox', { name: /^Wire records \(messages and the tap's own\): \d+$/ });
     await expect.poll(async () => (await listbox.getAttribute('aria-label')) ?? '', POLL).toBe(`Wire records (messages and the tap's own): ${records.length}`);
     // The tap's own entries and the seal are shown beside the messages, marked "tap or plane";
@@ -267,6 +275,19 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     const saved = join(profileDir, 'acp-export.jsonl');
     await download.saveAs(saved);
     expect(readFileSync(saved, 'utf8').trim().split('\n').filter((l) => l.includes(runId)).length).toBeGreaterThanOrEqual(records.length);
+
+    // The transcript erased from the page (asked twice): the conversation's messages go, the
+    // evidence stays, and the note says how much is no longer kept.
+    await tab('Conversation').click();
+    await panel().getByRole('button', { name: 'Erase transcript…', exact: true }).click();
+    await panel().getByRole('button', { name: 'Erase', exact: true }).click();
+    const erasedNote = panel().getByRole('note', { name: 'Transcript, not evidence', exact: true });
+    await expect.poll(() => textOf(erasedNote), POLL).toContain('10 of them are no longer kept (erased or past retention).');
+    const conversationAfter = panel().getByRole('list', { name: 'Conversation', exact: true });
+    expect(await textOf(conversationAfter)).toContain(DEMO_PROMPT);
+    expect(await textOf(conversationAfter)).not.toContain(DEMO_SUMMARY);
+    expect(await textOf(conversationAfter)).toContain('stop reason end_turn');
+    expect((await runRecords(runId)).length).toBe(records.length);
   }, LONG_TEST_MS);
 
   it('puts a permission request of a session tapped with --policy inbox before the person; answered by click, the demo finishes its turn and the file is edited', async () => {

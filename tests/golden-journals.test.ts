@@ -96,8 +96,10 @@ describe('golden journals', () => {
   it('every record version this build writes is in a golden journal', () => {
     // A version written today with no golden journal: make one (README.md), keeping the old ones.
     expect(versionsWithoutGolden(BUNDLES)).toEqual([]);
-    // And the check bites: without the observed session's journal, Observation v1 has none.
-    expect(versionsWithoutGolden(BUNDLES.filter((name) => !name.startsWith('acp-observation.')))).toContain(`Observation v${CURRENT_VERSION.Observation}`);
+    // And the check bites: without the observed sessions' journals, Observation v1 has none, and
+    // without the case's, CaseBound v1 has none.
+    expect(versionsWithoutGolden(BUNDLES.filter((name) => !name.startsWith('acp-')))).toContain(`Observation v${CURRENT_VERSION.Observation}`);
+    expect(versionsWithoutGolden(BUNDLES.filter((name) => !name.startsWith('acp-case.')))).toEqual([`CaseBound v${CURRENT_VERSION.CaseBound}`]);
   });
 
   describe.each(BUNDLES)('%s', (name) => {

@@ -192,6 +192,9 @@ const TRUSTED: Record<string, Trusted> = {
     ['journal.sqlite', 'tightened'], // journal/sqlite-store.ts (the journal, its -wal and -shm)
     ['journal.sqlite-wal', 'tightened'],
     ['journal.sqlite-shm', 'tightened'],
+    ['transcripts.sqlite', 'tightened'], // journal/transcript-store.ts (ACP transcripts beside the journal, its -wal and -shm)
+    ['transcripts.sqlite-wal', 'tightened'],
+    ['transcripts.sqlite-shm', 'tightened'],
     ['peers', 'folder'], // peers/peer-registry.ts
     ['plane.json', 'secret'], // plane/plane-file.ts: the bridge token
     ['ui.json', 'secret'], // plane/ui-address.ts: the bridge token

@@ -11,6 +11,11 @@
  * official SDK, and runs one scripted coding session through it: a plan, a file read, an edit
  * with a diff, a permission request, a terminal. With `--policy inbox` the example editor leaves
  * the permission request unanswered, so it waits in the plane until a person answers it there.
+ *
+ * `--record evidence` (the default) journals what carries evidence and keeps the conversation
+ * (chunks, thoughts, plans, modes) in the transcript store beside the journal; `--record full`
+ * journals every message. `acp transcripts erase|retention` manage that store
+ * (src-shared/protocol/acp/evidence.ts, docs/GOVERNED-RUNTIME.md).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +32,7 @@ import { runAndPrint, type OutputOptions } from './plane-connection';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { isRunId } from '../../src-shared/vocabulary/ids';
 import { TapPolicySchema, type SessionSummary, type SessionView } from '../../src-shared/protocol/acp/session-view';
+import { DEFAULT_RECORD_MODE, RecordModeSchema, type RecordMode } from '../../src-shared/protocol/acp/evidence';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -34,9 +40,14 @@ function positiveInt(value: string): number {
   return n;
 }
 
+/** `--record`: what the journal keeps of a tapped session. */
+const recordOption = () =>
+  new Option('--record <mode>', 'evidence: journal what carries evidence, keep the conversation as a transcript beside it; full: journal every message').choices(RecordModeSchema.options).default(DEFAULT_RECORD_MODE);
+
 interface TapFlags {
   name?: string;
   policy: TapPolicy;
+  record: RecordMode;
   dataDir?: string;
   queueBytes?: number;
   maxLineBytes?: number;
@@ -47,10 +58,11 @@ export function addAcpCommands(program: Command): Command {
   const acp = program.command('acp').description('Agent Client Protocol: observe the sessions between an editor and its agent');
   acp
     .command('tap')
-    .description('run <agent command> as an ACP agent for an editor, forwarding its stdio unchanged and journaling every message')
+    .description('run <agent command> as an ACP agent for an editor, forwarding its stdio unchanged and journaling what carries evidence')
     .argument('<command...>', 'the agent command and its arguments (after --)')
     .option('--name <name>', "a name for this tap in the sessions list (default: the agent command's name)")
     .addOption(new Option('--policy <policy>', 'observe: record only; inbox: also put permission requests in the approvals inbox').choices(TapPolicySchema.options).default('observe'))
+    .addOption(recordOption())
     .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
     .addOption(new Option('--queue-bytes <n>', 'bytes of observations waiting for the journal before a gap').argParser(positiveInt).hideHelp())
     .addOption(new Option('--max-line-bytes <n>', 'a longer line is journaled as digest and size').argParser(positiveInt).hideHelp())
@@ -64,6 +76,7 @@ export function addAcpCommands(program: Command): Command {
     .addOption(new Option('--policy <policy>', 'observe: the example editor answers the permission request; inbox: it waits for an answer in the plane').choices(TapPolicySchema.options).default('observe'))
     .addOption(new Option('--permission <answer>', "the example editor's answer to the permission request (default: allow; wait with --policy inbox)").choices(['allow', 'reject', 'wait']))
     .option('--workspace <dir>', 'the folder the session edits (default: a new temporary folder, seeded with greeting.ts)')
+    .addOption(recordOption())
     .option('--data-dir <dir>', 'data folder (default: $AGENTPLANE_DATA_DIR or the OS user-data folder)')
     .action(async (flags: DemoFlags) => {
       process.exitCode = await demo(flags);
@@ -90,6 +103,29 @@ export function addAcpCommands(program: Command): Command {
       if (!isRunId(runId)) throw new CommandFailed(ErrorCode.NotFound, `no editor session ${runId}`);
       return runAndPrint(options, out, (p) => p.call('acp.session', { runId }), (view) => printSession(view));
     });
+  const transcripts = acp.command('transcripts').description('the transcript store: the conversation of sessions recorded as evidence, kept beside the journal, not in it');
+  transcripts
+    .command('erase')
+    .description("erase one session's transcript (its evidence stays in the journal)")
+    .requiredOption('--session <sessionId>', 'the ACP session id (from `acp sessions --json` or `acp show`)')
+    .option('--data-dir <dir>', 'data folder')
+    .option('--json', 'print JSON for scripts')
+    .action((options: OutputOptions & { session: string }) =>
+      runAndPrint(options, out, (p) => p.call('acp.transcriptErase', { sessionId: options.session }), (r) =>
+        out(`erased ${r.lines} transcript line${r.lines === 1 ? '' : 's'} of session ${r.sessionId} (runs ${r.runIds.join(', ') || 'none'}); the journal's evidence is unchanged`),
+      ),
+    );
+  transcripts
+    .command('retention')
+    .description('show, or set with --days, how many days transcript lines are kept (applied at once)')
+    .addOption(new Option('--days <n>', 'keep transcript lines this many days (1 to 3650)').argParser(positiveInt))
+    .option('--data-dir <dir>', 'data folder')
+    .option('--json', 'print JSON for scripts')
+    .action((options: OutputOptions & { days?: number }) =>
+      runAndPrint(options, out, (p) => p.call('acp.transcriptRetention', options.days === undefined ? {} : { days: options.days }), (r) =>
+        out(`transcript lines are kept ${r.days} day${r.days === 1 ? '' : 's'}${r.removed > 0 ? `; ${r.removed} older line${r.removed === 1 ? '' : 's'} removed` : ''}`),
+      ),
+    );
   return acp;
 }
 
@@ -105,6 +141,10 @@ function printSession(view: SessionView): void {
   out(`${view.runId}  session ${view.sessionId || '(none opened)'}  ${view.state}  policy ${view.policy}`);
   out(`  editor ${party(view.client)}, agent ${party(view.agent)} via tap ${view.tapName}${view.cwd ? `, in ${view.cwd}` : ''}`);
   out(`  ${sessionCounts(view)}, ${view.counts.messages} messages${view.counts.malformed ? `, ${view.counts.malformed} malformed` : ''}${view.counts.gaps ? `, ${view.counts.gaps} gaps` : ''}`);
+  if (view.transcript) {
+    const left = Object.entries(view.transcript.leftOut).map(([kind, n]) => `${kind} ${n}`).join(', ') || 'nothing';
+    out(`  recorded as evidence: left out of the journal ${left}; transcript, not evidence: ${view.transcript.kept} lines kept ${view.transcript.retentionDays} days`);
+  }
   if (view.ended) out(`  ended: ${view.ended.reason}${view.ended.exitCode !== null ? `, exit ${view.ended.exitCode}` : ''}${view.ended.signal ? `, ${view.ended.signal}` : ''}`);
   for (const entry of view.plan) out(`  plan [${entry.status}] ${oneLine(entry.content)}`);
   for (const item of view.conversation) {
@@ -125,6 +165,7 @@ function printSession(view: SessionView): void {
 
 interface DemoFlags {
   policy: TapPolicy;
+  record: RecordMode;
   permission?: DemoPermissionAnswer;
   workspace?: string;
   dataDir?: string;
@@ -136,7 +177,7 @@ async function demo(flags: DemoFlags): Promise<number> {
   const dataDir = resolveDataDir(flags.dataDir);
   const permission = flags.permission ?? (flags.policy === 'inbox' ? 'wait' : 'allow');
   const workspace = flags.workspace ?? mkdtempSync(join(tmpdir(), 'agentplane-acp-demo-'));
-  const tap = [process.execPath, join(appRoot(), 'bin', 'agentplane.js'), 'acp', 'tap', '--name', 'demo-agent', '--policy', flags.policy, '--data-dir', dataDir, '--', ...demoAgentCommand()];
+  const tap = [process.execPath, join(appRoot(), 'bin', 'agentplane.js'), 'acp', 'tap', '--name', 'demo-agent', '--policy', flags.policy, '--record', flags.record, '--data-dir', dataDir, '--', ...demoAgentCommand()];
   process.stderr.write(`acp demo: an example editor and agent, through the tap, editing ${workspace}\n`);
   if (permission === 'wait') process.stderr.write('acp demo: the permission request will wait for an answer in the plane (Editor sessions, or Approvals)\n');
   try {
@@ -177,6 +218,7 @@ async function tap(command: string[], flags: TapFlags): Promise<number> {
     command,
     tapName: flags.name ?? basename(command[0] ?? 'agent'),
     policy: flags.policy,
+    record: flags.record,
     editorIn: process.stdin,
     editorOut: process.stdout,
     editorErr: process.stderr,

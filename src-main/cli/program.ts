@@ -33,6 +33,7 @@ export const COMMAND_MODULES = {
   provider: () => import('./provider-commands').then((m): AddCommands => m.addProviderCommands),
   net: () => import('./net-commands').then((m): AddCommands => m.addNetCommands),
   a2a: () => import('./a2a-commands').then((m): AddCommands => m.addA2aCommands),
+  cases: () => import('./case-commands').then((m): AddCommands => m.addCaseCommands),
 } as const;
 
 /**
@@ -56,6 +57,8 @@ export const COMMAND_MODULE_OF: Readonly<Record<string, keyof typeof COMMAND_MOD
   providers: 'provider',
   net: 'net',
   a2a: 'a2a',
+  cases: 'cases',
+  audit: 'cases',
 };
 
 /** The first word of the command line that is not an option: the subcommand asked for. */

@@ -107,6 +107,13 @@ export interface JournalStore {
   runs(limit: number): Promise<RunSummaryRow[]>;
   /** Observed ACP session runs (first record an acp Observation), the most recently appended first. */
   observedRuns(limit: number): Promise<ObservedRunRow[]>;
+  /**
+   * The observed runs of one ACP session, by its session id, oldest first: one read of the index
+   * of tap/started by session id (migration 006; PostgreSQL 003), never a scan.
+   */
+  sessionRuns(sessionId: string): Promise<ObservedRunRow[]>;
+  /** CaseBound records, of one case (through the index by case id) or of all (null), newest first, at most `limit`. */
+  caseRecords(caseId: string | null, limit: number): Promise<StoredRecord[]>;
   /** The seq of a run's latest record, or null when the journal holds no such run. */
   runLastSeq(runId: string): Promise<number | null>;
   /** Seqs of a run's records (for exporting a run with proofs). */

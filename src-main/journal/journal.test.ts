@@ -242,8 +242,10 @@ describe('journal store', () => {
     const journal = await openJournal(dataDir);
     const after = new Database(journalPath(dataDir), { readonly: true });
     expect(after.prepare('SELECT * FROM records ORDER BY seq').all()).toEqual(rowsBefore);
-    // The indexes and triggers are the ones it had, as they were; the table lost its two UNIQUEs.
-    expect(schemaOf(after).filter((r) => (r as { type: string }).type !== 'table')).toEqual(schemaBefore.filter((r) => (r as { type: string }).type !== 'table'));
+    // The indexes and triggers are the ones it had, as they were (beside those of the migrations
+    // after 005, which the open applied too); the table lost its two UNIQUEs.
+    const later = new Set(['records_acp_session_ids', 'records_case_bound']);
+    expect(schemaOf(after).filter((r) => (r as { type: string; name: string }).type !== 'table' && !later.has((r as { name: string }).name))).toEqual(schemaBefore.filter((r) => (r as { type: string }).type !== 'table'));
     expect(after.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_records%'").pluck().get()).toBe(0);
     after.close();
     expect((await verifyJournalStore(journal)).ok).toBe(true);

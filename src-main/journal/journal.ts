@@ -12,14 +12,7 @@
  * before our own, so the tree always covers seqs 1..head in order.
  */
 import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
-import {
-  CURRENT_VERSION,
-  recordBodyProblem,
-  type JournalRecord,
-  type AnyRecordDraft,
-  type RecordDraft,
-  type RecordKind,
-} from '../../src-shared/journal/records';
+import { CURRENT_VERSION, recordBodyProblem, type JournalRecord, type AnyRecordDraft, type RecordDraft, type RecordKind } from '../../src-shared/journal/records';
 import { CheckpointLog, peekCheckpoint, signCheckpoint, verifyCheckpoint, type SignedCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { JournalError } from './journal-error';
@@ -36,7 +29,6 @@ import { postgresLimitsFrom } from './postgres-url';
 import { TeamJournal } from './team-journal';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
-
 export interface JournalOptions {
   dataDir: string;
   /** The plane's clock (ms since epoch); every record's time comes from it. */
@@ -420,6 +412,14 @@ export class Journal {
   /** Observed ACP session runs (first record an acp Observation), the most recently appended first. */
   observedRuns(limit: number): Promise<ObservedRunRow[]> {
     return this.#store.observedRuns(limit);
+  }
+
+  /** One ACP session's observed runs, by its session id (one indexed read), oldest first; and CaseBound records of one case (or all: null), newest first. */
+  sessionRuns(sessionId: string): Promise<ObservedRunRow[]> {
+    return this.#store.sessionRuns(sessionId);
+  }
+  caseRecords(caseId: string | null, limit: number): Promise<StoredRecord[]> {
+    return this.#store.caseRecords(caseId, limit);
   }
 
   /** Runs admitted with `parentRunId` = this run, in admission order, with what their admission stated. */

@@ -118,14 +118,14 @@ describe.skipIf(!postgresUrl())(`the keyring of a team plane on PostgreSQL${post
     expect((await sql(url, `SELECT to_regclass('${SCHEMA}.checkpoints') AS t`)).rows[0].t).toBeNull();
     const store = await PostgresJournalStore.open(url);
     stores.push(store);
-    expect((await sql(url, `SELECT id FROM ${SCHEMA}.schema_migrations ORDER BY id`)).rows.map((r: { id: string }) => r.id)).toEqual(['001_init', '002_checkpoints']);
+    expect((await sql(url, `SELECT id FROM ${SCHEMA}.schema_migrations ORDER BY id`)).rows.map((r: { id: string }) => r.id)).toEqual(['001_init', '002_checkpoints', '003_sessions_and_cases']);
     await store.publishCheckpoint({ keyId: 'k', treeSize: 1, jws: 'x.y.z' });
     await expect(sql(url, `UPDATE ${SCHEMA}.checkpoints SET jws = 'forged'`)).rejects.toThrow(/append-only \(UPDATE refused\)/);
     await expect(sql(url, `DELETE FROM ${SCHEMA}.checkpoints`)).rejects.toThrow(/append-only \(DELETE refused\)/);
     await expect(sql(url, `TRUNCATE ${SCHEMA}.checkpoints`)).rejects.toThrow(/append-only \(TRUNCATE refused\)/);
     // Opening again migrates nothing more.
     stores.push(await PostgresJournalStore.open(url));
-    expect((await sql(url, `SELECT COUNT(*)::int AS n FROM ${SCHEMA}.schema_migrations`)).rows[0].n).toBe(2);
+    expect((await sql(url, `SELECT COUNT(*)::int AS n FROM ${SCHEMA}.schema_migrations`)).rows[0].n).toBe(3);
   });
 
   it('publishes checkpoints idempotently and reads them back by tree size, then key id', async () => {

@@ -141,6 +141,19 @@ export const migrations: readonly Migration[] = [
       for (const sql of kept) db.exec(sql);
     },
   },
+  {
+    // An observed ACP session found by its session id (binding it to a case), and the bindings
+    // of a case: each one indexed read, both partial indexes over the few records they cover.
+    id: '006_sessions_and_cases',
+    up(db) {
+      db.exec(`
+        CREATE INDEX records_acp_session_ids ON records (json_extract(body, '$.sessionId'), seq)
+        WHERE kind = 'Observation' AND json_extract(body, '$.update') = 'tap/started';
+        CREATE INDEX records_case_bound ON records (json_extract(body, '$.caseId'), seq)
+        WHERE kind = 'CaseBound';
+      `);
+    },
+  },
 ];
 
 export function appliedMigrations(db: Database.Database): string[] {

@@ -109,6 +109,16 @@ export const postgresMigrations: readonly PostgresMigration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.refuse_rewrite();
     `,
   },
+  {
+    // An observed ACP session found by its session id (binding it to a case), and the bindings
+    // of a case: each one indexed read (the SQLite store's 006_sessions_and_cases).
+    id: '003_sessions_and_cases',
+    sql: `
+      CREATE INDEX records_tap_started_by_session ON ${SCHEMA}.records (((body::jsonb) ->> 'sessionId'), seq)
+        WHERE kind = 'Observation' AND ((body::jsonb) ->> 'update') = 'tap/started';
+      CREATE INDEX records_case_bound ON ${SCHEMA}.records (((body::jsonb) ->> 'caseId'), seq) WHERE kind = 'CaseBound';
+    `,
+  },
 ];
 
 /** The key of the advisory lock migrations run under (any constant; one per database). */

@@ -74,6 +74,15 @@ function openError(error: unknown, where: string): JournalError {
   }
 }
 
+/** One ACP session's observed runs by its session id: through records_tap_started_by_session (migration 003), then each run's index. */
+export const SESSION_RUNS_PG_SQL = `SELECT o.run_id AS "runId", (o.body::jsonb) ->> 'sessionId' AS "sessionId", o.seq AS "firstSeq",
+              (SELECT MAX(seq) FROM records m WHERE m.run_id = o.run_id) AS "lastSeq",
+              (SELECT COUNT(*) FROM records c WHERE c.run_id = o.run_id) AS records,
+              (SELECT kind FROM records l WHERE l.run_id = o.run_id ORDER BY l.seq DESC LIMIT 1) AS "lastKind"
+       FROM records o
+       WHERE o.kind = 'Observation' AND ((o.body::jsonb) ->> 'update') = 'tap/started' AND ((o.body::jsonb) ->> 'sessionId') = $1
+       ORDER BY o.seq`;
+
 export class PostgresJournalStore implements JournalStore {
   /** None: the journal's workers read SQLite files; a server database's jobs run on the calling thread. */
   readonly workerDatabasePath: undefined = undefined;
@@ -312,6 +321,21 @@ export class PostgresJournalStore implements JournalStore {
        ORDER BY "lastSeq" DESC LIMIT $1`,
       [limit],
     );
+  }
+
+  async sessionRuns(sessionId: string): Promise<ObservedRunRow[]> {
+    return this.query<ObservedRunRow>(
+      SESSION_RUNS_PG_SQL,
+      [sessionId],
+    );
+  }
+
+  async caseRecords(caseId: string | null, limit: number): Promise<StoredRecord[]> {
+    const rows =
+      caseId === null
+        ? await this.query<RecordRow>(`SELECT * FROM records WHERE kind = 'CaseBound' AND ((body::jsonb) ->> 'caseId') IS NOT NULL ORDER BY seq DESC LIMIT $1`, [limit])
+        : await this.query<RecordRow>(`SELECT * FROM records WHERE kind = 'CaseBound' AND ((body::jsonb) ->> 'caseId') = $1 ORDER BY seq DESC LIMIT $2`, [caseId, limit]);
+    return rows.map(storedFromRow);
   }
 
   async runLastSeq(runId: string): Promise<number | null> {

@@ -15,6 +15,15 @@ import { pagedRecords, storedFromRow, type JournalHead, type RecordRow, type Jou
 /** A row of the records table (journal-store.ts), as SQLite returns it. */
 export type { RecordRow };
 
+/** One ACP session's observed runs by its session id: through records_acp_session_ids (migration 006), then each run's index. */
+export const SESSION_RUNS_SQL = `        SELECT o.run_id AS runId, json_extract(o.body, '$.sessionId') AS sessionId, o.seq AS firstSeq,
+               (SELECT MAX(seq) FROM records m WHERE m.run_id = o.run_id) AS lastSeq,
+               (SELECT COUNT(*) FROM records c WHERE c.run_id = o.run_id) AS records,
+               (SELECT kind FROM records l WHERE l.run_id = o.run_id ORDER BY l.seq DESC LIMIT 1) AS lastKind
+        FROM records o
+        WHERE o.kind = 'Observation' AND json_extract(o.body, '$.update') = 'tap/started' AND json_extract(o.body, '$.sessionId') = ?
+        ORDER BY o.seq`;
+
 /** A stored record without its parsed body: the envelope and the body's canonical text (readRangeText). */
 export type StoredRecordText = Omit<StoredRecord, 'body'>;
 
@@ -59,6 +68,10 @@ export class SqliteJournalReader implements JournalReads {
         JOIN records f ON f.seq = r.firstSeq
         JOIN records l ON l.seq = r.lastSeq
         ORDER BY r.lastSeq DESC`),
+      // One session's observed runs, through the index of tap/started by session id (migration 006).
+      sessionRuns: connection.prepare(SESSION_RUNS_SQL),
+      caseRecords: connection.prepare(`SELECT * FROM records WHERE kind = 'CaseBound' AND json_extract(body, '$.caseId') = ? ORDER BY seq DESC LIMIT ?`),
+      allCaseRecords: connection.prepare(`SELECT * FROM records WHERE kind = 'CaseBound' AND json_extract(body, '$.caseId') IS NOT NULL ORDER BY seq DESC LIMIT ?`),
       // Observed ACP sessions: every one begins with the tap's `tap/started` observation, found
       // through its own partial index (migration 003), so listing them reads one index entry per
       // session and, per session, its run's index; never every record of the journal.
@@ -144,6 +157,17 @@ export class SqliteJournalReader implements JournalReads {
   async observedRuns(limit: number): Promise<ObservedRunRow[]> {
     this.assertOpen();
     return this.stmts.observedRuns.all(limit) as ObservedRunRow[];
+  }
+
+  async sessionRuns(sessionId: string): Promise<ObservedRunRow[]> {
+    this.assertOpen();
+    return this.stmts.sessionRuns.all(sessionId) as ObservedRunRow[];
+  }
+
+  async caseRecords(caseId: string | null, limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    const rows = caseId === null ? this.stmts.allCaseRecords.all(limit) : this.stmts.caseRecords.all(caseId, limit);
+    return (rows as RecordRow[]).map(storedFromRow);
   }
 
   async runLastSeq(runId: string): Promise<number | null> {

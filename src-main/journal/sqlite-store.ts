@@ -63,7 +63,7 @@ export function sha256Hex(text: string): string {
  * (Swapping the checked file for a link between lstat and chmod needs write access to the
  * data dir, which the data dir check keeps to its owner.)
  */
-function preparePrivateFiles(path: string): void {
+export function preparePrivateFiles(path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     let stat;
     try {
@@ -303,6 +303,16 @@ export class SqliteJournalStore implements JournalStore {
     return this.reads.observedRuns(limit);
   }
 
+  async sessionRuns(sessionId: string): Promise<ObservedRunRow[]> {
+    this.assertOpen();
+    return this.reads.sessionRuns(sessionId);
+  }
+
+  async caseRecords(caseId: string | null, limit: number): Promise<StoredRecord[]> {
+    this.assertOpen();
+    return this.reads.caseRecords(caseId, limit);
+  }
+
   async runLastSeq(runId: string): Promise<number | null> {
     this.assertOpen();
     return this.reads.runLastSeq(runId);
@@ -434,7 +444,7 @@ function ownedRunsSql(query: OwnedRunsQuery): { sql: string; params: Record<stri
  * several processes opening one new data dir at once get SQLITE_BUSY at once. Retried until
  * the busy timeout, then reported.
  */
-function switchToWal(db: Database.Database, timeoutMs: number): unknown {
+export function switchToWal(db: Database.Database, timeoutMs: number): unknown {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

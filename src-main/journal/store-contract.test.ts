@@ -13,12 +13,16 @@ import { verifyBundleFileInThread as verifyBundle } from './bundle-verify';
 import { journalStoreOf, Journal } from './journal';
 import { verifyJournalStore, verifyJournalStoreInWorker, exportBundleInWorker } from './journal-workers';
 import { journalPath, sha256Hex } from './sqlite-store';
+import { SESSION_RUNS_SQL } from './sqlite-reader';
+import { SESSION_RUNS_PG_SQL } from './postgres-store';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 import { freshDatabase, postgresMissing, postgresUrl, sql } from '../../tests/support/postgres-support';
 import { join } from 'node:path';
 
 interface Backend {
   name: string;
+  /** Set on the PostgreSQL backend only (its targets carry a database URL). */
+  databaseUrl?: true;
   available: boolean;
   /** Opens a journal on a new, empty store; the same `target` reopens the same store. */
   target(): Promise<{ dataDir: string; databaseUrl?: string }>;
@@ -50,6 +54,7 @@ const backends: Backend[] = [
     name: postgresUrl() ? 'PostgreSQL' : `PostgreSQL (skipped: ${postgresMissing()})`,
     available: postgresUrl() !== null,
     admissions: 1,
+    databaseUrl: true,
     target: async () => ({ dataDir: tempDataDir(), databaseUrl: await freshDatabase('contract') }),
     raw: async ({ databaseUrl }, text) => {
       await sql(databaseUrl!, `SET search_path = agentplane; ${text}`);
@@ -152,6 +157,45 @@ for (const backend of backends) {
       expect(await journal.sealedRunResults('echo', '$.context.conversation', 'c2', 10)).toEqual([]);
       await expect(journal.sealedRunResults('echo', "$.x'); DROP TABLE records; --", 'c1', 10)).rejects.toThrow(/not a plain JSON path/);
       expect(await journal.observedRuns(10)).toEqual([{ runId: 'run-o', sessionId: 'sess-1', firstSeq: at(6), lastSeq: at(7), records: 2, lastKind: 'Observation' }]);
+    });
+
+    it('finds an ACP session by its session id, and a case by its id, each in one read of its own index', async () => {
+      const target = await backend.target();
+      const journal = await openOn(target);
+      const at = (n: number) => n + backend.admissions;
+      const observe = (runId: string, sessionId: string, update: string) => ({ runId, kind: 'Observation', body: { source: 'acp', sessionId, update, detail: {} } }) as AnyRecordDraft;
+      const bind = (caseId: string, sessionId: string, runIds: string[]) => ({ runId: null, kind: 'CaseBound', body: { caseId, sessionId, runIds, by: 'local-user' } }) as AnyRecordDraft;
+      await journal.appendBatch([
+        observe('run-o1', 'sess-1', 'tap/started'),
+        observe('run-o1', 'sess-1', 'message'),
+        observe('run-o2', 'sess-2', 'tap/started'),
+        observe('run-o3', 'sess-1', 'tap/started'),
+        bind('M-1', 'sess-1', ['run-o1', 'run-o3']),
+        bind('M-2', 'sess-2', ['run-o2']),
+      ]);
+      expect(await journal.sessionRuns('sess-1')).toEqual([
+        { runId: 'run-o1', sessionId: 'sess-1', firstSeq: at(1), lastSeq: at(2), records: 2, lastKind: 'Observation' },
+        { runId: 'run-o3', sessionId: 'sess-1', firstSeq: at(4), lastSeq: at(4), records: 1, lastKind: 'Observation' },
+      ]);
+      expect(await journal.sessionRuns('sess-none')).toEqual([]);
+      expect((await journal.caseRecords('M-1', 10)).map((r) => [r.seq, r.runId, r.body])).toEqual([[at(5), null, { caseId: 'M-1', sessionId: 'sess-1', runIds: ['run-o1', 'run-o3'], by: 'local-user' }]]);
+      expect((await journal.caseRecords(null, 10)).map((r) => r.body.caseId)).toEqual(['M-2', 'M-1']);
+      expect(await journal.caseRecords('M-none', 10)).toEqual([]);
+      // The session is found through its index, not by reading the records.
+      if (backend.databaseUrl === undefined) {
+        const db = new Database(journalPath(target.dataDir), { readonly: true });
+        try {
+          const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SESSION_RUNS_SQL}`).all('sess-1') as Array<{ detail: string }>).map((r) => r.detail);
+          expect(plan[0]).toMatch(/SEARCH o USING INDEX records_acp_session_ids/);
+          expect(plan.join('\n')).not.toMatch(/SCAN (o|records)\b/);
+        } finally {
+          db.close();
+        }
+      } else {
+        const results = (await sql(target.databaseUrl!, `SET search_path = agentplane; SET enable_seqscan = off; EXPLAIN ${SESSION_RUNS_PG_SQL.replace('$1', "'sess-1'")}`)) as unknown as Array<{ rows: Array<Record<string, string>> }>;
+        const plan = results.at(-1)!.rows.map((r) => Object.values(r)[0]).join('\n');
+        expect(plan).toMatch(/Index Scan using records_tap_started_by_session/);
+      }
     });
 
     it('the database itself refuses an update, a delete, a gap and a fork, and keeps every record', async () => {

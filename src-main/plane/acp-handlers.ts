@@ -18,6 +18,13 @@
  * `approvals` and the notifications treat it alike; deciding it is answering the request with
  * one of the agent's options (approve) or cancelling it (deny), through the same check of the
  * fold as `acp.answer`.
+ *
+ * A session recorded as evidence (the tap's default, src-shared/protocol/acp/evidence.ts) keeps
+ * its presentation (chunks, thoughts, plans, modes) in the transcript store beside the journal,
+ * not in it. The view is the fold of both, merged by wire index, so it reads as it did when
+ * every message was journaled; it says which part is transcript (`transcript`: what the journal
+ * left out, by wire name, how many lines the store still keeps, and its retention), and a
+ * transcript erased or past its retention leaves the evidence exactly as it was.
  */
 import type { JournalRecord } from '../../src-shared/journal/records';
 import type { CommandsOf, RunView, Wait } from '../../src-shared/ipc/contract';
@@ -32,6 +39,8 @@ import { foldSession, type ObservedMessage } from '../../src-shared/protocol/acp
 import type { PermissionView, SessionSummary, SessionView } from '../../src-shared/protocol/acp/session-view';
 import { PlaneError } from '../base/plane-error';
 import type { Journal } from '../journal/journal';
+import type { TranscriptStat, TranscriptStore } from '../journal/transcript-store';
+import { RecordModeSchema, type TranscriptLine } from '../../src-shared/protocol/acp/evidence';
 import { observationDrafts } from '../protocols/acp/observation-drafts';
 import type { CommandHandlers } from './dispatch';
 
@@ -64,7 +73,13 @@ export interface ObservedInbox {
   decide(request: PermissionDecision): Promise<RunView>;
 }
 
-export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbox; handlers: Pick<CommandHandlers, AcpCommands> } {
+/** Where the transcript of evidence-recorded sessions is kept, and who hears that one grew (the plane's `acp.transcript` event). */
+export interface AcpTranscripts {
+  store: TranscriptStore;
+  grew(runId: string, lastWire: number): void;
+}
+
+export function acpHandlers(journal: Journal, by: string, transcripts: AcpTranscripts): { inbox: ObservedInbox; handlers: Pick<CommandHandlers, AcpCommands> } {
   const folds = new Map<string, Fold>();
   // One batch at a time per run, so the check of the run and the append cannot interleave.
   const locks = new Map<string, Promise<unknown>>();
@@ -73,20 +88,24 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
   async function fold(runId: string, lastSeq?: number): Promise<Fold> {
     const at = lastSeq ?? (await journal.runLastSeq(runId));
     if (at === null) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
+    const stat = transcripts.store.stat(runId);
     const kept = folds.get(runId);
-    if (kept && kept.lastSeq === at) return kept;
+    if (kept && kept.lastSeq === at && sameStat(kept.transcriptStat, stat)) return kept;
     let base: Fold;
     let fresh: JournalRecord[];
-    if (kept && kept.lastSeq < at) {
+    if (kept && kept.lastSeq <= at) {
       base = kept;
-      fresh = await journal.readRun(runId, kept.lastSeq + 1, Number.MAX_SAFE_INTEGER);
+      fresh = kept.lastSeq < at ? await journal.readRun(runId, kept.lastSeq + 1, Number.MAX_SAFE_INTEGER) : [];
     } else {
       const records = await journal.readRun(runId, 1, Number.MAX_SAFE_INTEGER);
       const first = records[0];
       if (!isAcpObservation(first)) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
-      base = { lastSeq: 0, records: 0, sessionId: String(first.body.sessionId), firstTime: first.time, observed: [], wireSeqs: new Map(), view: null! };
+      base = { lastSeq: 0, records: 0, sessionId: String(first.body.sessionId), firstTime: first.time, observed: [], transcript: [], transcriptStat: { lines: 0, lastWire: 0 }, wireSeqs: new Map(), view: null! };
       fresh = records;
     }
+    // Lines only ever join a run's transcript in wire order; fewer than were read means some went (erased, past retention).
+    const grown = stat.lines >= base.transcriptStat.lines && stat.lastWire >= base.transcriptStat.lastWire;
+    const transcript = grown ? base.transcript.concat(transcripts.store.lines(runId, base.transcriptStat.lastWire).map(transcriptMessage)) : transcripts.store.lines(runId).map(transcriptMessage);
     const observed = base.observed.concat(observedMessages(fresh));
     const wireSeqs = new Map(base.wireSeqs);
     for (const r of fresh) {
@@ -94,7 +113,10 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
       if (r.kind === 'Observation' && typeof wire === 'number' && !wireSeqs.has(wire)) wireSeqs.set(wire, r.seq);
     }
     const last = fresh.length > 0 ? fresh[fresh.length - 1]!.seq : base.lastSeq;
-    const next: Fold = { ...base, lastSeq: last, records: base.records + fresh.length, observed, wireSeqs, view: foldSession(runId, base.sessionId, observed) };
+    const view = foldSession(runId, base.sessionId, mergedByWire(observed, transcript));
+    const leftOut = evidenceOnly(observed);
+    if (leftOut) view.transcript = { leftOut, kept: stat.lines, retentionDays: transcripts.store.retentionDays() };
+    const next: Fold = { ...base, lastSeq: last, records: base.records + fresh.length, observed, transcript, transcriptStat: stat, wireSeqs, view };
     folds.delete(runId);
     folds.set(runId, next);
     if (folds.size > FOLD_CACHE) folds.delete(folds.keys().next().value!);
@@ -120,6 +142,10 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
       const [last] = await journal.readRange(lastSeq, lastSeq, 1);
       if (last?.kind === 'RunSealed') throw new PlaneError(ErrorCode.Conflict, `${runId} has been sealed`);
       if (seal) before = await journal.runRecordCount(runId);
+    }
+    // The transcript first: the records after it may name what it holds (session-runs.ts).
+    if (request.transcript && request.transcript.length > 0) {
+      if (transcripts.store.append(runId, sessionId, request.transcript) > 0) transcripts.grew(runId, request.transcript[request.transcript.length - 1]!.wire);
     }
     const drafts = observationDrafts({ runId, sessionId, observations, ...(seal ? { seal } : {}) }, before);
     if (drafts.length === 0) return { seq: lastSeq ?? 0, records: 0 };
@@ -219,6 +245,20 @@ export function acpHandlers(journal: Journal, by: string): { inbox: ObservedInbo
       }
       return { sessions };
     },
+    async 'acp.transcriptErase'({ sessionId }) {
+      const runs = await journal.sessionRuns(sessionId);
+      const erased = transcripts.store.eraseSession(sessionId);
+      if (runs.length === 0 && erased.runIds.length === 0) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session has the session id "${sessionId}" (see \`agentplane acp sessions\`)`);
+      for (const runId of erased.runIds) folds.delete(runId);
+      const runIds = [...new Set([...runs.map((r) => r.runId), ...erased.runIds])];
+      return { sessionId, runIds, lines: erased.lines };
+    },
+    async 'acp.transcriptRetention'({ days }) {
+      const removed = days === undefined ? 0 : transcripts.store.setRetentionDays(days);
+      // Every view says the retention: none kept may show the old one.
+      if (days !== undefined) folds.clear();
+      return { days: transcripts.store.retentionDays(), removed };
+    },
     async 'acp.session'({ runId }) {
       const lastSeq = await journal.runLastSeq(runId);
       if (lastSeq === null) throw new PlaneError(ErrorCode.NotFound, `no observed ACP session ${runId}`);
@@ -242,6 +282,9 @@ interface Fold {
   sessionId: string;
   firstTime: string;
   observed: ObservedMessage[];
+  /** The run's transcript lines read so far, as observed messages, and the store's count when read. */
+  transcript: ObservedMessage[];
+  transcriptStat: TranscriptStat;
   /** Wire index → the seq of the record that observed it (a wait's seq orders the inbox). */
   wireSeqs: Map<number, number>;
   view: SessionView;
@@ -317,6 +360,47 @@ function runViewOf(session: Fold): RunView {
 
 /** The list row of a folded session: summarizeSession's fields, taken from the view already folded. */
 function summaryOf(view: SessionView): SessionSummary {
-  const { conversation: _c, plan: _p, toolCalls: _t, permissions: _q, clientEffects: _e, terminals: _x, ...summary } = view;
+  const { conversation: _c, plan: _p, toolCalls: _t, permissions: _q, clientEffects: _e, terminals: _x, transcript: _r, ...summary } = view;
   return summary;
+}
+
+const sameStat = (a: TranscriptStat, b: TranscriptStat) => a.lines === b.lines && a.lastWire === b.lastWire;
+
+const transcriptMessage = (line: TranscriptLine): ObservedMessage => ({ update: 'message', dir: line.dir, wire: line.wire, at: line.at, message: line.message });
+
+/** Where an observation stands in wire order: its own index, a gap's first, tap/ended after everything; null for those the tap did not number. */
+function wireOf(o: ObservedMessage): number | null {
+  if (o.update === 'tap/ended') return Number.POSITIVE_INFINITY;
+  const fields = o as { wire?: unknown; fromWire?: unknown };
+  return typeof fields.wire === 'number' ? fields.wire : typeof fields.fromWire === 'number' ? fields.fromWire : null;
+}
+
+/**
+ * The journal's observations with the transcript's lines put back where the wire had them:
+ * each line before the first observation numbered after it. Both lists are in wire order.
+ */
+function mergedByWire(journaled: readonly ObservedMessage[], transcript: readonly ObservedMessage[]): ObservedMessage[] {
+  if (transcript.length === 0) return [...journaled];
+  const out: ObservedMessage[] = [];
+  let t = 0;
+  for (const o of journaled) {
+    const wire = wireOf(o);
+    while (wire !== null && t < transcript.length && (transcript[t] as { wire: number }).wire < wire) out.push(transcript[t++]!);
+    out.push(o);
+  }
+  while (t < transcript.length) out.push(transcript[t++]!);
+  return out;
+}
+
+/** For a session the tap recorded as evidence (tap/started's `record`): what the journal left out, by wire name; null otherwise. */
+function evidenceOnly(observed: readonly ObservedMessage[]): Record<string, number> | null {
+  const started = observed.find((o) => o.update === 'tap/started') as { record?: unknown } | undefined;
+  if (started?.record !== RecordModeSchema.enum.evidence) return null;
+  const leftOut: Record<string, number> = {};
+  for (const o of observed) {
+    const omitted = (o as { omitted?: unknown }).omitted;
+    if (typeof omitted !== 'object' || omitted === null) continue;
+    for (const [kind, n] of Object.entries(omitted)) if (typeof n === 'number') leftOut[kind] = (leftOut[kind] ?? 0) + n;
+  }
+  return leftOut;
 }

@@ -228,6 +228,7 @@ describe.runIf(posix)('inside the data dir: every folder and file the plane trus
       expect(entries.map((p) => relative(dir, p))).toEqual(
         expect.arrayContaining([
           'keys', 'keys/plane-ed25519.private.jwk', 'checkpoints', 'journal.sqlite', 'journal.sqlite-wal', 'journal.sqlite-shm', 'plane.lock',
+          'transcripts.sqlite', 'transcripts.sqlite-wal', 'transcripts.sqlite-shm',
           'plane.json', 'ui.json', 'mcp-address.json', 'a2a-address.json', 'providers.json', 'mcp-servers.json', 'a2a-pins.json', 'a2a-push.json', 'net-allow.json',
           'policy.json', 'prices.json', 'agents/mine.yaml', 'workspace', 'plane.log',
           'peers/registry.json', 'peers/alpha/secret', 'peers/alpha/identity.jwk', 'peers/alpha/peer.lock', 'peers/alpha/port', 'peers/alpha/revoked.jsonl', 'peers/alpha/a2a-push.json', 'peers/alpha/peer.jsonl', 'peers/alpha/files',

@@ -15,6 +15,8 @@ import { Journal, type InstanceLease } from '../journal/journal';
 import { databaseOptions, DATABASE_URL_ENV, type DatabaseChoice } from '../journal/postgres-url';
 import { journalHandlers } from './journal-handlers';
 import { acpHandlers } from './acp-handlers';
+import { caseHandlers } from './case-handlers';
+import { TranscriptStore } from '../journal/transcript-store';
 import { mcpEndpointHandlers } from './mcp-endpoint';
 import { mcpClientHandlers } from './mcp-client-handlers';
 import { a2aClientHandlers } from './a2a-client-handlers';
@@ -291,7 +293,9 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   if (config.watchAgentFiles ?? true) agentFiles?.watch();
 
   const runtimeCommands = runtimeHandlers(runtime);
-  const acp = acpHandlers(journal, LOCAL_USER);
+  // Beside the journal, not in it: what people read of evidence-recorded ACP sessions (acp-handlers.ts).
+  const transcripts = TranscriptStore.open(config.dataDir);
+  const acp = acpHandlers(journal, LOCAL_USER, { store: transcripts, grew: (runId, lastWire) => events.publish('acp.transcript', { runId, lastWire }) });
   const handlers: CommandHandlers = {
     'plane.status': () => status(),
     'journal.changes': ({ afterSeq }) => readJournalChanges(journal, afterSeq),
@@ -300,6 +304,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...agentFilesHandlers(agentFiles),
     ...peerHandlers(peers),
     ...acp.handlers,
+    ...caseHandlers(journal, LOCAL_USER),
     ...mcpEndpointHandlers(config.dataDir, runtime),
     ...mcpClientHandlers(mcpPool),
     ...a2aClientHandlers(config.dataDir, {
@@ -387,6 +392,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         // After every client that sends through it: its idle sockets go with it.
         await netguard.close();
         announcer.stop();
+        transcripts.close();
         // The shutdown checkpoint: everything written is signed before the process goes.
         await journal.close();
         lock.release();

@@ -20,6 +20,8 @@ import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
 import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { AgentWaitSchema, RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
 import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session-view';
+import { TranscriptLineSchema } from '../protocol/acp/evidence';
+import { AuditSchema, CaseBindingSchema, CaseIdSchema, CaseRowSchema } from '../protocol/acp/cases';
 import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
 import { A2aRemotesRequestSchema, A2aRemotesSchema } from '../protocol/a2a';
 import { NetAllowEntrySchema, NetAllowListSchema, NetOriginInputSchema } from '../protocol/net-allow';
@@ -484,6 +486,8 @@ export const commands = lazyEntries({
         runId: RunIdSchema,
         sessionId: z.string().max(1024),
         observations: z.array(AcpObservationDraftSchema).max(1000),
+        /** Presentation the journal leaves out (src-shared/protocol/acp/evidence.ts): kept in the transcript store, before the observations. */
+        transcript: z.array(TranscriptLineSchema).max(1000).optional(),
         seal: z.object({ result: z.unknown() }).strict().optional(),
       })
       .strict(),
@@ -511,6 +515,39 @@ export const commands = lazyEntries({
       })
       .strict(),
     response: z.object({ seq: z.number().int().positive() }),
+  }),
+  /**
+   * Erases the transcript (not the journal) of an ACP session, every run of it: the conversation
+   * people read goes; the evidence, and the journal's count of what it left out, stay.
+   */
+  'acp.transcriptErase': () => ({
+    request: z.object({ sessionId: z.string().min(1).max(1024) }).strict(),
+    response: z.object({ sessionId: z.string(), runIds: z.array(z.string()), lines: z.number().int().nonnegative() }),
+  }),
+  /** The transcript store's retention in days (set when `days` is given, and applied at once: `removed` lines went). */
+  'acp.transcriptRetention': () => ({
+    request: z.object({ days: z.number().int().min(1).max(3650).optional() }).strict(),
+    response: z.object({ days: z.number().int().positive(), removed: z.number().int().nonnegative() }),
+  }),
+  /** Binds an observed ACP session (every run of it, found by its session id) to a case: a CaseBound record. */
+  'cases.bind': () => ({
+    request: z.object({ caseId: CaseIdSchema, sessionId: z.string().min(1).max(1024), note: z.string().max(500).optional() }).strict(),
+    response: CaseBindingSchema,
+  }),
+  /** Every case with a binding, the most recently bound first. */
+  'cases.list': () => ({
+    request: z.object({ limit: z.number().int().min(1).max(1000).default(200) }).strict(),
+    response: z.object({ cases: z.array(CaseRowSchema) }),
+  }),
+  /** One case's bindings, in the order they were journaled. */
+  'cases.show': () => ({
+    request: z.object({ caseId: CaseIdSchema }).strict(),
+    response: z.object({ caseId: z.string(), bindings: z.array(CaseBindingSchema) }),
+  }),
+  /** Runs the plane admitted, counted, beside the observed runs nothing admitted, listed as unadmitted. */
+  'audit.runs': () => ({
+    request: z.object({ limit: z.number().int().min(1).max(1000).default(200) }).strict(),
+    response: AuditSchema,
   }),
   /** The answers people gave at the plane in one observed session after `afterSeq`: what the tap polls. */
   'acp.decisions': () => ({
@@ -593,6 +630,11 @@ export const events = {
     omittedChars: z.number().int().nonnegative(),
     done: z.boolean(),
   })),
+  /**
+   * An observed session's transcript grew (presentation the journal leaves out): never
+   * journaled and carrying no seq; a client showing that session re-reads it (`acp.session`).
+   */
+  'acp.transcript': deferred(() => z.object({ runId: RunIdSchema, lastWire: z.number().int().nonnegative() })),
 } as const;
 
 export type Commands = typeof commands;
@@ -618,7 +660,7 @@ const eventOf = <K extends EventName>(name: K) => z.object({ name: z.literal(nam
  * sequence of their own: the journal's seq orders what happened (`journal.appended`), and the
  * other events are whole snapshots, re-read on every reconnect, so the latest one is the truth.
  */
-export const PlaneEventSchema = deferred(() => z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('agents.changed'), eventOf('journal.appended'), eventOf('runs.streaming')]));
+export const PlaneEventSchema = deferred(() => z.discriminatedUnion('name', [eventOf('plane.statusChanged'), eventOf('peers.changed'), eventOf('agents.changed'), eventOf('journal.appended'), eventOf('runs.streaming'), eventOf('acp.transcript')]));
 export type PlaneEvent = z.infer<typeof PlaneEventSchema>;
 /** Every event of `events` is in PlaneEventSchema (a missing one does not compile). */
 const _everyEventTravels: Exclude<EventName, PlaneEvent['name']> extends never ? true : never = true;

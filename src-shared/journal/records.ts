@@ -215,6 +215,20 @@ export const recordBodies = {
       detail: Json,
     }),
   }),
+  /**
+   * An observed ACP session bound to a case (a matter) by a person: the session id and every run
+   * that observed it, found through the index of sessions by id. Journaled with no run (runId
+   * null): it says something about those runs, and their records stay as they were sealed.
+   */
+  CaseBound: lazyEntries({
+    1: () => z.object({
+      caseId: z.string().min(1).max(128),
+      sessionId: z.string().min(1),
+      runIds: z.array(z.string()),
+      by: z.string().min(1),
+      note: z.string().max(500).optional(),
+    }),
+  }),
   PeerLifecycle: lazyEntries({
     1: () => z.object({
       peerId: z.string(),
@@ -298,6 +312,7 @@ export const CURRENT_VERSION = {
   HaltApplied: 1,
   RunSealed: 1,
   Observation: 1,
+  CaseBound: 1,
   PeerLifecycle: 1,
   RunAdopted: 1,
   KeyAdmitted: 1,

@@ -21,6 +21,7 @@ import { createA2aClient } from '../../src-main/protocols/a2a/client/a2a-client'
 import { writeMcpServersFile } from '../../src-main/protocols/mcp/client/mcp-servers-file';
 import { startTap } from '../../src-main/protocols/acp/acp-tap';
 import { PlaneSink } from '../../src-main/protocols/acp/observation-sink';
+import type { RecordMode } from '../../src-shared/protocol/acp/evidence';
 import { misbehavingStdio } from '../doubles/everything-server';
 import { startSdkRemote } from '../doubles/sdk-a2a-remote';
 import { FAKE_AGENT } from '../helpers/acp-tap-process';
@@ -158,43 +159,21 @@ const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
     await call(made.plane, 'runs.start', { agent: 'a2a-caller', input: { text: 'hello, remote agent' }, wait: true });
     return made;
   },
-  // An editor session through the tap's observation path (writing through the plane's contract), sealed `observed` when the editor goes.
+  // An editor session through the tap's observation path (writing through the plane's contract),
+  // every message journaled as this kind's journal was first made (--record full), sealed `observed` when the editor goes.
   async 'acp-observation'(dataDir) {
     const made = await planeWith(dataDir, []);
-    const client = clientOf(made.plane);
-    const editorIn = new PassThrough();
-    const editorOut = new PassThrough();
-    const tap = startTap({ command: [process.execPath, FAKE_AGENT], tapName: 'golden', policy: 'observe', editorIn, editorOut, editorErr: new PassThrough(), sink: new PlaneSink(client) });
-    let seen = '';
-    const waitFor = async (text: string) => {
-      const deadline = Date.now() + 15_000;
-      while (!seen.includes(text)) {
-        if (Date.now() > deadline) throw new Error(`the tapped agent never said ${text}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
-    editorOut.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-    });
-    const send = (m: unknown) => editorIn.write(`${JSON.stringify(m)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientInfo: { name: 'golden-editor', version: '1.0' } } });
-    await waitFor('"id":1,');
-    send({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: '/', mcpServers: [] } });
-    await waitFor('sess-1');
-    send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId: 'sess-1', prompt: [{ type: 'text', text: 'read the notes' }] } });
-    await waitFor('fs/read_text_file');
-    send({ jsonrpc: '2.0', id: 100, result: { content: 'the notes' } });
-    await waitFor('end_turn');
-    editorIn.end();
-    await tap.done;
-    // The sealed session reaches the journal through the contract after the tap ends.
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const { sessions } = await call(made.plane, 'acp.sessions', {});
-      if (sessions.length > 0 && sessions.every((s) => s.ended)) break;
-      if (Date.now() > deadline) throw new Error('the observed session was never sealed');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await tappedSession(made.plane, 'full');
+    return made;
+  },
+  // The same session recorded as evidence (the tap's default): its one chunk left out and named;
+  // the transcript erased (it is no part of the journal, so the bundle's views are the journal's
+  // alone), and the session bound to a case by its session id (CaseBound).
+  async 'acp-case'(dataDir) {
+    const made = await planeWith(dataDir, []);
+    await tappedSession(made.plane, 'evidence');
+    await call(made.plane, 'acp.transcriptErase', { sessionId: 'sess-1' });
+    await call(made.plane, 'cases.bind', { caseId: 'golden-matter', sessionId: 'sess-1', note: 'golden journal: a session bound to a case' });
     return made;
   },
   // One run waits on its token ceiling and is resumed with a raised one; another waits and is cancelled.
@@ -265,6 +244,44 @@ const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
     return made;
   },
 };
+
+/** One editor session through the tap (the fake agent, writing through the plane's contract), sealed once the editor goes. */
+async function tappedSession(plane: Plane, record: RecordMode): Promise<void> {
+  const client = clientOf(plane);
+  const editorIn = new PassThrough();
+  const editorOut = new PassThrough();
+  const tap = startTap({ command: [process.execPath, FAKE_AGENT], tapName: 'golden', policy: 'observe', record, editorIn, editorOut, editorErr: new PassThrough(), sink: new PlaneSink(client) });
+  let seen = '';
+  const waitFor = async (text: string) => {
+    const deadline = Date.now() + 15_000;
+    while (!seen.includes(text)) {
+      if (Date.now() > deadline) throw new Error(`the tapped agent never said ${text}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  editorOut.on('data', (chunk: Buffer) => {
+    seen += chunk.toString();
+  });
+  const send = (m: unknown) => editorIn.write(`${JSON.stringify(m)}\n`);
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientInfo: { name: 'golden-editor', version: '1.0' } } });
+  await waitFor('"id":1,');
+  send({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: '/', mcpServers: [] } });
+  await waitFor('sess-1');
+  send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId: 'sess-1', prompt: [{ type: 'text', text: 'read the notes' }] } });
+  await waitFor('fs/read_text_file');
+  send({ jsonrpc: '2.0', id: 100, result: { content: 'the notes' } });
+  await waitFor('end_turn');
+  editorIn.end();
+  await tap.done;
+  // The sealed session reaches the journal through the contract after the tap ends.
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const { sessions } = await call(plane, 'acp.sessions', {});
+    if (sessions.length > 0 && sessions.every((s) => s.ended)) break;
+    if (Date.now() > deadline) throw new Error('the observed session was never sealed');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 /** The empty PostgreSQL database the keyring and team golden journals are made on (one each). */
 const GOLDEN_DATABASE_ENV = 'AGENTPLANE_GOLDEN_DATABASE_URL';

@@ -29,7 +29,7 @@ import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { JournalSink, ResilientSink } from './observation-sink';
 import type { FromTapWorker, PostedEvent, TapWorkerConfig, ToTapWorker } from './observation-worker';
-import { SessionRuns, type RunWrite, type TapEnd, type WireEvent } from './session-runs';
+import { addPlaced, SessionRuns, type RunWrite, type TapEnd, type WireEvent } from './session-runs';
 
 /** At most this many events go into one commit. */
 const COMMIT_RECORDS = 2000;
@@ -53,7 +53,7 @@ function yieldToTheForwarding(): void {
 }
 yieldToTheForwarding();
 
-const runs = new SessionRuns((at) => ({ update: 'tap/started', detail: { at, ...config.started } }));
+const runs = new SessionRuns((at) => ({ update: 'tap/started', detail: { at, ...config.started } }), undefined, config.started.record);
 // A failed write is retried, then written record by record, and what is still lost is a gap in
 // its run (observation-sink.ts): one refused record never takes its commit's others with it.
 const sink = new ResilientSink(new JournalSink(config.dataDir), (message) => post({ type: 'notice', message }));
@@ -95,10 +95,8 @@ function takeBatch(): { writes: RunWrite[]; held: number } {
           announced.add(placed.runId);
           post({ type: 'opened', sessionId: placed.sessionId, runId: placed.runId });
         }
-        const last = writes[writes.length - 1];
         // Consecutive observations of one run go in one batch.
-        if (last && last.runId === placed.runId && !last.seal && !placed.seal) last.observations.push(...placed.observations);
-        else writes.push({ ...placed, observations: [...placed.observations] });
+        addPlaced(writes, placed);
       }
     }
     if (message.next === message.events.length) {

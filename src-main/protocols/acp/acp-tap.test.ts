@@ -50,7 +50,7 @@ const updates = (records: StoredRecord[]) => records.map((r) => (r.kind === 'Obs
 const detailOf = (r: StoredRecord) => r.body.detail as Record<string, unknown>;
 
 describe('acp tap', () => {
-  it('forwards every byte unchanged both ways and journals every message of the session in order', async () => {
+  it('forwards every byte unchanged both ways and journals the evidence of the session in order, naming the chunk it left out', async () => {
     const dataDir = tempDir();
     const dir = tempDir();
     const inFile = join(dir, 'agent-in');
@@ -93,7 +93,7 @@ describe('acp tap', () => {
       'message', // session/new
       'message', // its response
       'message', // session/prompt
-      'message', // session/update
+      // (the agent_message_chunk is presentation: in the transcript store, named below)
       'message', // fs/read_text_file
       'message', // its response
       'message', // prompt response
@@ -101,9 +101,12 @@ describe('acp tap', () => {
       'RunSealed',
     ]);
     const wires = records.filter((r) => r.kind === 'Observation' && ['message', 'malformed'].includes(String(r.body.update))).map((r) => detailOf(r).wire);
-    expect(wires).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(wires).toEqual([1, 2, 3, 4, 5, 6, 8, 9, 10]);
+    // The record after the chunk names it by the wire's own word.
+    expect(detailOf(records[7]!)).toMatchObject({ wire: 8, omitted: { agent_message_chunk: 1 } });
+    expect(records.filter((r) => r.kind === 'Observation' && 'omitted' in detailOf(r))).toHaveLength(1);
     const started = detailOf(records[0]!);
-    expect(started).toMatchObject({ tapName: 'fake', policy: 'observe' });
+    expect(started).toMatchObject({ tapName: 'fake', policy: 'observe', record: 'evidence' });
     expect(started.command).toContain('[redacted: value of --api-key]');
     const malformed = detailOf(records[3]!);
     expect(malformed).toMatchObject({ dir: 'toAgent', size: 16, preview: 'this is not json' });
@@ -113,12 +116,13 @@ describe('acp tap', () => {
     expect(started.command).toEqual(expect.arrayContaining(['[redacted: value of --bearer]', 'OPENAI_API_KEY=[redacted: value of OPENAI_API_KEY]', '[redacted: OpenAI-style key]']));
     expect(text).not.toContain(image);
     expect(text).not.toContain(body);
-    const readResponse = detailOf(records[9]!).message as { result: { content: { $size: number; $omitted: string } } };
+    const readResponse = detailOf(records[8]!).message as { result: { content: { $size: number; $omitted: string } } };
     expect(readResponse.result.content.$size).toBe(20_000);
-    const ended = detailOf(records[11]!);
+    const ended = detailOf(records[10]!);
     expect(ended).toMatchObject({ reason: 'editor-disconnect', exitCode: null, signal: 'SIGTERM' });
-    const sealed = records[12]!;
-    expect(sealed.body).toMatchObject({ outcome: 'observed', records: 12 });
+    expect(ended.omitted).toBeUndefined();
+    const sealed = records[11]!;
+    expect(sealed.body).toMatchObject({ outcome: 'observed', records: 11 });
 
     // The rest of the plane reads a journal holding an observed session without tripping on it.
     const plane = await createPlane({ dataDir, version: 'test', host: 'headless' });
@@ -134,6 +138,11 @@ describe('acp tap', () => {
       expect(sessions).toMatchObject({ ok: true, value: { sessions: [{ runId: runs[0]!.runId, sessionId, tapName: 'fake', state: 'ended' }] } });
       const view = await plane.dispatch('acp.session', { runId: runs[0]!.runId }, ctx);
       expect(view).toMatchObject({ ok: true, value: { runId: runs[0]!.runId, counts: { prompts: 1, malformed: 1 } } });
+      // The chunk is read back from the transcript, in its place, and marked as such.
+      expect(view).toMatchObject({ ok: true, value: { transcript: { leftOut: { agent_message_chunk: 1 }, kept: 1, retentionDays: 30 } } });
+      const conversation = view.ok ? (view.value as { conversation: Array<{ kind: string; text?: string }> }).conversation : [];
+      expect(conversation.map((i) => i.kind)).toEqual(['prompt', 'message', 'turnEnd']);
+      expect(conversation[1]!.text).toBe('reading');
       // Read as a run (for the inbox), it is the tap's, acting for the editor, sealed as observed.
       const asRun = await plane.dispatch('runs.get', { runId: runs[0]!.runId }, ctx);
       expect(asRun).toMatchObject({ ok: true, value: { agent: 'acp:fake', host: 'acp:fake', status: 'sealed', outcome: 'observed', pending: null } });
@@ -183,7 +192,8 @@ describe('acp tap', () => {
     const outFile = join(dir, 'agent-out');
     const flood = 400;
     // Room for two or three of the flood's lines (about 150 bytes, plus 64 each) at a time.
-    const t = tap(dataDir, ['--queue-bytes', '600'], ['--mode', 'flood', '--flood', String(flood), '--out', outFile]);
+    // Every message journaled (--record full): the journal itself must fall behind.
+    const t = tap(dataDir, ['--queue-bytes', '600', '--record', 'full'], ['--mode', 'flood', '--flood', String(flood), '--out', outFile]);
     t.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
     await t.next((m) => (m.params as { update?: { content?: { text?: string } } } | undefined)?.update?.content?.text === `chunk ${flood - 1}`);
     t.closeStdin();
@@ -205,7 +215,7 @@ describe('acp tap', () => {
     const outFile = join(dir, 'agent-out');
     // More messages at once than the old 10,000-item bound held; the default byte bound (64 MB) takes them whole.
     const flood = 12_000;
-    const t = tap(dataDir, [], ['--mode', 'flood', '--flood', String(flood), '--out', outFile]);
+    const t = tap(dataDir, ['--record', 'full'], ['--mode', 'flood', '--flood', String(flood), '--out', outFile]);
     t.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
     await t.next((m) => (m.params as { update?: { content?: { text?: string } } } | undefined)?.update?.content?.text === `chunk ${flood - 1}`, 30_000);
     t.closeStdin();
@@ -415,7 +425,8 @@ describe('acp tap: a hostile agent cannot blind the record', () => {
     it(`journals the whole session around a line ${c.name}, with no plane running`, async () => {
       const dataDir = tempDir();
       const outFile = join(tempDir(), 'agent-out');
-      const t = tap(dataDir, [], ['--mode', 'hostile', '--out', outFile, ...c.args]);
+      // --record full: the chunks around the hostile line are journaled too, so its neighbours are checked.
+      const t = tap(dataDir, ['--record', 'full'], ['--mode', 'hostile', '--out', outFile, ...c.args]);
       await hostileTurn(t);
       expect(t.stderr()).not.toMatch(/could not be journaled|unrecorded/);
       const runs = await journalRuns(dataDir);
@@ -428,7 +439,7 @@ describe('acp tap: a hostile agent cannot blind the record', () => {
       const outFile = join(tempDir(), 'agent-out');
       const plane = await serve(dataDir);
       try {
-        const t = tap(dataDir, [], ['--mode', 'hostile', '--out', outFile, ...c.args]);
+        const t = tap(dataDir, ['--record', 'full'], ['--mode', 'hostile', '--out', outFile, ...c.args]);
         await hostileTurn(t);
         // The plane took every observation: no fallback, nothing unrecorded.
         expect(t.stderr()).not.toMatch(/journal|unrecorded/);

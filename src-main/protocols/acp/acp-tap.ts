@@ -36,7 +36,8 @@ import type { TapPolicy, WireDirection } from '../../../src-shared/protocol/acp/
 import { LineFramer, type FramedLine } from './wire-lines';
 import { ObservationQueue } from './observation-queue';
 import { redactedCommand } from './message-caps';
-import { SessionRuns, type RunWrite, type TapEnd } from './session-runs';
+import { addPlaced, SessionRuns, type RunWrite, type TapEnd } from './session-runs';
+import { DEFAULT_RECORD_MODE, type RecordMode } from '../../../src-shared/protocol/acp/evidence';
 import { ResilientSink, type ObservationSink } from './observation-sink';
 import { ObservationWorker } from './observation-worker';
 import { LineForwarder } from './line-forwarder';
@@ -61,6 +62,8 @@ interface TapCommonOptions {
   notice?: (message: string) => void;
   /** With `policy: 'inbox'`: where permission requests are held for a person (permission-relay.ts). */
   inbox?: PermissionInbox;
+  /** `evidence` (default): presentation updates go to the transcript store, named in the journal; `full`: every message is journaled. */
+  record?: RecordMode;
 }
 
 /** Exactly one of: a sink on this thread, or a data dir whose journal the tap's worker writes. */
@@ -95,7 +98,8 @@ export function startTap(options: TapOptions): RunningTap {
   if (!file) throw new Error('no agent command given');
   const grace = options.killGraceMs ?? 2000;
   const queue = new ObservationQueue(options.queueBytes ?? QUEUE_BYTES);
-  const started = { tapName: options.tapName, policy: options.policy, command: redactedCommand(options.command) };
+  const record = options.record ?? DEFAULT_RECORD_MODE;
+  const started = { tapName: options.tapName, policy: options.policy, record, command: redactedCommand(options.command) };
   const observer = options.journalDir !== undefined ? new ObservationWorker(queue, { dataDir: options.journalDir, started }, (message) => options.notice?.(message)) : null;
   let wire = 0;
   // A burst's lines mostly come many to a chunk, read in the same millisecond: the timestamp's
@@ -190,7 +194,7 @@ export function startTap(options: TapOptions): RunningTap {
   const drained = new Promise<void>((resolve) => agent.on('close', () => resolve()));
 
   // With a sink on this thread, the runs are placed here too; with the worker, there.
-  const runs = observer ? null : new SessionRuns((at) => ({ update: 'tap/started', detail: { at, ...started } }));
+  const runs = observer ? null : new SessionRuns((at) => ({ update: 'tap/started', detail: { at, ...started } }), undefined, record);
   // A failed write is retried, then written record by record, and what is still lost is a gap
   // in its run (observation-sink.ts); the editor's session goes on whatever the journal does.
   const sink = runs ? new ResilientSink(options.sink!, (message) => options.notice?.(message)) : null;
@@ -251,12 +255,8 @@ async function drain(queue: ObservationQueue, runs: SessionRuns, write: (runWrit
         ended = true;
         break;
       }
-      for (const placed of runs.place(item)) {
-        const last = writes[writes.length - 1];
-        // Consecutive observations of one run go in one commit.
-        if (last && last.runId === placed.runId && !last.seal && !placed.seal) last.observations.push(...placed.observations);
-        else writes.push({ ...placed, observations: [...placed.observations] });
-      }
+      // Consecutive observations of one run go in one commit.
+      for (const placed of runs.place(item)) addPlaced(writes, placed);
     }
     for (const runWrite of writes) await write(runWrite);
     if (ended) return;

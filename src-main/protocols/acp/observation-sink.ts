@@ -9,10 +9,15 @@
  * must count what is in the journal, not what this tap sent (the plane may have written
  * decision records into the run). The plane counts inside acp.record; the journal sink counts
  * the run's records before appending the seal.
+ *
+ * A write's transcript lines (presentation the journal leaves out, session-runs.ts) go to the
+ * transcript store beside the journal, before its records: a view read at any journal seq then
+ * has every line the records before it named. A line written twice is kept once.
  */
 import type { PlaneClient } from '../../../src-shared/ipc/client';
 import { canonicalize } from '../../../src-shared/journal/canonical-json';
 import { Journal } from '../../journal/journal';
+import { TranscriptStore } from '../../journal/transcript-store';
 import { chooseDatabase, databaseOptions } from '../../journal/postgres-url';
 import type { ObservationDraft, RunWrite } from './session-runs';
 import { observationDrafts } from './observation-drafts';
@@ -25,10 +30,16 @@ export interface ObservationSink {
 
 export class JournalSink implements ObservationSink {
   private journal: Promise<Journal> | null = null;
+  private transcripts: TranscriptStore | null = null;
 
   constructor(private readonly dataDir: string) {}
 
   async write(write: RunWrite): Promise<void> {
+    if (write.transcript && write.transcript.length > 0) {
+      this.transcripts ??= TranscriptStore.open(this.dataDir);
+      this.transcripts.append(write.runId, write.sessionId, write.transcript);
+    }
+    if (write.observations.length === 0 && !write.seal) return;
     this.journal ??= Journal.open({ dataDir: this.dataDir, ...databaseOptions(chooseDatabase(undefined, process.env)) });
     const journal = await this.journal;
     const before = write.seal ? await journal.runRecordCount(write.runId) : 0;
@@ -58,11 +69,12 @@ export class JournalSink implements ObservationSink {
       return key === null || !held.has(key);
     });
     const seal = write.seal && !sealed ? write.seal : undefined;
-    if (observations.length === 0 && !seal) return;
-    await this.write({ runId: write.runId, sessionId: write.sessionId, observations, ...(seal ? { seal } : {}) });
+    // Transcript lines are kept once whoever wrote them first: always written again.
+    await this.write({ runId: write.runId, sessionId: write.sessionId, observations, ...(write.transcript ? { transcript: write.transcript } : {}), ...(seal ? { seal } : {}) });
   }
 
   async close(): Promise<void> {
+    this.transcripts?.close();
     if (!this.journal) return;
     const journal = await this.journal.catch(() => null);
     await journal?.close();
@@ -79,12 +91,20 @@ export class PlaneSink implements ObservationSink {
   constructor(private readonly client: PlaneClient) {}
 
   async write(write: RunWrite): Promise<void> {
+    // Transcript lines first (so the records after them find them), in slices of their own but the last.
+    let lines = write.transcript ?? [];
+    while (lines.length > 500) {
+      await this.send({ runId: write.runId, sessionId: write.sessionId, observations: [], transcript: lines.slice(0, 500) });
+      lines = lines.slice(500);
+    }
+    write = { ...write, transcript: lines };
     let slice: RunWrite['observations'] = [];
     let chars = 0;
     for (const observation of write.observations) {
       const size = JSON.stringify(observation).length;
       if (slice.length > 0 && (chars + size > SLICE_CHARS || slice.length >= 500)) {
-        await this.send({ runId: write.runId, sessionId: write.sessionId, observations: slice });
+        await this.send({ runId: write.runId, sessionId: write.sessionId, observations: slice, ...(write.transcript?.length ? { transcript: write.transcript } : {}) });
+        write = { ...write, transcript: [] };
         slice = [];
         chars = 0;
       }
@@ -95,11 +115,12 @@ export class PlaneSink implements ObservationSink {
   }
 
   private async send(write: RunWrite): Promise<void> {
-    if (write.observations.length === 0 && !write.seal) return;
+    if (write.observations.length === 0 && !write.seal && !write.transcript?.length) return;
     const { seq } = await this.client.call('acp.record', {
       runId: write.runId,
       sessionId: write.sessionId,
       observations: write.observations,
+      ...(write.transcript?.length ? { transcript: write.transcript } : {}),
       ...(write.seal ? { seal: write.seal } : {}),
     });
     this.acknowledged = Math.max(this.acknowledged, seq);
@@ -232,6 +253,10 @@ export class ResilientSink implements ObservationSink {
     }
     const one = (observations: ObservationDraft[], seal?: RunWrite['seal']): Promise<void> =>
       this.sink.write({ runId: write.runId, sessionId: write.sessionId, observations, ...(seal ? { seal } : {}) });
+    if (write.transcript?.length) {
+      // Not evidence: a transcript that cannot be written is said, and the records go on.
+      await this.sink.write({ runId: write.runId, sessionId: write.sessionId, observations: [], transcript: write.transcript }).catch((error: unknown) => this.say(`${write.transcript!.length} transcript line(s) of run ${write.runId} could not be kept (${(error as Error).message})`));
+    }
     let lost = 0;
     let fromWire = Number.POSITIVE_INFINITY;
     let toWire = Number.NEGATIVE_INFINITY;

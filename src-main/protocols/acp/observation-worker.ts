@@ -35,12 +35,13 @@ import type { WireDirection } from '../../../src-shared/protocol/acp/session-vie
 import { appRoot } from '../../base/app-paths';
 import type { ObservationQueue } from './observation-queue';
 import type { TapEnd } from './session-runs';
+import type { RecordMode } from '../../../src-shared/protocol/acp/evidence';
 
 /** The worker's `workerData`. */
 export interface TapWorkerConfig {
   dataDir: string;
   /** What every run's tap/started says besides its `at`. */
-  started: { tapName: string; policy: string; command: string[] };
+  started: { tapName: string; policy: string; record: RecordMode; command: string[] };
   /** The worker entry's URL, when it is started from source through the tsx bootstrap. */
   entry?: string;
 }

@@ -23,11 +23,19 @@
  * nor overflow a stack on the way (SQLite's JSON functions refuse nesting past 1,000 levels, and
  * every recursive walk has some limit): it is one record, and the session around it is whole.
  * A failure of this module's own on some line is caught and recorded the same way.
+ *
+ * What is journaled is evidence (src-shared/protocol/acp/evidence.ts): under the `evidence`
+ * record mode a presentation update (a message or thought chunk, a plan, a mode change, a
+ * command list) becomes a transcript line of its run, written beside the journal, and the run
+ * counts it by its wire name; the run's next observation carries those counts as `omitted`, and
+ * tap/ended carries what is left. So the journal says what it leaves out, in the wire's own
+ * words, and the presentation never costs a record. Under `full` every message is journaled.
  */
 import { createHash } from 'node:crypto';
 import type { TapEndReason, WireDirection } from '../../../src-shared/protocol/acp/session-view';
 import { newRunId } from '../../base/random-ids';
 import { journaledMessage, type MessageRole } from './message-caps';
+import { presentationKindOf, type OmittedCounts, type RecordMode, type TranscriptLine } from '../../../src-shared/protocol/acp/evidence';
 
 export interface ObservationDraft {
   update: string;
@@ -47,7 +55,18 @@ export interface RunWrite {
   runId: string;
   sessionId: string;
   observations: ObservationDraft[];
+  /** Presentation lines left out of the journal: written to the transcript store, before the observations. */
+  transcript?: TranscriptLine[];
   seal?: { result: TapEnd };
+}
+
+/** Adds a placed write to a batch: consecutive writes of one run (neither sealing) become one. */
+export function addPlaced(writes: RunWrite[], placed: RunWrite): void {
+  const last = writes[writes.length - 1];
+  if (last && last.runId === placed.runId && !last.seal && !placed.seal) {
+    last.observations.push(...placed.observations);
+    if (placed.transcript) (last.transcript ??= []).push(...placed.transcript);
+  } else writes.push({ ...placed, observations: [...placed.observations], ...(placed.transcript ? { transcript: [...placed.transcript] } : {}) });
 }
 
 export type WireEvent =
@@ -98,7 +117,7 @@ function previewOf(bytes: Buffer): string {
 }
 
 export class SessionRuns {
-  private readonly runs = new Map<string, { runId: string }>();
+  private readonly runs = new Map<string, { runId: string; omitted: OmittedCounts | null }>();
   private latest: string | null = null;
   private prelude: Entry[] = [];
   private unplaced: Entry[] = [];
@@ -110,6 +129,7 @@ export class SessionRuns {
   constructor(
     private readonly started: (at: string) => ObservationDraft,
     private readonly mintRunId: () => string = newRunId,
+    private readonly record: RecordMode = 'evidence',
   ) {}
 
   /** Every run opened so far, sessionId → runId. */
@@ -129,7 +149,7 @@ export class SessionRuns {
     }
     const unreadable = (why: string) =>
       this.toLatestOrWait(this.malformed(event.dir, event.wire, event.at, event.bytes.length, sha256Hex(event.bytes), previewOf(event.bytes), why));
-    let placed: { entry: Entry; role: MessageRole; sessionId: string | null; opensSession: string | null; prelude: boolean };
+    let placed: { entry: Entry; role: MessageRole; sessionId: string | null; opensSession: string | null; prelude: boolean; presentation: TranscriptLine | null };
     try {
       const parsed = parse(event.bytes);
       if (typeof parsed === 'string') return unreadable(parsed);
@@ -137,12 +157,23 @@ export class SessionRuns {
       const message = journaledMessage(parsed, role);
       if (JSON.stringify(message).length > JOURNALED_MESSAGE_CAP) return unreadable(`over ${JOURNALED_MESSAGE_CAP} bytes once redacted and capped`);
       const entry: Entry = { wire: event.wire, observation: { update: 'message', detail: { dir: event.dir, wire: event.wire, at: event.at, message, ...(event.inserted ? { origin: 'tap' } : {}) } } };
-      placed = { entry, role, sessionId, opensSession, prelude };
+      const kind = this.record === 'evidence' && !event.inserted ? presentationKindOf(parsed) : null;
+      const presentation = kind !== null ? { wire: event.wire, dir: event.dir, at: event.at, kind, message } : null;
+      placed = { entry, role, sessionId, opensSession, prelude, presentation };
     } catch (error) {
       // Whatever this line did to the walks above, it is still a line the wire carried.
       return unreadable(`could not be read: ${(error as Error).message}`.slice(0, 200));
     }
-    const { entry, role, sessionId, opensSession, prelude } = placed;
+    const { entry, role, sessionId, opensSession, prelude, presentation } = placed;
+    // A presentation update names its session (session/update always does): it is a line of that
+    // session's transcript, counted in its run, and never a record.
+    if (presentation !== null && sessionId !== null) {
+      const opened = this.runs.has(sessionId) ? null : this.open(sessionId, event.at, null);
+      const run = this.runs.get(sessionId)!;
+      run.omitted ??= {};
+      run.omitted[presentation.kind] = (run.omitted[presentation.kind] ?? 0) + 1;
+      return [{ ...(opened ?? { runId: run.runId, sessionId, observations: [] }), transcript: [presentation] }];
+    }
     if (prelude) {
       this.prelude.push(entry);
       if (this.prelude.length > PRELUDE_LIMIT) this.prelude.shift();
@@ -161,7 +192,8 @@ export class SessionRuns {
     if (this.runs.size === 0) writes.push(this.open('', this.firstAt ?? end.at, null));
     else if (this.unplaced.length > 0 || this.unplacedDropped !== null) writes.push(this.write(this.latest!, this.takeUnplaced()));
     for (const [sessionId, run] of this.runs) {
-      writes.push({ runId: run.runId, sessionId, observations: [{ update: 'tap/ended', detail: end }], seal: { result: end } });
+      const detail = run.omitted ? { ...end, omitted: run.omitted } : end;
+      writes.push({ runId: run.runId, sessionId, observations: [{ update: 'tap/ended', detail }], seal: { result: end } });
     }
     this.runs.clear();
     this.latest = null;
@@ -200,14 +232,21 @@ export class SessionRuns {
     return { wire, observation: { update: 'malformed', detail: { dir, wire, at, size, digest, preview: wellFormed(preview), why } } };
   }
 
+  /** Observations of an open run; the first carries what the run left out since its last record. */
   private write(sessionId: string, observations: ObservationDraft[]): RunWrite {
-    return { runId: this.runs.get(sessionId)!.runId, sessionId, observations };
+    const run = this.runs.get(sessionId)!;
+    const first = observations[0];
+    if (run.omitted && first && typeof first.detail === 'object' && first.detail !== null) {
+      observations = [{ update: first.update, detail: { ...first.detail, omitted: run.omitted } }, ...observations.slice(1)];
+      run.omitted = null;
+    }
+    return { runId: run.runId, sessionId, observations };
   }
 
   /** A new run: tap/started, the prelude and whatever waited for a session, in wire order, then `entry`. */
   private open(sessionId: string, at: string, entry: Entry | null): RunWrite {
     const runId = this.mintRunId();
-    this.runs.set(sessionId, { runId });
+    this.runs.set(sessionId, { runId, omitted: null });
     this.latest = sessionId;
     const waiting = [...this.prelude, ...this.unplaced].sort((a, b) => a.wire - b.wire).map((e) => e.observation);
     const dropped = this.takeUnplacedGap();

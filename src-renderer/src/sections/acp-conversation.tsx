@@ -6,8 +6,13 @@
  *
  * A long session renders its latest RECENT_ITEMS items; earlier ones are a click away (the
  * raw wire tab has every message, virtualized).
+ *
+ * A session recorded as evidence (`view.transcript`) reads the same, but its messages,
+ * thoughts and plan come from the transcript store beside the journal: the page says so, marks
+ * each of them "transcript", and says what the journal left out and how much of it is still kept.
  */
 import { useState } from 'react';
+import { useApp } from '../store/store-context';
 import type { ConversationItem, PlanEntryView, SessionView } from '../../../src-shared/protocol/acp/session-view';
 import { JsonBlock } from '../components/json-block';
 import { StatusPill } from '../components/status-pill';
@@ -39,6 +44,42 @@ export function AcpPlan({ plan }: { plan: PlanEntryView[] }) {
   );
 }
 
+/** What the page says of a session recorded as evidence: where its conversation lives, and what the journal left out. */
+function TranscriptNote({ sessionId, transcript }: { sessionId: string; transcript: NonNullable<SessionView['transcript']> }) {
+  const leftOut = Object.entries(transcript.leftOut);
+  const total = leftOut.reduce((sum, [, n]) => sum + n, 0);
+  const erase = useApp((s) => s.eraseAcpTranscript);
+  // Erasing asks once more: the lines do not come back.
+  const [confirming, setConfirming] = useState(false);
+  return (
+    <div className="acp-transcript-note" role="note" aria-label="Transcript, not evidence">
+      <p>
+      <strong>Transcript, not evidence.</strong>
+      {` Messages, thoughts and the plan are kept beside the journal for ${count(transcript.retentionDays)} days, not in it.`}
+      {` The journal names what it left out: ${leftOut.length === 0 ? 'nothing yet' : leftOut.map(([kind, n]) => `${kind} ${count(n)}`).join(', ')}.`}
+      {transcript.kept < total ? ` ${count(total - transcript.kept)} of them are no longer kept (erased or past retention).` : null}
+      </p>
+      {transcript.kept === 0 || sessionId === '' ? null : confirming ? (
+        <p>
+          Erase the {count(transcript.kept)} transcript lines of this session? The journal&apos;s evidence stays.{' '}
+          <button type="button" className="button small" onClick={() => void erase(sessionId).then(() => setConfirming(false))}>
+            Erase
+          </button>{' '}
+          <button type="button" className="button small" onClick={() => setConfirming(false)}>
+            Keep
+          </button>
+        </p>
+      ) : (
+        <button type="button" className="button small" onClick={() => setConfirming(true)}>
+          Erase transcript…
+        </button>
+      )}
+    </div>
+  );
+}
+
+const TranscriptTag = ({ view }: { view: SessionView }) => (view.transcript ? <span className="acp-transcript-tag"> · transcript</span> : null);
+
 function Item({ item, view }: { item: ConversationItem; view: SessionView }) {
   const time = <time dateTime={item.at}>{clockTime(item.at)}</time>;
   switch (item.kind) {
@@ -58,6 +99,7 @@ function Item({ item, view }: { item: ConversationItem; view: SessionView }) {
         <li className="acp-item acp-message">
           <div className="acp-who">
             <strong>Agent</strong> · {time}
+            <TranscriptTag view={view} />
           </div>
           <p className="acp-text">{item.text}</p>
         </li>
@@ -68,6 +110,7 @@ function Item({ item, view }: { item: ConversationItem; view: SessionView }) {
           <details>
             <summary>
               Agent&apos;s thought · {time} <span className="muted">({count(item.text.length)} characters)</span>
+              <TranscriptTag view={view} />
             </summary>
             <p className="acp-text">{item.text}</p>
           </details>
@@ -105,6 +148,7 @@ export function AcpConversation({ view }: { view: SessionView }) {
   const hidden = all ? 0 : Math.max(0, items.length - RECENT_ITEMS);
   return (
     <div className="acp-conversation">
+      {view.transcript ? <TranscriptNote sessionId={view.sessionId} transcript={view.transcript} /> : null}
       <AcpPlan plan={view.plan} />
       {items.length === 0 ? <p className="muted">No prompt yet: the conversation appears here as the editor and the agent talk.</p> : null}
       {hidden > 0 ? (

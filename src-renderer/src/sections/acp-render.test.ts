@@ -101,6 +101,22 @@ describe('the Editor sessions views render a folded session', () => {
     expect(html).toContain('Export bundle');
   });
 
+  it('a session recorded as evidence reads the same, its conversation marked "transcript, not evidence"', () => {
+    const plain = text(render(storeWith({ acpOpen: { runId: RUN, view: session(), error: null, lastSeq: null, generation: 1 }, acpSessions: [] }), createElement(AcpSessionPage, { runId: RUN })));
+    expect(plain).not.toMatch(/transcript/i);
+    const view = { ...session(), transcript: { leftOut: { agent_thought_chunk: 1, plan: 1, agent_message_chunk: 2 }, kept: 3, retentionDays: 30 } };
+    const html = render(storeWith({ acpOpen: { runId: RUN, view, error: null, lastSeq: null, generation: 1 }, acpSessions: [] }), createElement(AcpSessionPage, { runId: RUN }));
+    const shown = text(html);
+    expect(html).toMatch(/role="note" aria-label="Transcript, not evidence"/);
+    expect(shown).toContain('Transcript, not evidence. Messages, thoughts and the plan are kept beside the journal for 30 days, not in it.');
+    expect(shown).toContain('The journal names what it left out: agent_thought_chunk 1, plan 1, agent_message_chunk 2.');
+    expect(shown).toContain('1 of them are no longer kept (erased or past retention).');
+    // The conversation itself is as it was, each message and thought marked.
+    expect(shown).toContain('I will fix it.');
+    expect(shown.match(/· transcript/g)).toHaveLength(2);
+    expect(html).toMatch(/<button[^>]*>Erase transcript…<\/button>/);
+  });
+
   it('the list: each session with its parties, state in words and counts; empty: how to connect an editor', () => {
     const view = session();
     const { conversation: _c, plan: _p, toolCalls: _t, permissions: _q, clientEffects: _e, terminals: _x, ...summary } = view;

@@ -152,6 +152,38 @@ describe('editor sessions follow the journal by notification', () => {
     }
   });
 
+  it('recorded as evidence, the open session shows a chunk that reached only the transcript within the same window', async () => {
+    const h = await harness();
+    const { tap, record, close } = await tapClient(h);
+    try {
+      const [started, ...rest] = opening();
+      await record([{ ...started!, detail: { ...(started!.detail as object), record: 'evidence' } }, ...rest]);
+      await journalCaughtUp(h);
+      h.store.getState().navigate({ section: 'acp', runId: RUN });
+      await h.settle();
+      const head = (await h.plane.journal.head()).seq;
+      // A chunk as the tap sends it when recording evidence: a transcript line, no record.
+      const line = chunk('Hel').detail;
+      const sent = await tap.tryCall('acp.record', { runId: RUN, sessionId: SESSION, observations: [], transcript: [{ wire: line.wire, dir: line.dir, at: line.at, kind: 'agent_message_chunk', message: line.message }] });
+      expect(sent.ok).toBe(true);
+      expect((await h.plane.journal.head()).seq).toBe(head);
+      await h.until(() => h.env.clock.pending() > 0, 'a re-read scheduled by acp.transcript');
+      h.env.clock.advance(40);
+      await h.settle();
+      expect(h.store.getState().acpOpen.view?.conversation.at(-1)).toMatchObject({ kind: 'message', text: 'Hel' });
+      expect(h.store.getState().acpOpen.view?.transcript).toEqual({ leftOut: {}, kept: 1, retentionDays: 30 });
+
+      // Erased from the page: the line goes, the evidence stays, and the view says so at once.
+      expect(await h.store.getState().eraseAcpTranscript(SESSION)).toBe(true);
+      expect(h.store.getState().acpOpen.view?.conversation.map((i) => i.kind)).toEqual(['prompt']);
+      expect(h.store.getState().acpOpen.view?.transcript).toEqual({ leftOut: {}, kept: 0, retentionDays: 30 });
+      expect((await h.plane.journal.head()).seq).toBe(head);
+      expect(await h.store.getState().eraseAcpTranscript('sess-none')).toBe(false);
+    } finally {
+      close();
+    }
+  });
+
   it('leaving the session lets it go: its changes are no longer read', async () => {
     const h = await harness();
     const { record, close } = await tapClient(h);

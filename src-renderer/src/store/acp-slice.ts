@@ -13,6 +13,9 @@
  *   that could be a new session (its first record is an Observation, never a RunAdmitted; it
  *   is sealed as `observed`), coalesced the usual way; and only while the list is shown:
  *   otherwise it is marked stale and re-read when it is shown again (as Spend is);
+ * - the open session is also re-read, the same way, when its transcript grows (`acp.transcript`:
+ *   a session recorded as evidence keeps its chunks, thoughts and plans beside the journal, so
+ *   they move no seq), and so is the list while it is shown;
  * - one read of each is in flight at a time: the plane folds a session's records to answer,
  *   which takes a while for a long one, so reads never pile up behind a fast stream.
  *
@@ -83,7 +86,14 @@ export interface AcpSlice {
   loadAcpWire(): Promise<void>;
   /** A journal notification: which of these runs are sessions this slice shows. */
   noteAcpChanges(changes: RunChange[]): void;
+  /** A session's transcript grew (`acp.transcript`): re-read it if it is open, the list if it is shown. */
+  noteAcpTranscript(runId: string): void;
   setAcpWireQuery(query: string): void;
+  /**
+   * Erases a session's transcript (`acp.transcriptErase`): the conversation people read goes,
+   * the journal's evidence and its count of what it left out stay. The open session is re-read.
+   */
+  eraseAcpTranscript(sessionId: string): Promise<boolean>;
   /** Chooses one of the agent's options for an open permission request of a session tapped with `--policy inbox` (`acp.answer`). */
   answerPermission(runId: string, permission: PermissionView, optionId: string): Promise<boolean>;
 }
@@ -276,8 +286,27 @@ export function createAcpSlice({ set, get, client, env }: SliceDeps): AcpSlice {
       else if (s.acpLoaded) set({ acpStale: true });
     },
 
+    noteAcpTranscript(runId) {
+      const s = get();
+      if (s.acpOpen.runId === runId) touchOpen(runId);
+      else if (s.section === 'acp' && !s.acpOpen.runId) touchList('list');
+      else if (s.acpLoaded) set({ acpStale: true });
+    },
+
     setAcpWireQuery(query) {
       set({ acpWireQuery: query });
+    },
+
+    async eraseAcpTranscript(sessionId) {
+      const result = await client.tryCall('acp.transcriptErase', { sessionId });
+      if (!result.ok) {
+        get().announce(`Could not erase the transcript: ${result.error.message}`);
+        return false;
+      }
+      get().announce(`Erased the transcript of session ${sessionId}: ${result.value.lines} lines. The journal's evidence is unchanged.`);
+      const open = get().acpOpen.runId;
+      if (open && result.value.runIds.includes(open)) await get().refreshAcpSession();
+      return true;
     },
 
     async answerPermission(runId, permission, optionId) {

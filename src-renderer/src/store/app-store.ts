@@ -135,6 +135,8 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       else if (event.name === 'agents.changed') set({ agents: event.payload.agents, brokenAgents: event.payload.broken, agentsLoaded: true });
       // Live text, not the journal: it moves no seq and never triggers a re-read.
       else if (event.name === 'runs.streaming') get().noteModelText(event.payload);
+      // An observed session's transcript grew (beside the journal: no seq moves).
+      else if (event.name === 'acp.transcript') get().noteAcpTranscript(event.payload.runId);
       else onAppended(event.payload);
     };
 

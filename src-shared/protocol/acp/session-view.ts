@@ -155,6 +155,13 @@ export const SessionViewSchema = deferred(() => SessionSummarySchema.extend({
   currentModeId: z.string().optional(),
   /** The slash commands the agent last advertised (available_commands_update). */
   availableCommands: z.array(z.object({ name: z.string(), description: z.string() })).optional(),
+  /**
+   * Present for a session recorded as evidence (the tap's default): its conversation, thoughts,
+   * plan and modes come from the transcript store beside the journal, not from the journal.
+   * `leftOut`: what the journal left out, by wire name (its records' own counts); `kept`: the
+   * lines the store still holds (fewer once erased or past `retentionDays`).
+   */
+  transcript: z.object({ leftOut: z.record(z.string(), z.number()), kept: z.number(), retentionDays: z.number() }).optional(),
   /** The agent's last usage_update: context tokens used of the window's size, and cost if given. */
   usage: z.object({ used: z.number(), size: z.number(), cost: z.object({ amount: z.number(), currency: z.string() }).nullable() }).optional(),
 }));
