@@ -23,6 +23,7 @@ import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session
 import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
 import { A2aRemotesRequestSchema, A2aRemotesSchema } from '../protocol/a2a';
 import { NetAllowEntrySchema, NetAllowListSchema, NetOriginInputSchema } from '../protocol/net-allow';
+import { DiffRequestSchema, ForkRequestSchema, ReplayRequestSchema, ReplayReportSchema, RunDiffSchema } from '../protocol/time-travel';
 import { ProviderModelSchema, ProviderSetRequestSchema, ProvidersListSchema, ProviderTestResultSchema, ProviderViewSchema, SettableProviderSchema } from '../protocol/providers';
 
 /** One origin's pinned A2A card key: its id and when, never more (protocols/a2a/client/a2a-pins.ts). */
@@ -177,6 +178,8 @@ export const RunViewSchema = deferred(() => z.object({
   pending: WaitSchema.nullable(),
   result: z.unknown().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
+  /** A fork (`runs.fork`): its parent run and the first step it performed live. */
+  forkOf: z.object({ runId: RunIdSchema, step: z.number().int().nonnegative() }).optional(),
 }));
 export type RunView = z.infer<typeof RunViewSchema>;
 
@@ -373,6 +376,16 @@ export const commands = lazyEntries({
     response: RunViewSchema,
   }),
   'runs.cancel': () => ({ request: z.object({ runId: RunIdSchema, reason: z.string().max(500).optional() }).strict(), response: RunViewSchema }),
+  /**
+   * A new run of the same agent, linked to its parent: every step before `at` is answered from
+   * the parent's record (nothing performed, nothing spent), each step from `at` on is performed
+   * live under today's policy, grants and budgets (docs/GOVERNED-RUNTIME.md, "Fork, replay, diff").
+   */
+  'runs.fork': () => ({ request: ForkRequestSchema, response: RunViewSchema }),
+  /** Replays a recorded run against a changed manifest, input or model, performing nothing: where it would first diverge, and why. */
+  'runs.replay': () => ({ request: ReplayRequestSchema, response: ReplayReportSchema }),
+  /** Two runs step by step: where they part, which steps a fork took from its parent, spend of each and the difference. */
+  'runs.diff': () => ({ request: DiffRequestSchema, response: RunDiffSchema }),
   /** Every run waiting for a person, whatever suspended it. */
   'approvals.list': () => ({ request: Empty, response: z.object({ waiting: z.array(RunViewSchema) }) }),
   'approvals.decide': () => ({
