@@ -10,6 +10,7 @@
  */
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { answeredModelOf, modelCallWords, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
+import { reusedFrom } from './record-summary';
 
 export interface EffectTiming {
   step: number;
@@ -118,6 +119,8 @@ function waitWords(wait: RecordView | undefined): string {
 export function stepHeading(pages: Record<number, RecordView[]>, record: RecordView): string | null {
   const step = stepOf(record);
   if (step === null) return null;
+  // A fork's step before its fork point was answered from the parent's record: nothing ran.
+  if (record.kind === 'EffectReused') return `${effectNamed(record.body, answeredModelOf(record.body.result))} · ${reusedFrom(record.body)}`;
   const effects = effectsOf(pages);
   const started = effects.started.get(step);
   const outcome = effects.outcomes.get(step);
