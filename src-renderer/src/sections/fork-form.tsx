@@ -91,7 +91,7 @@ export function ForkForm({ runId, at, onClose }: { runId: string; at: number; on
           id={`${id}-input`}
           ref={inputRef}
           className="mono"
-          rows={5}
+          rows={3}
           spellCheck={false}
           value={input}
           disabled={parentInput === null}
@@ -126,7 +126,7 @@ export function ForkForm({ runId, at, onClose }: { runId: string; at: number; on
       </div>
       <div className="field field-wide">
         <label htmlFor={`${id}-manifest`}>Manifest (optional, YAML or JSON)</label>
-        <textarea id={`${id}-manifest`} className="mono" rows={4} spellCheck={false} value={manifest} onChange={(e) => setManifest(e.target.value)} aria-describedby={`${id}-manifest-hint`} />
+        <textarea id={`${id}-manifest`} className="mono" rows={2} spellCheck={false} value={manifest} onChange={(e) => setManifest(e.target.value)} aria-describedby={`${id}-manifest-hint`} />
         <span className="field-hint" id={`${id}-manifest-hint`}>
           Left empty, the agent&apos;s declared manifest. Its name must stay the agent&apos;s.
         </span>

@@ -90,7 +90,7 @@ export function ReplayForm({ runId, onClose }: { runId: string; onClose(): void 
       <p className="field-wide muted">Walks this run&apos;s recorded steps again with what you change here, performing nothing, and says where it would first diverge.</p>
       <div className="field field-wide">
         <label htmlFor={`${id}-manifest`}>Manifest (optional, YAML or JSON)</label>
-        <textarea id={`${id}-manifest`} className="mono" rows={4} spellCheck={false} value={manifest} onChange={(e) => setManifest(e.target.value)} aria-describedby={`${id}-manifest-hint`} />
+        <textarea id={`${id}-manifest`} className="mono" rows={3} spellCheck={false} value={manifest} onChange={(e) => setManifest(e.target.value)} aria-describedby={`${id}-manifest-hint`} />
         <span className="field-hint" id={`${id}-manifest-hint`}>
           Left empty, the agent&apos;s declared manifest.
         </span>
@@ -115,7 +115,7 @@ export function ReplayForm({ runId, onClose }: { runId: string; onClose(): void 
       </div>
       <div className="field field-wide">
         <label htmlFor={`${id}-input`}>Input (optional, JSON)</label>
-        <textarea id={`${id}-input`} className="mono" rows={3} spellCheck={false} value={input} onChange={(e) => setInput(e.target.value)} aria-describedby={`${id}-input-hint`} />
+        <textarea id={`${id}-input`} className="mono" rows={2} spellCheck={false} value={input} onChange={(e) => setInput(e.target.value)} aria-describedby={`${id}-input-hint`} />
         <span className="field-hint" id={`${id}-input-hint`}>
           Left empty, the run&apos;s own input.
         </span>

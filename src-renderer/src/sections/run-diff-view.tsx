@@ -64,12 +64,12 @@ function requestOf(record: RecordView, side: StepSide, nearby: RecordView[]): un
 /** How far before an answer's record its start is looked for: a step's records are written together. */
 const START_WINDOW = 64;
 
-function useOpenSide(runId: string, side: StepSide, open: OpenValue) {
+function useOpenSide(runId: string, step: number, side: StepSide, open: OpenValue) {
   const readRecord = useApp((s) => s.readRecord);
   const readWindow = useApp((s) => s.readRecordsBefore);
   return {
     request: () =>
-      open(`the arguments of step ${stepLabel(side)} of ${runId}`, async () => {
+      open(`the arguments of step ${step} in ${runId}`, async () => {
         const found = await readRecord(runId, side.seq);
         if (!found.ok) return found;
         if (found.value.body.request !== undefined) return { ok: true, value: found.value.body.request };
@@ -79,18 +79,15 @@ function useOpenSide(runId: string, side: StepSide, open: OpenValue) {
         return request === undefined ? { ok: false, error: { message: `the start of this step is not among the ${START_WINDOW} records before seq ${side.seq}` } } : { ok: true, value: request };
       }),
     result: () =>
-      open(`the result of step ${stepLabel(side)} of ${runId}`, async () => {
+      open(`the result of step ${step} in ${runId}`, async () => {
         const found = await readRecord(runId, side.seq);
         return found.ok ? { ok: true, value: found.value.body.result } : found;
       }),
   };
 }
 
-// The step's number is the row's; a side only knows its key, named here for the Open button.
-const stepLabel = (side: StepSide) => `${side.effect} ${side.name}`;
-
-function Side({ runId, side, open }: { runId: string; side: StepSide | null; open: OpenValue }) {
-  const opener = useOpenSide(runId, side ?? PLACEHOLDER_SIDE, open);
+function Side({ runId, step, side, open }: { runId: string; step: number; side: StepSide | null; open: OpenValue }) {
+  const opener = useOpenSide(runId, step, side ?? PLACEHOLDER_SIDE, open);
   if (!side) return <p className="muted diff-none">No such step: this run ended before it.</p>;
   return (
     <div className="diff-side-lines">
@@ -103,10 +100,10 @@ function Side({ runId, side, open }: { runId: string; side: StepSide | null; ope
         ) : null}
       </span>
       <span className="diff-line">
-        <span className="diff-key">Arguments</span> <Value words={valueWords(side.request)} label={`arguments of ${sideEffect(side)} in ${runId}`} onOpen={opener.request} />
+        <span className="diff-key">Arguments</span> <Value words={valueWords(side.request)} label={`arguments of step ${step} in ${runId}`} onOpen={opener.request} />
       </span>
       <span className="diff-line">
-        <span className="diff-key">Result</span> <Value words={sideOutcome(side)} label={`result of ${sideEffect(side)} in ${runId}`} onOpen={opener.result} />
+        <span className="diff-key">Result</span> <Value words={sideOutcome(side)} label={`result of step ${step} in ${runId}`} onOpen={opener.result} />
       </span>
       <span className="diff-line">
         <span className="diff-key">Spend</span> {spendLine(side.spend)}
@@ -144,10 +141,10 @@ const DiffRow = memo(function DiffRow({ step, start, diverges, a, b, open }: { s
         {step.fromParent ? <span className="badge">from parent</span> : null}
       </div>
       <div role="cell" className="diff-side">
-        <Side runId={a} side={step.a} open={open} />
+        <Side runId={a} step={step.step} side={step.a} open={open} />
       </div>
       <div role="cell" className="diff-side">
-        <Side runId={b} side={step.b} open={open} />
+        <Side runId={b} step={step.step} side={step.b} open={open} />
       </div>
     </div>
   );
