@@ -21,7 +21,11 @@ import { closeServeAndBrowser, makeTempDir, requireBuild, startServe, type Serve
 import { expectConnection, POLL, sectionButton, sectionHeading } from './support/shell-checks';
 import { cleanScreenshot, seriousAxeViolations, UI_SCREENSHOTS, type AxeFinding } from './support/ui-checks';
 
-/** Three drafts, each prompt naming the topic, so a fork with another topic parts at its first live step. */
+/**
+ * Three model steps. The first does not read the input, so a fork from step 1 with another topic
+ * takes it from the parent (a fork reuses the parent's steps only while they are the same);
+ * the second and third name the topic, so the fork parts from its parent at step 1.
+ */
 const DRAFTS = `name: drafts
 description: Three drafts about a topic with the local model.
 input:
@@ -32,9 +36,9 @@ input:
     topic: { type: string, minLength: 1 }
 steps:
   - as: first
-    model: { provider: local, prompt: "First draft about {{input.topic}}", maxTokens: 40 }
+    model: { provider: local, prompt: "Pick an angle for a short piece of writing", maxTokens: 40 }
   - as: second
-    model: { provider: local, prompt: "Second draft about {{input.topic}}, improving: {{steps.first.text}}", maxTokens: 40 }
+    model: { provider: local, prompt: "Draft about {{input.topic}}, from this angle: {{steps.first.text}}", maxTokens: 40 }
   - as: third
     model: { provider: local, prompt: "Final draft about {{input.topic}}, improving: {{steps.second.text}}", maxTokens: 40 }
   - output: "{{steps.third.text}}"
@@ -136,7 +140,7 @@ describe('time travel in Chromium: fork from a step, compare with the parent, dr
   it('compares the fork with its parent: step 0 from the parent and the same, step 1 where they part, large arguments opened', async () => {
     await main().getByRole('button', { name: 'Compare with parent', exact: true }).click();
     await stepsTable().waitFor();
-    expect(await page.evaluate(() => location.hash)).toBe(`#/runs/${parentId}/diff/${forkId}`);
+    expect(new URL(page.url()).hash).toBe(`#/runs/${parentId}/diff/${forkId}`);
     const where = page.getByRole('status', { name: 'Where they part' });
     await expect.poll(() => textOf(where), POLL).toMatch(/^They part at step 1 \(arguments\): /);
 
@@ -180,7 +184,7 @@ describe('time travel in Chromium: fork from a step, compare with the parent, dr
     await compare.click();
     await stepsTable().waitFor();
     // The older run is a: the parent, whatever order they were chosen in.
-    expect(await page.evaluate(() => location.hash)).toBe(`#/runs/${parentId}/diff/${forkId}`);
+    expect(new URL(page.url()).hash).toBe(`#/runs/${parentId}/diff/${forkId}`);
   });
 
   it('has no serious or critical axe-core violations in any view', () => {

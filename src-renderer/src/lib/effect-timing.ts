@@ -73,6 +73,8 @@ function outcomeWords(timing: EffectTiming): string[] {
 
 /** The step a record belongs to: its body's `step`, or a decision's (from its wait id `<run>/<step>/<reason>`); null for run-level records. */
 export function stepOf(record: RecordView): number | null {
+  // A fork's RunForked names the step it was forked at, but belongs to the run, not to that step.
+  if (record.kind === 'RunForked') return null;
   const step = record.body.step;
   if (typeof step === 'number' && Number.isInteger(step)) return step;
   if (record.kind === 'Decision' && typeof record.body.waitId === 'string') {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RecordView } from '../../../src-shared/ipc/contract';
-import { stepHeading } from './effect-timing';
+import { stepHeading, stepOf } from './effect-timing';
 import { KIND_LABELS, summarizeRecord } from './record-summary';
 import { byteSize, diffDivergenceWords, modelOverrideProblem, parseOptionalJson, replayWords, sideOutcome, spendDifferenceWords, valueWords } from './run-diff';
 
@@ -63,6 +63,8 @@ describe('time-travel records in the timeline', () => {
       `fork of ${PARENT} at step 1 · changed: input, model local:tiny`,
     );
     expect(summarizeRecord(record(2, 'RunForked', { parent: PARENT, step: 0, changed: { input: false, manifest: false, model: null } }))).toBe(`fork of ${PARENT} at step 0 · nothing changed`);
+    // It is the run's record, not its fork step's: it heads no step group and offers no fork.
+    expect(stepOf(record(2, 'RunForked', { parent: PARENT, step: 1, changed: {} }))).toBeNull();
   });
 
   it('a reused step says it was taken from the parent and nothing was performed, in its row and its heading', () => {
