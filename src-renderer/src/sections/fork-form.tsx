@@ -83,7 +83,7 @@ export function ForkForm({ runId, at, onClose }: { runId: string; at: number; on
         Fork from step {at}
       </h3>
       <p className="field-wide muted">
-        Steps before {at} are taken from this run&apos;s record: nothing is performed or spent for them. Step {at} on runs live, under today&apos;s policy, grants and budget.
+        Steps before {at} are taken from this run&apos;s record while they ask what they asked here (nothing performed or spent for them); from the first that asks otherwise, and from step {at} on, the fork runs live under today&apos;s policy, grants and budget.
       </p>
       <div className="field field-wide">
         <label htmlFor={`${id}-input`}>Input (JSON)</label>

@@ -141,7 +141,7 @@ function ForkOf({ run }: { run: RunView }) {
       <button type="button" className="link-button mono" onClick={() => openRun(parent)} aria-label={`Open the parent run ${parent}`}>
         {parent}
       </button>{' '}
-      at step {run.forkOf.step}: the steps before it were taken from the parent&apos;s record.{' '}
+      at step {run.forkOf.step}; its steps marked &ldquo;Taken from parent&rdquo; were answered from the parent&apos;s record.{' '}
       <button type="button" className="button small" onClick={() => openDiff(parent, run.runId)}>
         Compare with parent
       </button>
