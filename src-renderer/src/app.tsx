@@ -9,7 +9,7 @@ import { Announcer } from './components/announcer';
 import { Sidebar } from './components/sidebar';
 import { SectionView } from './components/section-view';
 import { StatusBar } from './components/status-bar';
-import { formatRoute, isRouteHash, parseRoute } from './lib/route';
+import { formatRoute, isRouteHash, parseRoute, sameView } from './lib/route';
 import { sections } from './sections/sections';
 import { useApp, useAppStore } from './store/store-context';
 
@@ -32,15 +32,14 @@ function useRouteSync() {
     const unsubscribe = store.subscribe((state, previous) => {
       // The selected record is part of the address, replaced rather than pushed (arrowing
       // through a timeline must not fill the history).
-      if (state.timeline.selectedSeq !== previous.timeline.selectedSeq && state.route.section === 'runs' && state.route.runId === state.timeline.runId && state.timeline.selectedSeq !== null) {
+      if (state.timeline.selectedSeq !== previous.timeline.selectedSeq && state.route.section === 'runs' && state.route.runId === state.timeline.runId && !state.route.compareWith && state.timeline.selectedSeq !== null) {
         store.setState({ route: { ...state.route, seq: state.timeline.selectedSeq } });
         return;
       }
       if (state.route === previous.route) return;
       const hash = formatRoute(state.route);
       if (hash === window.location.hash) return;
-      const sameView = state.route.section === previous.route.section && state.route.runId === previous.route.runId && state.route.peerId === previous.route.peerId;
-      if (sameView) window.history.replaceState(null, '', hash);
+      if (sameView(state.route, previous.route)) window.history.replaceState(null, '', hash);
       else window.history.pushState(null, '', hash);
     });
     return () => {

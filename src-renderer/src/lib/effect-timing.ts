@@ -10,6 +10,7 @@
  */
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { answeredModelOf, modelCallWords, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
+import { reusedFrom } from './record-summary';
 
 export interface EffectTiming {
   step: number;
@@ -72,6 +73,8 @@ function outcomeWords(timing: EffectTiming): string[] {
 
 /** The step a record belongs to: its body's `step`, or a decision's (from its wait id `<run>/<step>/<reason>`); null for run-level records. */
 export function stepOf(record: RecordView): number | null {
+  // A fork's RunForked names the step it was forked at, but belongs to the run, not to that step.
+  if (record.kind === 'RunForked') return null;
   const step = record.body.step;
   if (typeof step === 'number' && Number.isInteger(step)) return step;
   if (record.kind === 'Decision' && typeof record.body.waitId === 'string') {
@@ -118,6 +121,8 @@ function waitWords(wait: RecordView | undefined): string {
 export function stepHeading(pages: Record<number, RecordView[]>, record: RecordView): string | null {
   const step = stepOf(record);
   if (step === null) return null;
+  // A fork's step before its fork point was answered from the parent's record: nothing ran.
+  if (record.kind === 'EffectReused') return `${effectNamed(record.body, answeredModelOf(record.body.result))} · ${reusedFrom(record.body)}`;
   const effects = effectsOf(pages);
   const started = effects.started.get(step);
   const outcome = effects.outcomes.get(step);

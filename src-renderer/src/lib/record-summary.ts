@@ -54,6 +54,8 @@ export const KIND_LABELS: Record<string, string> = {
   RunAdopted: 'Taken over',
   KeyAdmitted: 'Key admitted',
   KeyRetired: 'Key retired',
+  RunForked: 'Forked',
+  EffectReused: 'Taken from parent',
 };
 
 /** Visual tone of a kind; the kind's name is always shown in text beside it. */
@@ -77,10 +79,34 @@ export function kindTone(record: Pick<RecordView, 'kind' | 'body'>): 'ok' | 'bad
       return 'ok';
     case 'RunAdmitted':
     case 'EffectStarted':
+    case 'RunForked':
+    case 'EffectReused':
       return 'info';
     default:
       return 'plain';
   }
+}
+
+/** What a fork changed of its parent (RunForked's `changed`): `input, model local:tiny`, or that nothing did. */
+export function forkChanges(changed: unknown): string {
+  const words: string[] = [];
+  for (const [what, value] of Object.entries((changed ?? {}) as Body)) {
+    if (value === undefined || value === null || value === false) continue;
+    words.push(typeof value === 'string' && what === 'model' ? `model ${value}` : what);
+  }
+  return words.length > 0 ? `changed: ${words.join(', ')}` : 'nothing changed';
+}
+
+/** An effect as a step line names it: a model call as `model provider:model`, else `effect name`. */
+function effectLine(body: Body): string {
+  const asked = readModelRequest(body.effect, body.request);
+  return asked ? `model ${modelRef(asked.provider, asked.model)}` : `${str(body.effect)} ${str(body.name)}`;
+}
+
+/** Where a reused step's answer came from (EffectReused's `from`): the parent run. */
+export function reusedFrom(body: Body): string {
+  const from = body.from as Body | undefined;
+  return `taken from ${str(from?.runId)} (nothing performed)`;
 }
 
 export function summarizeRecord(record: RecordView): string {
@@ -139,6 +165,12 @@ export function summarizeRecord(record: RecordView): string {
       const spend = body.spend as Spend | undefined;
       const error = body.error as Body | undefined;
       return `${str(body.outcome)}${error ? ` · ${str(error.code)}: ${str(error.message)}` : ''} · ${spend ? spendLine(spend) : ''} · ${plural(Number(body.records ?? 0), 'record')} before`;
+    }
+    case 'RunForked':
+      return `fork of ${str(body.parent)} at step ${str(body.step)} · ${forkChanges(body.changed)}`;
+    case 'EffectReused': {
+      const from = body.from as Body | undefined;
+      return `${effectLine(body)} · ${reusedFrom(body)}${from?.seq !== undefined ? `, its seq ${str(from.seq)}` : ''} · ${oneLineJson(body.result, 80)}`;
     }
     case 'Observation':
       return `${str(body.source)} ${str(body.sessionId)} · ${str(body.update)}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatRoute, parseRoute } from './route';
+import { formatRoute, parseRoute, sameView } from './route';
 
 const RUN = `run-${'c'.repeat(20)}`;
 
@@ -14,6 +14,18 @@ describe('hash routes', () => {
   it('runs keep theirs', () => {
     expect(parseRoute(`#/runs/${RUN}/7`)).toEqual({ section: 'runs', runId: RUN, seq: 7, peerId: null });
     expect(formatRoute(parseRoute(`#/runs/${RUN}/7`))).toBe(`#/runs/${RUN}/7`);
+  });
+
+  it('a comparison of two runs has its own address, and a reload returns to it', () => {
+    const other = `run-${'d'.repeat(20)}`;
+    const route = parseRoute(`#/runs/${RUN}/diff/${other}`);
+    expect(route).toEqual({ section: 'runs', runId: RUN, seq: null, peerId: null, compareWith: other });
+    expect(formatRoute(route)).toBe(`#/runs/${RUN}/diff/${other}`);
+    // The timeline's address is unchanged by the comparison's existence.
+    expect(parseRoute(`#/runs/${RUN}/7`)).not.toHaveProperty('compareWith');
+    expect(parseRoute(`#/runs/${RUN}/diff`)).toEqual({ section: 'runs', runId: RUN, seq: null, peerId: null });
+    expect(sameView(route, parseRoute(`#/runs/${RUN}`))).toBe(false);
+    expect(sameView(parseRoute(`#/runs/${RUN}/3`), parseRoute(`#/runs/${RUN}/7`))).toBe(true);
   });
 
   it('a malformed escape in the address opens the default view instead of stopping the page', () => {

@@ -13,9 +13,22 @@ export interface Route {
   seq: number | null;
   /** Peers: the peer whose detail is open. */
   peerId: string | null;
+  /**
+   * Runs: the run compared with `runId` step by step (`#/runs/<a>/diff/<b>`, runs.diff); absent
+   * on every other address, so a route that compares nothing reads as it always did.
+   */
+  compareWith?: string;
 }
 
 export const DEFAULT_ROUTE: Route = { section: 'peers', runId: null, seq: null, peerId: null };
+
+/** `#/runs/<a>/diff/<b>`: the word between the two runs of a comparison. */
+const DIFF_SEGMENT = 'diff';
+
+/** Whether two routes show the same view (the selected record aside). */
+export function sameView(a: Route, b: Route): boolean {
+  return a.section === b.section && a.runId === b.runId && a.peerId === b.peerId && a.compareWith === b.compareWith;
+}
 
 const isSection = (value: string | undefined): value is SectionId => sections.some((s) => s.id === value);
 
@@ -32,8 +45,9 @@ export function parseRoute(hash: string): Route {
     // A malformed escape (`#/runs/%E0`, typed or pasted) is no route; it must not stop the page.
     return DEFAULT_ROUTE;
   }
-  const [section, a, b] = parts;
+  const [section, a, b, c] = parts;
   if (!isSection(section)) return DEFAULT_ROUTE;
+  if (section === 'runs' && a && b === DIFF_SEGMENT && c) return { section, runId: a, seq: null, peerId: null, compareWith: c };
   // A run id that is no run id stays in the route, so the view can say there is no such run.
   if (section === 'runs' && a) {
     const seq = isRunId(a) && b !== undefined && /^\d+$/.test(b) ? Number(b) : null;
@@ -45,6 +59,7 @@ export function parseRoute(hash: string): Route {
 }
 
 export function formatRoute(route: Route): string {
+  if (route.section === 'runs' && route.runId && route.compareWith) return `#/runs/${encodeURIComponent(route.runId)}/${DIFF_SEGMENT}/${encodeURIComponent(route.compareWith)}`;
   if (route.section === 'runs' && route.runId) return `#/runs/${encodeURIComponent(route.runId)}${route.seq !== null ? `/${route.seq}` : ''}`;
   if (route.section === 'acp' && route.runId) return `#/acp/${route.runId}`;
   if (route.section === 'peers' && route.peerId) return `#/peers/${route.peerId}`;

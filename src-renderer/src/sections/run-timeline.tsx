@@ -4,6 +4,11 @@
  * verifiable bundle, search, the virtualized record list and the record inspector. Records
  * arrive live as the run writes them; a model answer still streaming shows under the list,
  * labelled as not yet journaled, until its sealed effect arrives.
+ *
+ * Time travel (docs/GOVERNED-RUNTIME.md, "Fork, replay, diff"): each step head can be forked
+ * from (the fork opens as its own run), a fork says whose and where, and links to the
+ * comparison with its parent, and any run can be replayed dry against a changed manifest,
+ * model or input.
  */
 import { useId, useState } from 'react';
 import type { RunView } from '../../../src-shared/ipc/contract';
@@ -26,6 +31,8 @@ import { RecordInspector } from './record-inspector';
 import { RunLinksFacts } from './run-links';
 import { RunStatus } from './run-status';
 import { MatchesList, TimelineList } from './timeline-list';
+import { ForkForm } from './fork-form';
+import { ReplayForm } from './replay-form';
 
 export function VerifyBadge({ lastSeq }: { lastSeq: number | null }) {
   const verify = useApp((s) => s.verify);
@@ -122,7 +129,27 @@ function CancelButton({ run }: { run: RunView }) {
   );
 }
 
-function RunHeader({ run, runId }: { run: RunView | undefined; runId: string }) {
+/** A fork's parent and fork point, with the way to its parent and to the comparison of the two. */
+function ForkOf({ run }: { run: RunView }) {
+  const openRun = useApp((s) => s.openRun);
+  const openDiff = useApp((s) => s.openDiff);
+  if (!run.forkOf) return null;
+  const parent = run.forkOf.runId;
+  return (
+    <p className="fork-of">
+      Fork of{' '}
+      <button type="button" className="link-button mono" onClick={() => openRun(parent)} aria-label={`Open the parent run ${parent}`}>
+        {parent}
+      </button>{' '}
+      at step {run.forkOf.step}; its steps marked &ldquo;Taken from parent&rdquo; were answered from the parent&apos;s record.{' '}
+      <button type="button" className="button small" onClick={() => openDiff(parent, run.runId)}>
+        Compare with parent
+      </button>
+    </p>
+  );
+}
+
+function RunHeader({ run, runId, replaying, onReplay }: { run: RunView | undefined; runId: string; replaying: boolean; onReplay(): void }) {
   const host = useApp((s) => s.runHosts[runId]);
   const navigate = useApp((s) => s.navigate);
   const setFocusWait = useApp((s) => s.setFocusWait);
@@ -165,6 +192,7 @@ function RunHeader({ run, runId }: { run: RunView | undefined; runId: string }) 
           </Fact>
         ) : null}
       </dl>
+      <ForkOf run={run} />
       <RunLinksFacts run={run} />
       {run.pending ? (
         <p className="pending-note">
@@ -197,6 +225,9 @@ function RunHeader({ run, runId }: { run: RunView | undefined; runId: string }) 
       <div className="run-actions">
         <VerifyBadge lastSeq={run.lastSeq} />
         <ExportButton runId={run.runId} />
+        <button type="button" className="button small" aria-expanded={replaying} onClick={onReplay}>
+          Dry replay
+        </button>
         <CancelButton run={run} />
       </div>
     </header>
@@ -278,7 +309,8 @@ export function RunTimeline({ runId }: { runId: string }) {
           {runId}
         </span>
       </nav>
-      {missing ? <EmptyState text={`No run ${runId} in this plane's journal.`} action={{ label: 'Show all runs', onClick: back }} /> : <RunTimelineBody run={run} runId={runId} />}
+      {/* Keyed by run: a fork opened from here starts with its own forms closed. */}
+      {missing ? <EmptyState text={`No run ${runId} in this plane's journal.`} action={{ label: 'Show all runs', onClick: back }} /> : <RunTimelineBody key={runId} run={run} runId={runId} />}
     </div>
   );
 }
@@ -287,15 +319,19 @@ function RunTimelineBody({ run, runId }: { run: RunView | undefined; runId: stri
   const search = useApp((s) => s.search);
   const total = useApp((s) => s.timeline.count);
   const active = searchActive(search);
+  const [forkAt, setForkAt] = useState<number | null>(null);
+  const [replaying, setReplaying] = useState(false);
   return (
     <>
-      <RunHeader run={run} runId={runId} />
+      <RunHeader run={run} runId={runId} replaying={replaying} onReplay={() => setReplaying((r) => !r)} />
+      {replaying ? <ReplayForm runId={runId} onClose={() => setReplaying(false)} /> : null}
+      {forkAt !== null ? <ForkForm key={forkAt} runId={runId} at={forkAt} onClose={() => setForkAt(null)} /> : null}
       <TimelineSearch />
       <div className="timeline-split">
         {active ? (
           <MatchesList matches={search.matches} label={`Records of ${runId} matching the search`} />
         ) : (
-          <TimelineList label={`Timeline of ${runId}: ${count(total)} records`} />
+          <TimelineList label={`Timeline of ${runId}: ${count(total)} records`} onFork={setForkAt} />
         )}
         <RecordInspector />
       </div>

@@ -1,8 +1,10 @@
 /**
  * Runs: every run the runtime knows (newest first), filterable by agent, peer, status and
- * time, with a form to start one; a run opens as its journal timeline (run-timeline.tsx).
+ * time, with a form to start one; a run opens as its journal timeline (run-timeline.tsx). Two
+ * runs of one agent, chosen by their checkboxes, open as a step-by-step comparison
+ * (run-diff-view.tsx, its own chunk: most visits never compare anything).
  */
-import { useEffect, useId, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useId, useMemo, useState } from 'react';
 import { EmptyState } from '../components/empty-state';
 import { useNow } from '../components/use-now';
 import { count, relative } from '../lib/display-format';
@@ -13,6 +15,15 @@ import { useApp } from '../store/store-context';
 import { RunStartForm } from './run-start-form';
 import { RunStatus } from './run-status';
 import { RunTimeline } from './run-timeline';
+
+const RunDiffView = lazy(() => import('./run-diff-view').then((m) => ({ default: m.RunDiffView })));
+
+/** Why the chosen runs cannot be compared yet, or null when they can (two runs of one agent). */
+function compareProblem(chosen: Array<{ agent: string }>): string | null {
+  if (chosen.length < 2) return `Choose two runs of one agent to compare (${chosen.length} chosen).`;
+  if (chosen.length > 2) return `Choose only two runs to compare (${chosen.length} chosen).`;
+  return chosen[0]!.agent === chosen[1]!.agent ? null : 'The two runs are of different agents: choose two runs of one agent.';
+}
 
 const SINCE_OPTIONS: Array<[number, string]> = [
   [0, 'Any time'],
@@ -100,6 +111,9 @@ function RunsList({ empty }: { empty: string }) {
   const hosts = useApp((s) => s.runHosts);
   const filter = useApp((s) => s.runFilter);
   const openRun = useApp((s) => s.openRun);
+  const openDiff = useApp((s) => s.openDiff);
+  const [chosenIds, setChosenIds] = useState<string[]>([]);
+  const compareId = useId();
   const requestStartForm = useApp((s) => s.requestStartForm);
   const canWriteNote = useApp((s) => s.agents.some((a) => a.name === 'write-note'));
   const now = useNow();
@@ -107,6 +121,15 @@ function RunsList({ empty }: { empty: string }) {
   const all = useMemo(() => Object.values(runs).filter((r) => !isObservedRun(r)).sort((a, b) => b.admittedAt.localeCompare(a.admittedAt) || b.lastSeq - a.lastSeq), [runs]);
   // `now` moves every second; filtering by time is cheap enough to redo with it.
   const shown = useMemo(() => all.filter((r) => matchesFilter(r, filter, hosts[r.runId], now)), [all, filter, hosts, now]);
+
+  // The older run is a, the newer b: the difference reads as what changed since.
+  const chosen = chosenIds.map((id) => runs[id]).filter((r): r is NonNullable<typeof r> => r !== undefined);
+  const problem = compareProblem(chosen);
+  const toggle = (runId: string, on: boolean) => setChosenIds((ids) => (on ? [...ids.filter((id) => id !== runId), runId] : ids.filter((id) => id !== runId)));
+  const compare = () => {
+    const [a, b] = [...chosen].sort((x, y) => x.admittedAt.localeCompare(y.admittedAt) || x.lastSeq - y.lastSeq);
+    if (a && b) openDiff(a.runId, b.runId);
+  };
 
   if (runsError) return <p className="inline-error" role="alert">Could not list runs: {runsError}</p>;
   if (!runsLoaded && all.length === 0) return <p className="muted">Loading runs…</p>;
@@ -116,6 +139,19 @@ function RunsList({ empty }: { empty: string }) {
       <p className="toolbar-summary" aria-live="polite">
         Showing {count(shown.length)} of {count(all.length)} runs{all.length >= RUN_LIST_LIMIT ? ` (the latest ${RUN_LIST_LIMIT})` : ''}.
       </p>
+      <div className="compare-bar">
+        <button type="button" className="button small" disabled={problem !== null} aria-describedby={`${compareId}-hint`} onClick={compare}>
+          Compare
+        </button>
+        <span id={`${compareId}-hint`} className="field-hint">
+          {problem ?? `Compare ${chosen.map((r) => r.runId).join(' with ')} step by step.`}
+        </span>
+        {chosenIds.length > 0 ? (
+          <button type="button" className="button small ghost" onClick={() => setChosenIds([])}>
+            Clear choice
+          </button>
+        ) : null}
+      </div>
       {shown.length === 0 ? (
         <EmptyState text="No run matches these filters. Clear them to see every run." />
       ) : (
@@ -124,6 +160,9 @@ function RunsList({ empty }: { empty: string }) {
             <caption className="visually-hidden">Runs</caption>
             <thead>
               <tr>
+                <th scope="col">
+                  <span className="visually-hidden">Compare</span>
+                </th>
                 <th scope="col">Run</th>
                 <th scope="col">Agent</th>
                 <th scope="col">On behalf of</th>
@@ -143,6 +182,9 @@ function RunsList({ empty }: { empty: string }) {
             <tbody>
               {shown.map((run) => (
                 <tr key={run.runId}>
+                  <td>
+                    <input type="checkbox" checked={chosenIds.includes(run.runId)} onChange={(e) => toggle(run.runId, e.target.checked)} aria-label={`Choose ${run.runId} to compare`} />
+                  </td>
                   <th scope="row">
                     <button type="button" className="link-button mono" onClick={() => openRun(run.runId)}>
                       {run.runId}
@@ -172,6 +214,7 @@ function RunsList({ empty }: { empty: string }) {
 
 export function RunsSection({ empty }: { empty: string }) {
   const openRunId = useApp((s) => s.route.runId);
+  const compareWith = useApp((s) => s.route.compareWith);
   const startFormRequest = useApp((s) => s.startFormRequest);
   const brokenNames = useApp((s) => s.brokenAgents.map((b) => b.name).join(', '));
   const brokenCount = useApp((s) => s.brokenAgents.length);
@@ -180,6 +223,19 @@ export function RunsSection({ empty }: { empty: string }) {
     if (startFormRequest > 0) setStarting(true);
   }, [startFormRequest]);
 
+  if (openRunId && compareWith) {
+    return (
+      <Suspense
+        fallback={
+          <p className="section-loading" role="status">
+            <span className="spinner" aria-hidden="true" /> Loading the comparison…
+          </p>
+        }
+      >
+        <RunDiffView a={openRunId} b={compareWith} />
+      </Suspense>
+    );
+  }
   if (openRunId) return <RunTimeline runId={openRunId} />;
   return (
     <div className="section-body">

@@ -6,6 +6,11 @@
  *
  * It is one listbox: Tab reaches it once; arrows, Page Up/Down, Home and End move the selected
  * record (shown in the inspector), and aria-activedescendant tells assistive technology which.
+ *
+ * Beside it, each step's head row on screen has a "Fork from step N" button (runs.fork). The
+ * buttons live in a gutter outside the listbox, kept level with their rows as it scrolls: an
+ * option may hold no control of its own (its children are presentational), so a button inside
+ * a row would be unreachable to assistive technology.
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useRef, type KeyboardEvent } from 'react';
@@ -40,6 +45,20 @@ function TimelineRow({ index, start, setSize, onSelect }: { index: number; start
   );
 }
 
+/** A step's fork button, for the row at `index` when it heads a step (else nothing). */
+function ForkButton({ index, top, onFork }: { index: number; top: number; onFork(step: number): void }) {
+  const step = useApp((s) => {
+    const record = recordAt(s.timeline, index);
+    return record && headsStep(index > 0 ? recordAt(s.timeline, index - 1) : undefined, record) ? stepOf(record) : null;
+  });
+  if (step === null) return null;
+  return (
+    <button type="button" className="button small ghost fork-button" style={{ transform: `translateY(${top}px)` }} onClick={() => onFork(step)}>
+      Fork<span className="visually-hidden"> from step {step}</span>
+    </button>
+  );
+}
+
 function useListKeys(count: number, selected: number | null, select: (i: number) => void, pageRows: number) {
   return (event: KeyboardEvent<HTMLDivElement>) => {
     const current = selected ?? -1;
@@ -58,7 +77,7 @@ function useListKeys(count: number, selected: number | null, select: (i: number)
   };
 }
 
-export function TimelineList({ label }: { label: string }) {
+export function TimelineList({ label, onFork }: { label: string; onFork?: (step: number) => void }) {
   const count = useApp((s) => s.timeline.count);
   const selectedIndex = useApp((s) => s.timeline.selectedIndex);
   const scrollTo = useApp((s) => s.timeline.scrollTo);
@@ -100,20 +119,32 @@ export function TimelineList({ label }: { label: string }) {
           Could not read records: {error}
         </p>
       ) : null}
-      <div
-        ref={scrollRef}
-        className="timeline-scroll"
-        role="listbox"
-        tabIndex={0}
-        aria-label={label}
-        aria-activedescendant={activeVisible ? `record-row-${selectedIndex}` : undefined}
-        onKeyDown={onKeyDown}
-      >
-        <div role="presentation" className="timeline-sizer" style={{ height: virtualizer.getTotalSize() }}>
-          {items.map((item) => (
-            <TimelineRow key={item.key} index={item.index} start={item.start} setSize={count} onSelect={select} />
-          ))}
+      <div className="timeline-body">
+        <div
+          ref={scrollRef}
+          className="timeline-scroll"
+          role="listbox"
+          tabIndex={0}
+          aria-label={label}
+          aria-activedescendant={activeVisible ? `record-row-${selectedIndex}` : undefined}
+          onKeyDown={onKeyDown}
+        >
+          <div role="presentation" className="timeline-sizer" style={{ height: virtualizer.getTotalSize() }}>
+            {items.map((item) => (
+              <TimelineRow key={item.key} index={item.index} start={item.start} setSize={count} onSelect={select} />
+            ))}
+          </div>
         </div>
+        {onFork ? (
+          <div className="fork-gutter" role="group" aria-label="Fork points">
+            {/* Only the rows wholly on screen: a button scrolled out of sight must not take the focus. */}
+            {items
+              .filter((item) => item.start >= (virtualizer.scrollOffset ?? 0) && item.end <= (virtualizer.scrollOffset ?? 0) + (virtualizer.scrollRect?.height ?? Infinity))
+              .map((item) => (
+                <ForkButton key={item.key} index={item.index} top={item.start - (virtualizer.scrollOffset ?? 0)} onFork={onFork} />
+              ))}
+          </div>
+        ) : null}
       </div>
     </div>
   );

@@ -26,6 +26,7 @@ import { createSettingsSlice, type SettingsSlice } from './settings-slice';
 import { createSpendSlice, type SpendSlice } from './spend-slice';
 import type { SliceDeps, StoreEnv } from './store-types';
 import { createTimelineSlice, type TimelineSlice } from './timeline-slice';
+import { createTimeTravelSlice, type TimeTravelSlice } from './time-travel-slice';
 import { createUiSlice, type UiSlice } from './ui-slice';
 
 export interface ConnectionSlice {
@@ -51,6 +52,7 @@ export type AppState = ConnectionSlice &
   McpSlice &
   SettingsSlice &
   RemoteAgentsSlice &
+  TimeTravelSlice &
   UiSlice & {
     /** Reads the first look and opens the event stream; returns the stream's stop. */
     start(options?: StartOptions): () => void;
@@ -155,6 +157,7 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       ...createMcpSlice(deps),
       ...createSettingsSlice(deps),
       ...createRemoteAgentsSlice(deps),
+      ...createTimeTravelSlice(deps),
       ...createUiSlice(deps, initialRoute),
 
       async refreshStatus() {
@@ -165,7 +168,8 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
 
       start(options = {}) {
         const route = get().route;
-        if (route.section === 'runs' && route.runId) get().openTimeline(route.runId, route.seq);
+        if (route.section === 'runs' && route.runId && route.compareWith) void get().loadDiff(route.runId, route.compareWith);
+        else if (route.section === 'runs' && route.runId) get().openTimeline(route.runId, route.seq);
         if (route.section === 'acp' && route.runId) get().openAcpSession(route.runId);
         // First look: the Peers view (the page's default) asks for its rows now, beside the event
         // stream's connect and first sync, instead of after them: the socket, journal.changes and

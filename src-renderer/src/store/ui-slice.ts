@@ -3,7 +3,7 @@
  * (the only state the renderer keeps of its own, in localStorage). Navigation mirrors the hash
  * route (lib/route.ts), so a reload returns to the same view.
  */
-import { DEFAULT_ROUTE, type Route } from '../lib/route';
+import { DEFAULT_ROUTE, sameView, type Route } from '../lib/route';
 import type { SectionId } from '../sections/sections';
 import type { SliceDeps } from './store-types';
 
@@ -27,6 +27,8 @@ export interface UiSlice {
   setSection(section: SectionId): void;
   navigate(route: Partial<Route> & { section: SectionId }): void;
   openRun(runId: string, seq?: number | null): void;
+  /** Opens the step-by-step comparison of run a with run b. */
+  openDiff(a: string, b: string): void;
   setPaletteOpen(open: boolean): void;
   announce(text: string): void;
   setNotifications(on: boolean): Promise<void>;
@@ -60,12 +62,14 @@ export function createUiSlice({ set, get, env }: SliceDeps, initialRoute: Route)
     navigate(partial) {
       const route: Route = { ...DEFAULT_ROUTE, ...partial };
       const current = get().route;
-      if (route.section === current.section && route.runId === current.runId && route.seq === current.seq && route.peerId === current.peerId) return;
+      if (sameView(route, current) && route.seq === current.seq) return;
       set({ route, section: route.section });
       // Editor sessions: a session page follows its session; the list (or another section) lets it go.
       if (route.section === 'acp' && route.runId) get().openAcpSession(route.runId);
       else if (get().acpOpen.runId) get().closeAcpSession();
-      if (route.section === 'runs' && route.runId) get().openTimeline(route.runId, route.seq);
+      // A comparison reads its two runs' steps (runs.diff), not a timeline's pages.
+      if (route.section === 'runs' && route.runId && route.compareWith) void get().loadDiff(route.runId, route.compareWith);
+      else if (route.section === 'runs' && route.runId) get().openTimeline(route.runId, route.seq);
       else if (get().timeline.runId && !(route.section === 'runs' && route.runId)) {
         // Leaving a timeline for another section keeps it loaded (Back returns to it fast);
         // leaving it for the runs list closes it.
@@ -75,6 +79,10 @@ export function createUiSlice({ set, get, env }: SliceDeps, initialRoute: Route)
 
     openRun(runId, seq = null) {
       get().navigate({ section: 'runs', runId, seq });
+    },
+
+    openDiff(a, b) {
+      get().navigate({ section: 'runs', runId: a, seq: null, compareWith: b });
     },
 
     setPaletteOpen(open) {
