@@ -25,7 +25,12 @@ type AddCommands = (program: Command) => void;
 /** Each module of subcommands, loaded when needed, in the order `--help` lists them. */
 export const COMMAND_MODULES = {
   journal: () => import('./journal-commands').then((m): AddCommands => m.addJournalCommands),
-  runtime: () => import('./runtime-commands').then((m): AddCommands => m.addRuntimeCommands),
+  // `runs fork|replay|diff` (time-travel-commands.ts) join the runtime's `runs`.
+  runtime: () =>
+    Promise.all([import('./runtime-commands'), import('./time-travel-commands')]).then(([m, t]): AddCommands => (program) => {
+      m.addRuntimeCommands(program);
+      t.addTimeTravelCommands(program);
+    }),
   peer: () => import('./peer-commands').then((m): AddCommands => m.addPeerCommands),
   repl: () => import('./repl').then((m): AddCommands => m.addReplCommand),
   acp: () => import('./acp-commands').then((m): AddCommands => m.addAcpCommands),

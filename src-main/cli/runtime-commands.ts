@@ -94,7 +94,7 @@ async function withModelCalls(plane: PlaneConnection, run: RunView, options: Com
  * The run id as the plane knows it. An id of the wrong shape names no run, so it is told the
  * same "no run <id>" as an unknown one rather than the contract's schema message.
  */
-function knownRunId(id: string): string {
+export function knownRunId(id: string): string {
   if (!isRunId(id)) throw new CommandFailed(ErrorCode.NotFound, `no run ${id}`);
   return id;
 }
@@ -138,7 +138,7 @@ export function decideWithLines(run: RunView, dataDir: string | undefined): stri
  * A run that `run --wait` saw end without succeeding is a failure of the command (exit 1, and
  * `{ok: false}` under --json); one still running or waiting for a person is not.
  */
-function unsuccessful(run: RunView): { code: string; message: string } | null {
+export function unsuccessful(run: RunView): { code: string; message: string } | null {
   if (run.status !== 'sealed' || run.outcome === 'succeeded' || run.outcome === 'observed') return null;
   const code = run.error && /^AP_[A-Z_]+$/.test(run.error.code) ? run.error.code : ErrorCode.Conflict;
   return { code, message: `run ${run.runId} ${run.outcome}${run.error ? `: ${run.error.code}: ${run.error.message}` : ''}` };
@@ -180,7 +180,7 @@ async function pendingOf(plane: PlaneConnection, id: string): Promise<RunView> {
   return run;
 }
 
-const common = (command: Command) => command.option('--data-dir <dir>', 'data folder').option('--json', 'print JSON for scripts');
+export const common = (command: Command) => command.option('--data-dir <dir>', 'data folder').option('--json', 'print JSON for scripts');
 
 export function addRuntimeCommands(program: Command, out: Out = (l) => process.stdout.write(`${l}\n`)): void {
   /** The model-call lines of the run a command printed (filled by withModelCalls; one command per process). */
