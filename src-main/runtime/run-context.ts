@@ -144,6 +144,8 @@ export class RunContext {
   /** Commits made through commitWith, and the records of the first (see wholeRunIfOneCommit). */
   private commits = 0;
   private firstCommit: readonly JournalRecord[] | null = null;
+  /** This run's records committed by this execution, in seq order (see committedRecords). */
+  private readonly committed: JournalRecord[] = [];
 
   constructor(
     private readonly history: RunHistory,
@@ -489,6 +491,7 @@ export class RunContext {
     const batch = this.held.splice(0);
     batch.push(draft);
     const records = await this.journal.appendBatch(batch);
+    for (const record of records) if (record.runId === this.runId) this.committed.push(record);
     this.commits += 1;
     this.firstCommit = this.commits === 1 ? records : null;
     return records.at(-1)!;
@@ -501,6 +504,10 @@ export class RunContext {
    * whole run as it was at that commit, and its history can be folded from them without reading
    * it back. Null otherwise.
    */
+  committedRecords(): readonly JournalRecord[] {
+    return this.committed;
+  }
+
   wholeRunIfOneCommit(): readonly JournalRecord[] | null {
     const records = this.firstCommit;
     return records && this.commits === 1 && records[0]?.kind === 'RunAdmitted' && records[0].runId === this.runId ? records : null;

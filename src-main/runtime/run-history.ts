@@ -18,7 +18,8 @@ import { readWaitSubject, type RecordedWaitSubject, type WaitReason } from '../.
 
 export interface EffectAttempt {
   started: RecordBody<'EffectStarted'> & { seq: number };
-  done?: RecordBody<'EffectDone'> & { seq: number };
+  /** `hash`: the record's, which a fork's EffectReused names (runtime-forks.ts). */
+  done?: RecordBody<'EffectDone'> & { seq: number; hash?: string };
   failed?: RecordBody<'EffectFailed'> & { seq: number };
   /** Taken from a fork's parent (EffectReused): the parent's record that held the answer. */
   reused?: RecordBody<'EffectReused'>['from'];
@@ -124,6 +125,28 @@ export class RunFold {
   /** The request of each step whose latest attempt is a payment not yet done (paymentsDone). */
   private readonly openPayments = new Map<number, unknown>();
 
+  /**
+   * A fold that goes on from a history folded with detail: `records`, the run's records after
+   * its last, are added to a copy (the history itself, which a cache may hold, is not changed).
+   */
+  static continuing(history: RunHistory, records: readonly JournalRecord[]): RunHistory {
+    const fold = Object.create(RunFold.prototype) as RunFold;
+    const steps = new Map([...history.steps].map(([step, attempts]) => [step, attempts.map((a) => ({ ...a }))]));
+    const decisions = new Map([...history.decisions].map(([waitId, list]) => [waitId, [...list]]));
+    const open = new Map<number, unknown>();
+    for (const [step, attempts] of steps) {
+      const last = attempts.at(-1);
+      if (last?.started.effect === 'payment' && !last.done && !last.failed) open.set(step, last.started.request);
+    }
+    Object.assign(fold, {
+      detail: true,
+      openPayments: open,
+      history: { ...history, steps, decisions, waits: new Map(history.waits), heldBy: [...(history.heldBy ?? [])], peersCalled: [...history.peersCalled], paymentsDone: [...history.paymentsDone] },
+    });
+    for (const record of records) fold.add(record);
+    return fold.finish();
+  }
+
   constructor(
     first: JournalRecord,
     private readonly detail: boolean | EffectKind = true,
@@ -195,7 +218,7 @@ export class RunFold {
         // Only a kept attempt is in steps: a step's attempts are all of one effect.
         const attempt = history.steps.get(outcome.step)?.at(-1);
         if (attempt) {
-          if (record.kind === 'EffectDone') attempt.done = { ...(outcome as RecordBody<'EffectDone'>), seq: record.seq };
+          if (record.kind === 'EffectDone') attempt.done = { ...(outcome as RecordBody<'EffectDone'>), seq: record.seq, hash: record.hash };
           else attempt.failed = { ...(outcome as RecordBody<'EffectFailed'>), seq: record.seq };
         }
         history.spend = addSpend(history.spend, outcome.spend);
@@ -241,7 +264,7 @@ export class RunFold {
         const reused = body as RecordBody<'EffectReused'>;
         if (this.detail === true || this.detail === reused.effect) {
           const started = { step: reused.step, effect: reused.effect, name: reused.name, key: reused.key, request: reused.request, seq: record.seq };
-          const done = { step: reused.step, key: reused.key, result: reused.result, spend: NO_SPEND, provenance: reused.provenance, seq: record.seq };
+          const done = { step: reused.step, key: reused.key, result: reused.result, spend: NO_SPEND, provenance: reused.provenance, seq: record.seq, hash: record.hash };
           history.steps.set(reused.step, [...(history.steps.get(reused.step) ?? []), { started, done, reused: reused.from }]);
         }
         history.pending = null;

@@ -9,7 +9,7 @@ import { errorFields } from '../base/logger';
 import { brokenAgentLine } from './manifest';
 import { RunContext, type ForkReuse, type RunGovernance } from './run-context';
 import type { RunProgram } from './run-program';
-import { readRunHistory, type RunHistory } from './run-history';
+import { readRunHistory, RunFold, type RunHistory } from './run-history';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import { billedToParent, RunParked, type AgentRunner, type ChildRunRequest, type ChildSeal } from './agent-effect';
 import type { FailureInfo } from '../../src-shared/vocabulary/failures';
@@ -121,9 +121,23 @@ export class RunExecution {
       await cx.commitWith(sealed as AnyRecordDraft);
       const whole = cx.wholeRunIfOneCommit();
       if (whole) this.reads.keepHistory(readRunHistory(whole));
+      else await this.keepContinued(history, cx);
     } else {
       await this.state.journal.append(sealed);
     }
+  }
+
+  /**
+   * Keeps the sealed run's history folded on from the one the execution began with and the
+   * records it committed, when those are every record the run has (nobody else wrote to it
+   * meanwhile, which the journal's count of its records says): a long run (a fork of one) is
+   * then not read back whole just to be shown.
+   */
+  private async keepContinued(history: RunHistory, cx: RunContext): Promise<void> {
+    const committed = cx.committedRecords();
+    if (history.records === 0 || committed.length < 1000) return;
+    if ((await this.state.journal.runRecordCount(history.runId)) !== history.records + committed.length) return;
+    this.reads.keepHistory(RunFold.continuing(history, committed));
   }
 
   // ---- child runs (agent tools; agent-effect.ts) ----

@@ -22,12 +22,11 @@ import type { ForkRequest, ReplayReport, ReplayRequest } from '../../src-shared/
 import { waitIdParts } from '../../src-shared/vocabulary/ids';
 import { OUTSIDE_EFFECTS } from '../../src-shared/vocabulary/effects';
 import { PlaneError } from '../base/plane-error';
-import type { StoredRecord } from '../journal/journal-store';
 import { sha256Hex } from '../journal/sqlite-store';
 import { compileAgent, ManifestError, parseManifestText, type LoadedAgent } from './manifest';
 import { unconfiguredProviderMessage } from './model-provider';
 import { ReplayStop, ReplayUngranted, RunContext, type ForkReuse, type RunGovernance } from './run-context';
-import type { RunHistory } from './run-history';
+import { decisionOn, type RunHistory } from './run-history';
 import { agentProgram, type RunProgram } from './run-program';
 import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import type { StepDeps } from './step-runner';
@@ -35,20 +34,6 @@ import { stepSideOf, valueRef, stepsOf } from './run-diff';
 import type { RunAdmission, StartRequest } from './runtime-admission';
 import type { RunReads } from './runtime-reads';
 import type { RuntimeState } from './runtime-state';
-
-/** Records read per page when a whole run is read (the journal's page cap). */
-const PAGE = 5000;
-
-/** Every record of one run, in seq order. */
-export async function readWholeRun(state: RuntimeState, runId: string): Promise<StoredRecord[]> {
-  const out: StoredRecord[] = [];
-  for (let from = 1; ; ) {
-    const page = await state.journal.readRun(runId, from, PAGE);
-    out.push(...page);
-    if (page.length < PAGE) return out;
-    from = page.at(-1)!.seq + 1;
-  }
-}
 
 /** What a fork (or a replay) changes, compiled: the program to run and the manifest to keep, when the manifest changed. */
 interface Effective {
@@ -78,33 +63,29 @@ export class RunForks {
     return program;
   }
 
-  /** What a fork takes from its parent, read from the parent's records; undefined for any other run. */
+  /**
+   * What a fork takes from its parent, read from the parent's folded history (the runtime's cache
+   * keeps it: a fork of a long run does not read the parent's records again); undefined for any
+   * other run.
+   */
   async reuseOf(history: RunHistory): Promise<ForkReuse | undefined> {
     const fork = history.fork;
     if (!fork) return undefined;
+    const parent = await this.reads.history(fork.parent);
     const answers = new Map<number, { key: string; result: unknown; provenance: string; seq: number; hash: string }>();
-    const inputs = new Map<number, { by: string; input: unknown }>();
     const outside = new Map<number, string>();
     const outsideKinds: ReadonlySet<string> = new Set(OUTSIDE_EFFECTS);
-    for (const record of await readWholeRun(this.state, fork.parent)) {
-      if (record.kind === 'EffectStarted') {
-        const started = record.body as RecordBody<'EffectStarted'>;
-        answers.delete(started.step);
-        if (outsideKinds.has(started.effect)) outside.set(started.step, started.key);
-      } else if (record.kind === 'EffectDone') {
-        const done = record.body as RecordBody<'EffectDone'>;
-        answers.set(done.step, { key: done.key, result: done.result, provenance: done.provenance, seq: record.seq, hash: record.hash });
-      } else if (record.kind === 'EffectFailed') {
-        answers.delete((record.body as RecordBody<'EffectFailed'>).step);
-      } else if (record.kind === 'EffectReused') {
-        const reused = record.body as RecordBody<'EffectReused'>;
-        answers.set(reused.step, { key: reused.key, result: reused.result, provenance: reused.provenance, seq: record.seq, hash: record.hash });
-        if (outsideKinds.has(reused.effect)) outside.set(reused.step, reused.key);
-      } else if (record.kind === 'Decision' && record.v >= 2) {
-        const decision = record.body as RecordBody<'Decision'>;
-        const wait = waitIdParts(decision.waitId);
-        if (decision.decision === 'approve' && wait?.reason === 'input' && decision.value?.kind === 'input') inputs.set(wait.step, { by: decision.by, input: decision.value.input });
-      }
+    for (const [step, attempts] of parent.steps) {
+      const last = attempts.at(-1);
+      if (!last) continue;
+      if (outsideKinds.has(last.started.effect)) outside.set(step, last.started.key);
+      if (last.done?.hash) answers.set(step, { key: last.started.key, result: last.done.result, provenance: last.done.provenance, seq: last.done.seq, hash: last.done.hash });
+    }
+    const inputs = new Map<number, { by: string; input: unknown }>();
+    for (const [waitId] of parent.decisions) {
+      const wait = waitIdParts(waitId);
+      const decision = decisionOn(parent, waitId);
+      if (wait?.reason === 'input' && decision?.decision === 'approve' && decision.value?.kind === 'input') inputs.set(wait.step, { by: decision.by, input: decision.value.input });
     }
     return { parentRunId: fork.parent, until: fork.step, answers, inputs, outside };
   }
