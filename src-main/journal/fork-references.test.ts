@@ -51,6 +51,21 @@ describe("offline verify and a fork's references to its parent", () => {
     expect(await verifyBundleFile(run)).toMatchObject({ ok: true });
   });
 
+  it("a fork of a fork names its parent's reused record, and verifies against the step inside it", async () => {
+    const { dataDir, plane, fork } = await forked();
+    const grandchild = await call(plane, 'runs.fork', { runId: fork.runId, at: 1, wait: true });
+    expect(grandchild).toMatchObject({ status: 'sealed', outcome: 'succeeded' });
+    const reused = (await plane.journal.readRun(grandchild.runId, 1, 100)).find((r) => r.kind === 'EffectReused')!;
+    const from = (reused.body as { steps: Array<{ from: { runId: string; seq: number } }> }).steps[0]!.from;
+    const named = (await plane.journal.readRun(fork.runId, 1, 100)).find((r) => r.seq === from.seq)!;
+    expect(named.kind).toBe('EffectReused');
+    expect(from.runId).toBe(fork.runId);
+    expect(await call(plane, 'journal.verify', {})).toMatchObject({ ok: true });
+    const full = join(dataDir, 'grandchild.jsonl');
+    await exportBundle(plane.journal, { kind: 'full' }, full);
+    expect(await verifyBundleFile(full)).toMatchObject({ ok: true });
+  });
+
   const tampered = [
     ['another hash', (from: { runId: string; seq: number; hash: string }) => ({ ...from, hash: 'f'.repeat(64) }), null, /with hash ffffffffffffffff…, but that record's hash is/],
     ['another result', null, 'a result the parent never had', /but its result is not that record's/],
@@ -59,13 +74,13 @@ describe("offline verify and a fork's references to its parent", () => {
   for (const [what, from, result, reason] of tampered) {
     it(`a reused step naming ${what} fails verify, naming its seq`, async () => {
       const { dataDir, plane, parentRecords, reused } = await forked();
-      const body = reused.body as { from: { runId: string; seq: number; hash: string }; result: unknown };
+      const body = (reused.body as { steps: Array<{ from: { runId: string; seq: number; hash: string }; result: unknown }> }).steps[0]!;
       const admitted = parentRecords.find((r) => r.kind === 'RunAdmitted')!;
       // Signed by the plane itself: the chain and the checkpoints hold; only the reference does not.
       const bad = await plane.journal.append({
         runId: reused.runId,
         kind: 'EffectReused',
-        body: { ...(reused.body as Record<string, unknown>), step: 0, from: from ? from(body.from, admitted) : body.from, result: (result ?? body.result) as never } as never,
+        body: { steps: [{ ...body, step: 0, from: from ? from(body.from, admitted) : body.from, result: (result ?? body.result) as never }] } as never,
       });
       const local = await call(plane, 'journal.verify', {});
       expect(local).toMatchObject({ ok: false, seq: bad.seq });

@@ -24,11 +24,23 @@ export interface ForkCheckRecord {
   body: unknown;
 }
 
-interface ReusedBody {
+interface ReusedStep {
   step?: unknown;
   key?: unknown;
   result?: unknown;
   from?: { runId?: unknown; seq?: unknown; hash?: unknown };
+}
+
+/** The steps an EffectReused record holds (its body's `steps`), or none when it holds none. */
+function stepsOf(body: unknown): ReusedStep[] {
+  const steps = (body as { steps?: unknown } | null)?.steps;
+  return Array.isArray(steps) ? (steps as ReusedStep[]) : [];
+}
+
+/** The answer the target record holds for `step`: an EffectDone's, or one of an EffectReused's steps. */
+function answerIn(target: ForkCheckRecord, step: unknown): ReusedStep | null {
+  if (target.kind === EFFECT_REUSED) return stepsOf(target.body).find((s) => s.step === step) ?? null;
+  return target.body as ReusedStep;
 }
 
 /**
@@ -42,23 +54,25 @@ export async function forkReferenceProblem(
   mustResolve: boolean,
 ): Promise<{ seq: number; reason: string } | null> {
   if (reused.length === 0) return null;
-  const seqs = [...new Set(reused.map((r) => Number((r.body as ReusedBody).from?.seq)).filter((s) => Number.isSafeInteger(s)))];
+  const seqs = [...new Set(reused.flatMap((r) => stepsOf(r.body).map((s) => Number(s.from?.seq))).filter((s) => Number.isSafeInteger(s)))];
   const found = await lookup(seqs);
   for (const record of reused) {
-    const body = record.body as ReusedBody;
-    const from = body.from ?? {};
-    const what = `${EFFECT_REUSED} at seq ${record.seq} takes step ${String(body.step)} from run ${String(from.runId)}'s record at seq ${String(from.seq)}`;
-    const target = typeof from.seq === 'number' ? found.get(from.seq) : undefined;
-    if (!target) {
-      if (mustResolve) return { seq: record.seq, reason: `${what}, which the journal does not hold` };
-      continue;
+    if (stepsOf(record.body).length === 0) return { seq: record.seq, reason: `${EFFECT_REUSED} at seq ${record.seq} names no step` };
+    for (const body of stepsOf(record.body)) {
+      const from = body.from ?? {};
+      const what = `${EFFECT_REUSED} at seq ${record.seq} takes step ${String(body.step)} from run ${String(from.runId)}'s record at seq ${String(from.seq)}`;
+      const target = typeof from.seq === 'number' ? found.get(from.seq) : undefined;
+      if (!target) {
+        if (mustResolve) return { seq: record.seq, reason: `${what}, which the journal does not hold` };
+        continue;
+      }
+      if (typeof from.seq === 'number' && from.seq >= record.seq) return { seq: record.seq, reason: `${what}, which does not come before it` };
+      if (target.hash !== from.hash) return { seq: record.seq, reason: `${what} with hash ${String(from.hash).slice(0, 16)}…, but that record's hash is ${target.hash.slice(0, 16)}…` };
+      if (target.runId !== from.runId || !ANSWERS.has(target.kind)) return { seq: record.seq, reason: `${what}, but that record is a ${target.kind} of ${target.runId ?? 'no run'}, not an answer of that run` };
+      const parent = answerIn(target, body.step);
+      if (!parent || parent.step !== body.step || parent.key !== body.key) return { seq: record.seq, reason: `${what}, but that record answers no such step with that key` };
+      if (canonicalize(parent.result ?? null) !== canonicalize(body.result ?? null)) return { seq: record.seq, reason: `${what}, but its result is not that record's` };
     }
-    if (typeof from.seq === 'number' && from.seq >= record.seq) return { seq: record.seq, reason: `${what}, which does not come before it` };
-    if (target.hash !== from.hash) return { seq: record.seq, reason: `${what} with hash ${String(from.hash).slice(0, 16)}…, but that record's hash is ${target.hash.slice(0, 16)}…` };
-    if (target.runId !== from.runId || !ANSWERS.has(target.kind)) return { seq: record.seq, reason: `${what}, but that record is a ${target.kind} of ${target.runId ?? 'no run'}, not an answer of that run` };
-    const parent = target.body as ReusedBody;
-    if (parent.step !== body.step || parent.key !== body.key) return { seq: record.seq, reason: `${what}, but that record answers step ${String(parent.step)} with another key` };
-    if (canonicalize(parent.result ?? null) !== canonicalize(body.result ?? null)) return { seq: record.seq, reason: `${what}, but its result is not that record's` };
   }
   return null;
 }

@@ -21,7 +21,7 @@
  * again attaches to the same far side, so the open attempt is simply continued.
  */
 import { canonicalize } from '../../src-shared/journal/canonical-json';
-import type { AnyRecordDraft, CredentialUseSchema, JournalRecord } from '../../src-shared/journal/records';
+import { MAX_REUSED_STEPS, type AnyRecordDraft, type CredentialUseSchema, type JournalRecord, type RecordDraft } from '../../src-shared/journal/records';
 import { OUTSIDE_EFFECTS, type EffectKind } from '../../src-shared/vocabulary/effects';
 import { recordedFailureCode } from '../../src-shared/vocabulary/failures';
 import { waitIdOf } from '../../src-shared/vocabulary/ids';
@@ -141,6 +141,8 @@ export class RunContext {
    * live, so the fork never takes an answer meant for a different history.
    */
   private reusing = true;
+  /** The EffectReused record being filled (see `reused`), while it is the last held record. */
+  private openReused: RecordDraft<'EffectReused'> | null = null;
   /** Commits made through commitWith, and the records of the first (see wholeRunIfOneCommit). */
   private commits = 0;
   private firstCommit: readonly JournalRecord[] | null = null;
@@ -285,14 +287,21 @@ export class RunContext {
     return this.suspend(step, { kind: 'input', prompt, agent: this.history.agent, owner: this.owner });
   }
 
-  /** A fork's step answered from its parent's record: nothing performed, nothing spent; held like a local read. */
+  /**
+   * A fork's step answered from its parent's record: nothing performed, nothing spent; held like a
+   * local read. It joins the EffectReused record held last when that is the last held record and
+   * has room, so consecutive reused steps are one record.
+   */
   private reused(step: number, key: string, spec: EffectSpec, answer: ForkReuse['answers'] extends ReadonlyMap<number, infer A> ? A : never): unknown {
-    this.held.push({
-      runId: this.runId,
-      kind: 'EffectReused',
-      body: { step, effect: spec.effect, name: spec.name, key, request: spec.request as never, result: answer.result as never, provenance: answer.provenance, from: { runId: this.reuse!.parentRunId, seq: answer.seq, hash: answer.hash } },
-    });
-    this.written += 1;
+    const entry = { step, effect: spec.effect, name: spec.name, key, request: spec.request as never, result: answer.result as never, provenance: answer.provenance, from: { runId: this.reuse!.parentRunId, seq: answer.seq, hash: answer.hash } };
+    const open = this.openReused;
+    if (open && this.held.at(-1) === open && open.body.steps.length < MAX_REUSED_STEPS) {
+      open.body.steps.push(entry);
+    } else {
+      this.openReused = { runId: this.runId, kind: 'EffectReused', body: { steps: [entry] } };
+      this.held.push(this.openReused);
+      this.written += 1;
+    }
     return answer.result;
   }
 

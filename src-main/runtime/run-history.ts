@@ -22,7 +22,7 @@ export interface EffectAttempt {
   done?: RecordBody<'EffectDone'> & { seq: number; hash?: string };
   failed?: RecordBody<'EffectFailed'> & { seq: number };
   /** Taken from a fork's parent (EffectReused): the parent's record that held the answer. */
-  reused?: RecordBody<'EffectReused'>['from'];
+  reused?: RecordBody<'EffectReused'>['steps'][number]['from'];
 }
 
 export interface PendingWait {
@@ -260,9 +260,9 @@ export class RunFold {
         history.fork = body as RecordBody<'RunForked'>;
         break;
       case 'EffectReused': {
-        // A step answered from the parent's record: an attempt begun and done at once, spending nothing.
-        const reused = body as RecordBody<'EffectReused'>;
-        if (this.detail === true || this.detail === reused.effect) {
+        // Steps answered from the parent's records: each an attempt begun and done at once, spending nothing.
+        for (const reused of (body as RecordBody<'EffectReused'>).steps) {
+          if (this.detail !== true && this.detail !== reused.effect) continue;
           const started = { step: reused.step, effect: reused.effect, name: reused.name, key: reused.key, request: reused.request, seq: record.seq };
           const done = { step: reused.step, key: reused.key, result: reused.result, spend: NO_SPEND, provenance: reused.provenance, seq: record.seq, hash: record.hash };
           history.steps.set(reused.step, [...(history.steps.get(reused.step) ?? []), { started, done, reused: reused.from }]);

@@ -81,14 +81,16 @@ describe('runs.fork', () => {
     const forkRecords = await records(p, fork.runId);
     expect(forkRecords.map((r) => r.kind).slice(0, 2)).toEqual(['RunAdmitted', 'RunForked']);
     expect(forkRecords[1]!.body).toMatchObject({ parent: parent.runId, step: 2, changed: { input: false, manifest: false, model: null } });
+    // Steps 0 and 1 in one record, each naming the parent's record that held its answer.
     const reused = forkRecords.filter((r) => r.kind === 'EffectReused');
-    expect(reused.map((r) => r.body.step)).toEqual([0, 1]);
+    expect(reused).toHaveLength(1);
+    const steps = reused[0]!.body.steps as Array<{ step: number; key: string; result: unknown; from: { runId: string; seq: number; hash: string } }>;
+    expect(steps.map((s) => s.step)).toEqual([0, 1]);
     const parentRecords = await records(p, parent.runId);
-    for (const record of reused) {
-      const from = record.body.from as { runId: string; seq: number; hash: string };
-      const original = parentRecords.find((r) => r.seq === from.seq)!;
-      expect(from).toEqual({ runId: parent.runId, seq: original.seq, hash: original.hash });
-      expect(original).toMatchObject({ kind: 'EffectDone', body: { step: record.body.step, key: record.body.key, result: record.body.result } });
+    for (const step of steps) {
+      const original = parentRecords.find((r) => r.seq === step.from.seq)!;
+      expect(step.from).toEqual({ runId: parent.runId, seq: original.seq, hash: original.hash });
+      expect(original).toMatchObject({ kind: 'EffectDone', body: { step: step.step, key: step.key, result: step.result } });
     }
     expect(forkRecords.filter((r) => r.kind === 'EffectStarted').map((r) => r.body.step)).toEqual([2, 3]);
     // Nothing spent on what was taken: two effects, where the parent spent four.

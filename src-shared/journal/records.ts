@@ -27,6 +27,8 @@ import { WaitReasonSchema, WaitSubjectSchema } from '../vocabulary/waits';
 
 export const HASH_HEX = /^[0-9a-f]{64}$/;
 export const HashHexSchema = z.string().regex(HASH_HEX, 'a SHA-256 hash as 64 lowercase hex digits');
+/** The most steps one EffectReused record holds. */
+export const MAX_REUSED_STEPS = 1000;
 /** prevHash of the first record. */
 export const GENESIS_PREV_HASH = '0'.repeat(64);
 
@@ -262,20 +264,28 @@ export const recordBodies = {
     }),
   }),
   /**
-   * A fork's step answered from its parent's record, performed by nobody and spending nothing:
-   * the parent's effect, arguments and answer, and the record that held them (`from`: its run,
-   * seq and hash), which offline verify checks against the parent's own record.
+   * A fork's steps answered from its parent's records, performed by nobody and spending
+   * nothing: for each, the parent's effect, arguments and answer, and the record that held them
+   * (`from`: its run, seq and hash), which offline verify checks against the parent's own
+   * record. Consecutive reused steps share one record (the runtime writes 1 to MAX_REUSED_STEPS
+   * of them; no length check here, so the journal's quick body check applies, and verify refuses
+   * a record with none): a fork of a long run writes one record per thousand steps, not one per step.
    */
   EffectReused: lazyEntries({
     1: () => z.object({
-      step: Step,
-      effect: EffectKindSchema,
-      name: z.string(),
-      key: HashHexSchema,
-      request: Json,
-      result: Json,
-      provenance: z.string(),
-      from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
+      steps: z
+        .array(
+          z.object({
+            step: Step,
+            effect: EffectKindSchema,
+            name: z.string(),
+            key: HashHexSchema,
+            request: Json,
+            result: Json,
+            provenance: z.string(),
+            from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
+          }),
+        ),
     }),
   }),
   /**

@@ -10,7 +10,7 @@
  */
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { answeredModelOf, modelCallWords, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
-import { reusedFrom } from './record-summary';
+import { reusedFrom, reusedSteps } from './record-summary';
 
 export interface EffectTiming {
   step: number;
@@ -75,6 +75,11 @@ function outcomeWords(timing: EffectTiming): string[] {
 export function stepOf(record: RecordView): number | null {
   // A fork's RunForked names the step it was forked at, but belongs to the run, not to that step.
   if (record.kind === 'RunForked') return null;
+  // Reused steps share a record: one step's heads that step; several belong to the run.
+  if (record.kind === 'EffectReused') {
+    const steps = reusedSteps(record.body);
+    return steps.length === 1 && typeof steps[0]!.step === 'number' ? steps[0]!.step : null;
+  }
   const step = record.body.step;
   if (typeof step === 'number' && Number.isInteger(step)) return step;
   if (record.kind === 'Decision' && typeof record.body.waitId === 'string') {
@@ -122,7 +127,10 @@ export function stepHeading(pages: Record<number, RecordView[]>, record: RecordV
   const step = stepOf(record);
   if (step === null) return null;
   // A fork's step before its fork point was answered from the parent's record: nothing ran.
-  if (record.kind === 'EffectReused') return `${effectNamed(record.body, answeredModelOf(record.body.result))} · ${reusedFrom(record.body)}`;
+  if (record.kind === 'EffectReused') {
+    const only = reusedSteps(record.body)[0]!;
+    return `${effectNamed(only, answeredModelOf(only.result))} · ${reusedFrom(only)}`;
+  }
   const effects = effectsOf(pages);
   const started = effects.started.get(step);
   const outcome = effects.outcomes.get(step);

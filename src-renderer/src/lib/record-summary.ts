@@ -103,9 +103,14 @@ function effectLine(body: Body): string {
   return asked ? `model ${modelRef(asked.provider, asked.model)}` : `${str(body.effect)} ${str(body.name)}`;
 }
 
-/** Where a reused step's answer came from (EffectReused's `from`): the parent run. */
-export function reusedFrom(body: Body): string {
-  const from = body.from as Body | undefined;
+/** The steps an EffectReused record holds (consecutive steps share one record). */
+export function reusedSteps(body: Body): Body[] {
+  return Array.isArray(body.steps) ? (body.steps as Body[]) : [];
+}
+
+/** Where a reused step's answer came from (its `from`): the parent run. */
+export function reusedFrom(step: Body | undefined): string {
+  const from = step?.from as Body | undefined;
   return `taken from ${str(from?.runId)} (nothing performed)`;
 }
 
@@ -169,8 +174,11 @@ export function summarizeRecord(record: RecordView): string {
     case 'RunForked':
       return `fork of ${str(body.parent)} at step ${str(body.step)} · ${forkChanges(body.changed)}`;
     case 'EffectReused': {
-      const from = body.from as Body | undefined;
-      return `${effectLine(body)} · ${reusedFrom(body)}${from?.seq !== undefined ? `, its seq ${str(from.seq)}` : ''} · ${oneLineJson(body.result, 80)}`;
+      const steps = reusedSteps(body);
+      const only = steps.length === 1 ? steps[0]! : null;
+      if (!only) return `steps ${str(steps[0]?.step)}–${str(steps.at(-1)?.step)}, ${steps.length} effects · ${reusedFrom(steps[0])}`;
+      const from = only.from as Body | undefined;
+      return `${effectLine(only)} · ${reusedFrom(only)}${from?.seq !== undefined ? `, its seq ${str(from.seq)}` : ''} · ${oneLineJson(only.result, 80)}`;
     }
     case 'Observation':
       return `${str(body.source)} ${str(body.sessionId)} · ${str(body.update)}`;

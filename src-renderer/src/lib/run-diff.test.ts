@@ -68,18 +68,15 @@ describe('time-travel records in the timeline', () => {
   });
 
   it('a reused step says it was taken from the parent and nothing was performed, in its row and its heading', () => {
-    const reused = record(3, 'EffectReused', {
-      step: 0,
-      effect: 'tool',
-      name: 'file.read',
-      key: 'k0',
-      request: { path: 'a.txt' },
-      result: { text: 'hello' },
-      provenance: 'tool:file.read',
-      from: { runId: PARENT, seq: 7, hash: 'h' },
-    });
+    const step = (n: number) => ({ step: n, effect: 'tool', name: 'file.read', key: `k${n}`, request: { path: 'a.txt' }, result: { text: 'hello' }, provenance: 'tool:file.read', from: { runId: PARENT, seq: 7 + n, hash: 'h' } });
+    const reused = record(3, 'EffectReused', { steps: [step(0)] });
     expect(KIND_LABELS.EffectReused).toBe('Taken from parent');
     expect(summarizeRecord(reused)).toBe(`tool file.read · taken from ${PARENT} (nothing performed), its seq 7 · {"text":"hello"}`);
+    expect(stepOf(reused)).toBe(0);
     expect(stepHeading({ 0: [reused] }, reused)).toBe(`tool file.read · taken from ${PARENT} (nothing performed)`);
+    // Several reused steps share one record, which belongs to the run and says which steps it holds.
+    const many = record(4, 'EffectReused', { steps: [step(0), step(1), step(2)] });
+    expect(stepOf(many)).toBeNull();
+    expect(summarizeRecord(many)).toBe(`steps 0–2, 3 effects · taken from ${PARENT} (nothing performed)`);
   });
 });
