@@ -18,12 +18,12 @@ import { runAndPrint, type PlaneConnection } from './plane-connection';
 
 type Out = (line: string) => void;
 
-interface Common {
+export interface Common {
   dataDir?: string;
   json?: boolean;
 }
 
-function parseJson(value: string): unknown {
+export function parseJson(value: string): unknown {
   try {
     return JSON.parse(value);
   } catch (error) {

@@ -11,14 +11,9 @@ import type { DiffStep, Divergence, RunDiff, StepSide, ValueRef } from '../../sr
 import { ModelOverrideSchema } from '../../src-shared/protocol/time-travel';
 import { tokensOf } from '../../src-shared/vocabulary/spend';
 import { runAndPrint } from './plane-connection';
-import { common, decideWithLines, describeRun, knownRunId, WAITING_EXIT_CODE } from './runtime-commands';
+import { common, decideWithLines, describeRun, knownRunId, parseJson, WAITING_EXIT_CODE, type Common } from './runtime-commands';
 
 type Out = (line: string) => void;
-
-interface Common {
-  dataDir?: string;
-  json?: boolean;
-}
 
 interface Changes {
   input?: unknown;
@@ -29,14 +24,6 @@ interface Changes {
 function parseStep(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a step number (0 for the first step)');
   return Number(value);
-}
-
-function parseJson(value: string): unknown {
-  try {
-    return JSON.parse(value);
-  } catch (error) {
-    throw new InvalidArgumentError(`not valid JSON (${(error as Error).message})`);
-  }
 }
 
 /** The manifest file's text (YAML or JSON); the plane parses and checks it. */
