@@ -94,9 +94,20 @@ export interface ForkReuse {
   parentRunId: string;
   /** The first step performed live. */
   until: number;
-  answers: ReadonlyMap<number, { key: string; result: unknown; provenance: string; seq: number; hash: string }>;
+  /** The parent's answer at a step, read from its history when the step is reached (nothing copied ahead). */
+  answerAt(step: number): ReuseAnswer | undefined;
   inputs: ReadonlyMap<number, { by: string; input: unknown }>;
-  outside: ReadonlyMap<number, string>;
+  /** The key of the outside effect the parent performed at a step, if it performed one. */
+  outsideAt(step: number): string | undefined;
+}
+
+/** One recorded answer a fork may take: the parent's effect key, its result, and the record that held it. */
+export interface ReuseAnswer {
+  key: string;
+  result: unknown;
+  provenance: string;
+  seq: number;
+  hash: string;
 }
 
 /** Effects that reach outside the plane: a fork asks before performing one its parent performed. */
@@ -227,7 +238,7 @@ export class RunContext {
     // The same rule on every execution: a step this fork performed itself ends its reuse.
     if (last && !last.reused) this.reusing = false;
     if (!last && this.reuse && this.reusing && step < this.reuse.until) {
-      const answer = this.reuse.answers.get(step);
+      const answer = this.reuse.answerAt(step);
       if (answer?.key === key) return this.reused(step, key, spec, answer);
       this.reusing = false;
     }
@@ -292,7 +303,7 @@ export class RunContext {
    * local read. It joins the EffectReused record held last when that is the last held record and
    * has room, so consecutive reused steps are one record.
    */
-  private reused(step: number, key: string, spec: EffectSpec, answer: ForkReuse['answers'] extends ReadonlyMap<number, infer A> ? A : never): unknown {
+  private reused(step: number, key: string, spec: EffectSpec, answer: ReuseAnswer): unknown {
     const entry = { step, effect: spec.effect, name: spec.name, key, request: spec.request as never, result: answer.result as never, provenance: answer.provenance, from: { runId: this.reuse!.parentRunId, seq: answer.seq, hash: answer.hash } };
     const open = this.openReused;
     if (open && this.held.at(-1) === open && open.body.steps.length < MAX_REUSED_STEPS) {
@@ -450,7 +461,7 @@ export class RunContext {
 
   private async checkApproval(step: number, spec: EffectSpec): Promise<void> {
     // A fork performing again an outside effect its parent performed (the same step and key) asks first.
-    const again = OUTSIDE.has(spec.effect) && this.reuse?.outside.get(step) === effectKey(spec);
+    const again = OUTSIDE.has(spec.effect) && this.reuse?.outsideAt(step) === effectKey(spec);
     const needs = spec.grant !== null && (again || this.governance.grants.get(spec.grant)?.approve || this.governance.approveEveryEffect);
     if (!needs) return;
     const subject: WaitSubject = {

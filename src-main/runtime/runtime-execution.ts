@@ -130,12 +130,13 @@ export class RunExecution {
   /**
    * Keeps the sealed run's history folded on from the one the execution began with and the
    * records it committed, when those are every record the run has (nobody else wrote to it
-   * meanwhile, which the journal's count of its records says): a long run (a fork of one) is
-   * then not read back whole just to be shown.
+   * meanwhile, which the journal's count of its records says): a long run is then not read back
+   * whole just to be shown. Long by its steps as well as its records: a fork's steps taken from
+   * its parent share a few large EffectReused records.
    */
   private async keepContinued(history: RunHistory, cx: RunContext): Promise<void> {
     const committed = cx.committedRecords();
-    if (history.records === 0 || committed.length < 1000) return;
+    if (history.records === 0 || Math.max(committed.length, cx.stepsTaken) < 1000) return;
     if ((await this.state.journal.runRecordCount(history.runId)) !== history.records + committed.length) return;
     this.reads.keepHistory(RunFold.continuing(history, committed));
   }

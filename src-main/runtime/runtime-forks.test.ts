@@ -5,12 +5,13 @@
  * the fork's links list).
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { tempDataDir } from '../../tests/support/journal-support';
 import { agent, call, callsIn, countingProvider, failure, testPlane } from '../../tests/support/runtime-support';
 import type { Plane } from '../plane/plane';
 import type { JournalRecord } from '../../src-shared/journal/records';
+import { readRunHistory } from './run-history';
 
 const open: Plane[] = [];
 afterEach(async () => {
@@ -120,6 +121,35 @@ describe('runs.fork', () => {
     expect(diff.sameInput).toBe(false);
     expect(diff.divergesAt).toMatchObject({ step: 0, reason: 'arguments' });
     expect(diff.steps[0]).toMatchObject({ same: false, fromParent: false });
+  });
+
+  it('a fork of a long run keeps its folded history as it seals, equal to a fold of its records, and reads none back to show it', { timeout: 90_000 }, async () => {
+    // A fork's reused steps share a few large EffectReused records: reading them back whole just
+    // to show the sealed fork cost as much as the rest of the fork (bench/time-travel.bench.ts).
+    const dataDir = tempDataDir('ap-fork-long-');
+    const steps: unknown[] = [];
+    for (let i = 0; i < 1000; i++) steps.push({ as: `s${i}`, tool: { name: 'echo', args: { line: `line ${i}` } } });
+    steps.push({ output: '{{steps.s999}}' });
+    const p = await testPlane({ dataDir, agents: [agent({ name: 'long-run', input: { type: 'object' }, steps, grants: [{ kind: 'tool', name: 'echo' }] })] });
+    open.push(p);
+    const parent = await call(p, 'runs.start', { agent: 'long-run', input: {}, wait: true });
+    expect(parent.outcome).toBe('succeeded');
+    // What the fork's own records read back held (its admission, read as its execution began, is expected).
+    const readBack: string[] = [];
+    const readRun = p.journal.readRun.bind(p.journal);
+    const reads = vi.spyOn(p.journal, 'readRun').mockImplementation(async (...args) => {
+      const page = await readRun(...args);
+      if (args[0] !== parent.runId) readBack.push(...page.map((r) => r.kind));
+      return page;
+    });
+    const fork = await call(p, 'runs.fork', { runId: parent.runId, at: 999, wait: true });
+    expect(fork).toMatchObject({ status: 'sealed', outcome: 'succeeded', result: parent.result });
+    expect(fork.spend.effects).toBe(1);
+    expect(readBack).not.toContain('EffectReused');
+    reads.mockRestore();
+    const kept = await p.runtime.history(fork.runId);
+    expect(kept).toEqual(readRunHistory(await p.journal.readRun(fork.runId, 1, 100_000)));
+    expect([...kept.steps.values()].filter((attempts) => attempts[0]!.reused)).toHaveLength(999);
   });
 
   it('a fork keeps a changed manifest whole and runs it after a restart; the reused steps are not performed again', { timeout: 90_000 }, async () => {

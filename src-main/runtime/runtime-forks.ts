@@ -72,22 +72,23 @@ export class RunForks {
     const fork = history.fork;
     if (!fork) return undefined;
     const parent = await this.reads.history(fork.parent);
-    const answers = new Map<number, { key: string; result: unknown; provenance: string; seq: number; hash: string }>();
-    const outside = new Map<number, string>();
     const outsideKinds: ReadonlySet<string> = new Set(OUTSIDE_EFFECTS);
-    for (const [step, attempts] of parent.steps) {
-      const last = attempts.at(-1);
-      if (!last) continue;
-      if (outsideKinds.has(last.started.effect)) outside.set(step, last.started.key);
-      if (last.done?.hash) answers.set(step, { key: last.started.key, result: last.done.result, provenance: last.done.provenance, seq: last.done.seq, hash: last.done.hash });
-    }
+    const lastAttempt = (step: number) => parent.steps.get(step)?.at(-1);
+    const answerAt = (step: number) => {
+      const last = lastAttempt(step);
+      return last?.done?.hash ? { key: last.started.key, result: last.done.result, provenance: last.done.provenance, seq: last.done.seq, hash: last.done.hash } : undefined;
+    };
+    const outsideAt = (step: number) => {
+      const last = lastAttempt(step);
+      return last && outsideKinds.has(last.started.effect) ? last.started.key : undefined;
+    };
     const inputs = new Map<number, { by: string; input: unknown }>();
     for (const [waitId] of parent.decisions) {
       const wait = waitIdParts(waitId);
       const decision = decisionOn(parent, waitId);
       if (wait?.reason === 'input' && decision?.decision === 'approve' && decision.value?.kind === 'input') inputs.set(wait.step, { by: decision.by, input: decision.value.input });
     }
-    return { parentRunId: fork.parent, until: fork.step, answers, inputs, outside };
+    return { parentRunId: fork.parent, until: fork.step, answerAt, inputs, outsideAt };
   }
 
   /** Admits a fork of `request.runId` at step `request.at` for `chain`'s caller. */

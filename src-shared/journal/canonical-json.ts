@@ -172,12 +172,12 @@ function fastValue(value: unknown, open: object[]): string {
   const prototype: unknown = Object.getPrototypeOf(value);
   let text: string;
   if (prototype === Array.prototype && Array.isArray(value)) {
-    text = '[';
-    for (let index = 0; index < value.length; index++) {
-      const item = fastValue(value[index], open);
-      text = index > 0 ? `${text},${item}` : text + item;
-    }
-    text += ']';
+    // Joined, not concatenated: a long array (a fork's thousand reused steps) concatenated item
+    // by item is a tree of cons strings that outlives young-generation collection until it is
+    // hashed; joining makes one flat string (docs/PERFORMANCE.md, time travel).
+    const items = new Array<string>(value.length);
+    for (let index = 0; index < value.length; index++) items[index] = fastValue(value[index], open);
+    text = `[${items.join(',')}]`;
   } else if (prototype === Object.prototype || prototype === null) {
     const object = value as Record<string, unknown>;
     const symbols = Object.getOwnPropertySymbols(object);
