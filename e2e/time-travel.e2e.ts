@@ -153,6 +153,16 @@ describe('time travel in Chromium: fork from a step, compare with the parent, dr
     const summary = page.getByRole('region', { name: 'Summary of the comparison' });
     expect(await textOf(summary)).toMatch(/Inputs:?\s*different/);
     expect(await textOf(summary)).toContain('Spend difference (b − a)');
+    // The header's columns stand over the rows' columns: the view's sticky header once took
+    // another view's padding (a shared class name) and stood 10 px off.
+    const lefts = (row: 'head' | 'body') =>
+      page.evaluate((which) => {
+        const container = document.querySelector(which === 'head' ? '.rundiff-row-head' : '.rundiff-sizer > .rundiff-row');
+        return [...(container?.children ?? [])].map((cell) => Math.round(cell.getBoundingClientRect().left));
+      }, row);
+    const headLefts = await lefts('head');
+    expect(headLefts).toHaveLength(3);
+    expect(headLefts).toEqual(await lefts('body'));
     await captureView('ui-run-diff');
 
     // The fork's step 1 asked with the long topic: sent by digest, opened from its record.

@@ -88,10 +88,10 @@ function useOpenSide(runId: string, step: number, side: StepSide, open: OpenValu
 
 function Side({ runId, step, side, open }: { runId: string; step: number; side: StepSide | null; open: OpenValue }) {
   const opener = useOpenSide(runId, step, side ?? PLACEHOLDER_SIDE, open);
-  if (!side) return <p className="muted diff-none">No such step: this run ended before it.</p>;
+  if (!side) return <p className="muted rundiff-none">No such step: this run ended before it.</p>;
   return (
-    <div className="diff-side-lines">
-      <span className="diff-effect">
+    <div className="rundiff-side-lines">
+      <span className="rundiff-effect">
         {sideEffect(side)}
         {side.fromParent ? (
           <span className="badge" title="Taken from the parent's record: nothing performed">
@@ -99,14 +99,14 @@ function Side({ runId, step, side, open }: { runId: string; step: number; side: 
           </span>
         ) : null}
       </span>
-      <span className="diff-line">
-        <span className="diff-key">Arguments</span> <Value words={valueWords(side.request)} label={`arguments of step ${step} in ${runId}`} onOpen={opener.request} />
+      <span className="rundiff-line">
+        <span className="rundiff-key">Arguments</span> <Value words={valueWords(side.request)} label={`arguments of step ${step} in ${runId}`} onOpen={opener.request} />
       </span>
-      <span className="diff-line">
-        <span className="diff-key">Result</span> <Value words={sideOutcome(side)} label={`result of step ${step} in ${runId}`} onOpen={opener.result} />
+      <span className="rundiff-line">
+        <span className="rundiff-key">Result</span> <Value words={sideOutcome(side)} label={`result of step ${step} in ${runId}`} onOpen={opener.result} />
       </span>
-      <span className="diff-line">
-        <span className="diff-key">Spend</span> {spendLine(side.spend)}
+      <span className="rundiff-line">
+        <span className="rundiff-key">Spend</span> {spendLine(side.spend)}
       </span>
     </div>
   );
@@ -129,21 +129,21 @@ const DiffRow = memo(function DiffRow({ step, start, diverges, a, b, open }: { s
     <div
       role="row"
       aria-rowindex={step.step + 2}
-      className={`diff-row${diverges ? ' diff-row-diverges' : step.same ? '' : ' diff-row-differs'}${step.fromParent ? ' diff-row-reused' : ''}`}
+      className={`rundiff-row${diverges ? ' rundiff-row-diverges' : step.same ? '' : ' rundiff-row-differs'}${step.fromParent ? ' rundiff-row-reused' : ''}`}
       style={{ transform: `translateY(${start}px)` }}
     >
-      <div role="rowheader" className="diff-step">
-        <span className="diff-step-number">
+      <div role="rowheader" className="rundiff-step">
+        <span className="rundiff-step-number">
           <span className="visually-hidden">Step </span>
           {step.step}
         </span>
         {diverges ? <StatusPill tone="warn">Diverges here</StatusPill> : step.same ? <span className="muted">same</span> : <StatusPill tone="info">differs</StatusPill>}
         {step.fromParent ? <span className="badge">from parent</span> : null}
       </div>
-      <div role="cell" className="diff-side">
+      <div role="cell" className="rundiff-side">
         <Side runId={a} step={step.step} side={step.a} open={open} />
       </div>
-      <div role="cell" className="diff-side">
+      <div role="cell" className="rundiff-side">
         <Side runId={b} step={step.step} side={step.b} open={open} />
       </div>
     </div>
@@ -164,9 +164,9 @@ function StepsTable({ diff, open }: { diff: RunDiff; open: OpenValue }) {
     virtualizer.scrollToIndex(diverging, { align: 'center' });
   }, [diff, diverging, virtualizer]);
   return (
-    <div ref={scrollRef} className="diff-scroll" role="table" tabIndex={0} aria-label={`Steps of ${diff.a.runId} and ${diff.b.runId}`} aria-rowcount={steps.length + 1}>
-      <div role="rowgroup" className="diff-head">
-        <div role="row" aria-rowindex={1} className="diff-row diff-row-head">
+    <div ref={scrollRef} className="rundiff-scroll" role="table" tabIndex={0} aria-label={`Steps of ${diff.a.runId} and ${diff.b.runId}`} aria-rowcount={steps.length + 1}>
+      <div role="rowgroup" className="rundiff-head">
+        <div role="row" aria-rowindex={1} className="rundiff-row rundiff-row-head">
           <span role="columnheader">Step</span>
           <span role="columnheader" className="mono">
             {diff.a.runId}
@@ -176,7 +176,7 @@ function StepsTable({ diff, open }: { diff: RunDiff; open: OpenValue }) {
           </span>
         </div>
       </div>
-      <div role="rowgroup" className="diff-sizer" style={{ height: virtualizer.getTotalSize() }}>
+      <div role="rowgroup" className="rundiff-sizer" style={{ height: virtualizer.getTotalSize() }}>
         {virtualizer.getVirtualItems().map((item) => (
           <DiffRow key={item.key} step={steps[item.index]!} start={item.start - DIFF_HEAD_HEIGHT} diverges={item.index === diverging} a={diff.a.runId} b={diff.b.runId} open={open} />
         ))}
@@ -213,7 +213,7 @@ function RunFacts({ diff, open }: { diff: RunDiff; open: OpenValue }) {
   );
   return (
     <div className="table-wrap">
-      <table className="table diff-runs">
+      <table className="table rundiff-runs">
         <caption className="visually-hidden">The two runs</caption>
         <thead>
           <tr>
