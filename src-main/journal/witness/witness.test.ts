@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
@@ -196,6 +196,13 @@ describe("a plane's journal and its witness", () => {
     const witnessed = await journalCli('verify', '--data-dir', dataDir, '--witness-key', witness.keyFile);
     expect(witnessed.code).toBe(1);
     expect(witnessed.lines[0]).toMatch(/^FAIL witness check: witness agentplane-witness\/[0-9a-f]{16} cosigned root [0-9a-f]{64} at tree size 36, but the records give root [0-9a-f]{64}: the journal was rewritten after the witness saw it$/);
+
+    // A key file that is not a witness key is named as such, before anything is verified.
+    const notAKey = join(tempDataDir('ap-witness-key-'), 'plane.vkey');
+    writeFileSync(notAKey, `${planeLogKey(journal)}\n`);
+    expect((await journalCli('verify', '--data-dir', dataDir, '--witness-key', notAKey)).error).toMatch(/plane\.vkey is not a witness key: the verifier key's type is 0x01, expected 0x04$/);
+    writeFileSync(notAKey, 'garbage\n');
+    expect((await journalCli('verify', '--data-dir', dataDir, '--witness-key', notAKey)).error).toMatch(/is not a witness key: a verifier key is <name>\+<hex key ID>\+<base64 key>/);
 
     // Without the cosignatures nothing outside the plane vouches for it: that fails too.
     rmSync(join(dataDir, 'checkpoints', 'cosignatures.jsonl'));
