@@ -51,12 +51,21 @@ export async function planExport(journal: Journal, scope: VerifyScope): Promise<
   };
 }
 
-/** The witnesses' cosignatures (docs/WITNESS.md) of checkpoints the bundle's records reach. */
+/**
+ * The witnesses' cosignatures (docs/WITNESS.md) the bundle carries: per witness, the newest
+ * whose checkpoint the bundle's records reach. One per witness is enough: the witness checked
+ * each one extends the one before, and the header stays small (a header past 1 MiB would send a
+ * large bundle's verification to the single-thread path, bundle-verify.ts).
+ */
 function cosignaturesUpTo(journal: Journal, treeSize: number): CosignatureEntry[] {
-  return readCosignatureFile(join(journal.dataDir, 'checkpoints', 'cosignatures.jsonl')).filter((entry) => {
+  const newest = new Map<string, { size: number; entry: CosignatureEntry }>();
+  for (const entry of readCosignatureFile(join(journal.dataDir, 'checkpoints', 'cosignatures.jsonl'))) {
     const size = Number(entry.checkpoint.split('\n')[1]);
-    return Number.isSafeInteger(size) && size <= treeSize;
-  });
+    if (!Number.isSafeInteger(size) || size > treeSize) continue;
+    const witness = `${entry.witness ?? ''} ${entry.cosignatures.split(' ')[1] ?? ''}`;
+    if ((newest.get(witness)?.size ?? -1) < size) newest.set(witness, { size, entry });
+  }
+  return [...newest.values()].map((n) => n.entry);
 }
 
 /**

@@ -13,9 +13,10 @@
  */
 import type { Journal } from '../journal';
 import { journalStoreOf } from '../journal';
-import { peekCheckpoint } from '../checkpoints';
+import { peekCheckpoint, type Checkpoint } from '../checkpoints';
 import { fromHex } from '../hex';
-import { consistencyProof, leafHash } from '../merkle';
+import { leafHash } from '../merkle';
+import { ProofTree } from './proof-tree';
 import { CosignatureLog, logOriginOf } from './cosignature-log';
 import { checkpointText, encodeVerifierKey, NOTE_ED25519, noteSigner, parseCheckpointText, parseSignatureLines, signNote, type NoteSigner } from './signed-note';
 
@@ -67,8 +68,10 @@ export class WitnessSubmitter {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly unsubscribe: () => void;
-  /** Leaf hashes of seqs 1..leafCount, read once and extended, for the consistency proofs. */
-  private leaves: Uint8Array[] = [];
+  /** The tree over seqs 1..size, read once and extended, for the consistency proofs (proof-tree.ts). */
+  private readonly tree = new ProofTree();
+  /** The newest checkpoint of this journal and key: read from the log once, then told by each append. */
+  private newestCheckpoint: { treeSize: number; rootHash: string } | null = null;
 
   constructor(
     private readonly journal: Journal,
@@ -93,7 +96,11 @@ export class WitnessSubmitter {
         // An entry that does not parse vouches for nothing; the witness's 409 corrects the size.
       }
     }
-    this.unsubscribe = journal.checkpoints.onAppend(() => this.kick());
+    for (const jws of journal.checkpoints.readAll()) this.consider(peekCheckpoint(jws));
+    this.unsubscribe = journal.checkpoints.onAppend((signed) => {
+      this.consider(signed.checkpoint);
+      this.kick();
+    });
   }
 
   status(): WitnessStatus {
@@ -128,13 +135,12 @@ export class WitnessSubmitter {
     await this.idle();
   }
 
+  private consider(c: Checkpoint | null): void {
+    if (c && c.journalId === this.journal.journalId && c.keyId === this.journal.key.keyId && (!this.newestCheckpoint || c.treeSize > this.newestCheckpoint.treeSize)) this.newestCheckpoint = c;
+  }
+
   private newest(): { treeSize: number; rootHash: string } | null {
-    let best: { treeSize: number; rootHash: string } | null = null;
-    for (const jws of this.journal.checkpoints.readAll()) {
-      const c = peekCheckpoint(jws);
-      if (c && c.journalId === this.journal.journalId && c.keyId === this.journal.key.keyId && (!best || c.treeSize > best.treeSize)) best = c;
-    }
-    return best;
+    return this.newestCheckpoint;
   }
 
   private async loop(): Promise<void> {
@@ -168,7 +174,7 @@ export class WitnessSubmitter {
   private async submit(size: number, rootHex: string): Promise<'done' | 'conflict' | 'failed'> {
     const text = checkpointText(logOriginOf(this.journal.journalId), size, fromHex(rootHex));
     const old = this.witnessSize;
-    const proof = old > 0 && old < size ? consistencyProof(await this.leafHashes(size), old, size) : [];
+    const proof = old > 0 && old < size ? (await this.readTree(size)).consistencyProof(old, size) : [];
     const body = `old ${old}\n${proof.map((hash) => `${Buffer.from(hash).toString('base64')}\n`).join('')}\n${signNote(this.signer, text)}`;
     const response = await fetch(new URL('add-checkpoint', this.url.endsWith('/') ? this.url : `${this.url}/`), {
       method: 'POST',
@@ -208,16 +214,16 @@ export class WitnessSubmitter {
     return 'done';
   }
 
-  /** Leaf hashes of seqs 1..size, reading only those not read before, a page at a time. */
-  private async leafHashes(size: number): Promise<Uint8Array[]> {
+  /** The tree up to `size`, reading only the hashes not read before, a page at a time. */
+  private async readTree(size: number): Promise<ProofTree> {
     const store = journalStoreOf(this.journal);
-    while (this.leaves.length < size) {
-      const from = this.leaves.length + 1;
+    while (this.tree.size < size) {
+      const from = this.tree.size + 1;
       const to = Math.min(size, from + HASH_PAGE - 1);
-      for (const hex of await store.readHashes(from, to)) this.leaves.push(leafHash(fromHex(hex)));
+      for (const hex of await store.readHashes(from, to)) this.tree.append(leafHash(fromHex(hex)));
       // Between pages the event loop serves appends (SQLite reads are synchronous).
       await new Promise((resolveTurn) => setImmediate(resolveTurn));
     }
-    return this.leaves.slice(0, size);
+    return this.tree;
   }
 }
