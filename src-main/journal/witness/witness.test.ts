@@ -22,7 +22,8 @@ import { consistencyProof, emptyRoot, leafHash, rootFromLeafHashes } from '../me
 import { journalPath } from '../sqlite-store';
 import type { RecordRow } from '../sqlite-reader';
 import { sha256HexOf } from '../verify';
-import { checkpointText, encodeVerifierKey, NOTE_ED25519, noteSigner, parseVerifierKey, signNote, checkCosignature, parseSignatureLines, COSIGNATURE_ED25519 } from './signed-note';
+import { checkAgainstWitness } from './witness-verify';
+import { cosignatureLine, checkpointText, encodeVerifierKey, NOTE_ED25519, noteSigner, parseVerifierKey, signNote, checkCosignature, parseSignatureLines, COSIGNATURE_ED25519 } from './signed-note';
 import { planeLogKey, WitnessSubmitter } from './witness-client';
 import { startWitness, type RunningWitness } from './witness-server';
 
@@ -108,6 +109,31 @@ describe('the witness (tlog-witness over HTTP)', () => {
     const good = submission(0, 3);
     const tampered = good.replace(/\n3\n/, '\n4\n');
     expect((await post(witness, tampered)).status).toBe(403);
+  });
+});
+
+describe('holding records to a witness (checkAgainstWitness)', () => {
+  const witnessSigner = noteSigner('witness.test/w', COSIGNATURE_ED25519, generateKeyPairSync('ed25519').privateKey);
+  const other = noteSigner('witness.test/other', COSIGNATURE_ED25519, generateKeyPairSync('ed25519').privateKey);
+  const origin = 'agentplane/j1';
+  const entry = (size: number, signer = witnessSigner) => {
+    const text = checkpointText(origin, size, rootFromLeafHashes(leaves.slice(0, size)));
+    return { checkpoint: text, cosignatures: cosignatureLine(signer, text, 1_700_000_000) };
+  };
+  const rootAt = (size: number) => Promise.resolve(rootFromLeafHashes(leaves.slice(0, size)));
+
+  it('passes on the largest cosigned size and counts the records after it', async () => {
+    expect(await checkAgainstWitness(witnessSigner, 'j1', [entry(10), entry(30), entry(35, other)], 40, rootAt)).toEqual({
+      ok: true, witness: 'witness.test/w', cosignedSize: 30, cosignedAt: '2023-11-14T22:13:20.000Z', beyond: 10,
+    });
+  });
+
+  it('fails a journal shorter than what the witness saw, one with no cosignature by the key, and a cosignature that does not verify', async () => {
+    expect(await checkAgainstWitness(witnessSigner, 'j1', [entry(30)], 25, rootAt)).toEqual({ ok: false, reason: 'witness witness.test/w cosigned tree size 30, but only 25 records are here: records the witness saw were removed' });
+    expect(await checkAgainstWitness(witnessSigner, 'j1', [entry(30, other)], 40, rootAt)).toMatchObject({ ok: false, reason: expect.stringMatching(/^no cosignature by witness witness\.test\/w on this journal \(origin agentplane\/j1\)/) });
+    const forged = entry(30);
+    forged.checkpoint = checkpointText(origin, 30, rootFromLeafHashes(leaves.slice(1, 31)));
+    expect(await checkAgainstWitness(witnessSigner, 'j1', [forged], 40, rootAt)).toEqual({ ok: false, reason: 'the cosignature at tree size 30: the cosignature by witness.test/w does not verify with its key over this checkpoint' });
   });
 });
 
