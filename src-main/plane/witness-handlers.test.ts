@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { call } from '../../tests/support/runtime-support';
 import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 import { journalCli } from '../../tests/support/journal-cli';
+import { runCliFromSource } from '../../tests/support/cli-from-source';
 import { Journal } from '../journal/journal';
 import { planeLogKey } from '../journal/witness/witness-client';
 import { startWitness } from '../journal/witness/witness-server';
@@ -24,6 +25,16 @@ async function plane(dataDir: string, witnessUrl?: string): Promise<Plane> {
 }
 
 describe('witness.status', () => {
+  it('has a CLI twin, `agentplane witness status --json`', async () => {
+    const witness = await startWitness({ dataDir: tempDataDir('ap-witness-') });
+    cleanups.push(() => witness.close());
+    const dataDir = tempDataDir();
+    const none = await runCliFromSource(['witness', 'status', '--data-dir', dataDir, '--json'], { AGENTPLANE_WITNESS_URL: '' });
+    expect(JSON.parse(none.stdout)).toEqual({ ok: true, result: { configured: false, url: null, cosigned: null, checkpointSize: 0, lastError: null } });
+    const some = await runCliFromSource(['witness', 'status', '--data-dir', dataDir, '--json'], { AGENTPLANE_WITNESS_URL: `${witness.url}/` });
+    expect(JSON.parse(some.stdout)).toMatchObject({ ok: true, result: { configured: true, url: witness.url } });
+  }, 60_000);
+
   it('says no witness is configured when none is', async () => {
     const p = await plane(tempDataDir());
     expect(await call(p, 'witness.status', {})).toEqual({ configured: false, url: null, cosigned: null, checkpointSize: 0, lastError: null });

@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
@@ -105,6 +106,16 @@ describe('the witness (tlog-witness over HTTP)', () => {
       expect(answer.status, body).toBe(status);
       expect(answer.text).toMatch(message);
     }
+    // A page on another site reaching the loopback witness through DNS rebinding names its own host.
+    const rebound = await new Promise<number>((done, fail) => {
+      const req = request(`${witness.url}/add-checkpoint`, { method: 'POST', headers: { host: 'evil.example' } }, (res) => {
+        res.resume();
+        done(res.statusCode ?? 0);
+      });
+      req.on('error', fail);
+      req.end(submission(0, 3));
+    });
+    expect(rebound).toBe(403);
     // A signature by the known key name and ID that does not verify is a 403 too.
     const good = submission(0, 3);
     const tampered = good.replace(/\n3\n/, '\n4\n');
