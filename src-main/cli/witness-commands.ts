@@ -11,7 +11,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { resolveDataDir } from '../base/app-paths';
+import { defaultDataDir, resolveDataDir } from '../base/app-paths';
 import { planeLogKey } from '../journal/witness/witness-client';
 import { startWitness } from '../journal/witness/witness-server';
 import type { WitnessStatusView } from '../../src-shared/protocol/witness';
@@ -33,7 +33,7 @@ function collect(value: string, previous: string[] = []): string[] {
 
 /** The witness's data dir by default: beside the plane's default one, never inside it. */
 function defaultWitnessDir(): string {
-  const plane = resolve(process.env.AGENTPLANE_DATA_DIR || resolveDataDir(undefined));
+  const plane = resolve(process.env.AGENTPLANE_DATA_DIR || defaultDataDir());
   return join(dirname(plane), `${plane.split(/[\\/]/).pop() ?? 'AgentPlane'}-witness`);
 }
 
