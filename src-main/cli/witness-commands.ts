@@ -56,11 +56,12 @@ export function addWitnessCommands(program: Command): void {
     .option('--port <port>', 'port to listen on (default: any free one)', parsePort)
     .option('--data-dir <dir>', "the witness's own folder: its key and what it cosigned (default: beside the plane's data folder)")
     .option('--log-key <vkey>', 'a log verifier key to accept checkpoints from (`agentplane witness log-key`); kept once given; repeatable', collect)
-    .action(async (options: { port?: number; dataDir?: string; logKey?: string[] }) => {
+    .option('--known-logs-only', 'cosign only logs whose key was given with --log-key (by default a new log introduces its key with its first checkpoint)')
+    .action(async (options: { port?: number; dataDir?: string; logKey?: string[]; knownLogsOnly?: boolean }) => {
       const dataDir = resolve(options.dataDir ?? defaultWitnessDir());
       let running;
       try {
-        running = await startWitness({ dataDir, ...(options.port !== undefined ? { port: options.port } : {}), logKeys: options.logKey ?? [] });
+        running = await startWitness({ dataDir, ...(options.port !== undefined ? { port: options.port } : {}), logKeys: options.logKey ?? [], firstUse: !options.knownLogsOnly });
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE') throw new CliError(`port ${options.port} is in use`);

@@ -17,6 +17,7 @@ import { peekCheckpoint, type Checkpoint } from '../checkpoints';
 import { fromHex } from '../hex';
 import { leafHash } from '../merkle';
 import { ProofTree } from './proof-tree';
+import { LOG_KEY_HEADER } from './witness-server';
 import { CosignatureLog, logOriginOf } from './cosignature-log';
 import { checkpointText, encodeVerifierKey, NOTE_ED25519, noteSigner, parseCheckpointText, parseSignatureLines, signNote, type NoteSigner } from './signed-note';
 
@@ -178,7 +179,8 @@ export class WitnessSubmitter {
     const body = `old ${old}\n${proof.map((hash) => `${Buffer.from(hash).toString('base64')}\n`).join('')}\n${signNote(this.signer, text)}`;
     const response = await fetch(new URL('add-checkpoint', this.url.endsWith('/') ? this.url : `${this.url}/`), {
       method: 'POST',
-      headers: { 'content-type': 'text/plain; charset=utf-8' },
+      // The plane's public verifier key, for a witness that learns a log's key on first use (never a secret).
+      headers: { 'content-type': 'text/plain; charset=utf-8', [LOG_KEY_HEADER]: encodeVerifierKey(this.signer) },
       body,
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });

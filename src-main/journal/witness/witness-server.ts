@@ -18,6 +18,8 @@ import { addLogKeys, openWitnessFiles, readWitnessState, writeWitnessState, type
 /** A request body larger than this is refused: a checkpoint and 63 proof lines fit many times over. */
 const MAX_BODY_BYTES = 64 * 1024;
 export const TLOG_SIZE_TYPE = 'text/x.tlog.size';
+/** The header a log offers its verifier key in, for a witness that learns keys on first use. */
+export const LOG_KEY_HEADER = 'agentplane-log-key';
 
 export interface WitnessOptions {
   dataDir: string;
@@ -25,6 +27,12 @@ export interface WitnessOptions {
   host?: string;
   /** Log verifier keys to add (`--log-key`); each is kept in the state once added. */
   logKeys?: readonly string[];
+  /**
+   * Whether a log this witness has no key for may introduce its own with its first checkpoint
+   * (the `agentplane-log-key` header), kept from then on. Default true; `--known-logs-only`
+   * turns it off (docs/WITNESS.md, "How the witness learns the plane's key").
+   */
+  firstUse?: boolean;
   now?: () => number;
 }
 
@@ -79,7 +87,7 @@ export function parseSubmission(body: string): Submission {
  * Checks one submission against the state and, when it passes, returns the cosignature line
  * and the state to persist. Throws an Answer with the tlog-witness status otherwise.
  */
-export function addCheckpoint(state: WitnessState, files: WitnessFiles, body: string, now: number): { line: string; state: WitnessState } {
+export function addCheckpoint(state: WitnessState, files: WitnessFiles, body: string, now: number, offeredKey: string | null = null): { line: string; state: WitnessState } {
   const submission = parseSubmission(body);
   let text: string;
   let signatures;
@@ -90,6 +98,7 @@ export function addCheckpoint(state: WitnessState, files: WitnessFiles, body: st
   } catch (error) {
     throw new Answer(400, `the checkpoint note is malformed: ${(error as Error).message}`);
   }
+  if (!state.logs[checkpoint.origin] && offeredKey !== null) state = firstUseOf(state, checkpoint.origin, offeredKey);
   const log = state.logs[checkpoint.origin];
   if (!log) throw new Answer(404, `unknown log origin ${JSON.stringify(checkpoint.origin)}: this witness has no key for it (add one with --log-key)`);
   const signed = checkNoteSignature(parseVerifierKey(log.key, NOTE_ED25519), text, signatures);
@@ -110,6 +119,23 @@ export function addCheckpoint(state: WitnessState, files: WitnessFiles, body: st
   const line = cosignatureLine(files.signer, text, time);
   const next: WitnessState = { ...state, logs: { ...state.logs, [checkpoint.origin]: { ...log, size: checkpoint.size, root: checkpoint.root.toString('base64'), cosignedAt: time } } };
   return { line, state: next };
+}
+
+/**
+ * A log's own key, offered with its first checkpoint, kept for its origin: refused unless it is
+ * a well-formed Ed25519 verifier key named by that origin (the checkpoint's signature is then
+ * checked with it like any other). Only the state returned carries it: a submission that fails
+ * any later check records nothing.
+ */
+function firstUseOf(state: WitnessState, origin: string, offered: string): WitnessState {
+  let key;
+  try {
+    key = parseVerifierKey(offered, NOTE_ED25519);
+  } catch (error) {
+    throw new Answer(400, `the offered log key is malformed: ${(error as Error).message}`);
+  }
+  if (key.name !== origin) throw new Answer(403, `the offered log key is named ${JSON.stringify(key.name)}, not the checkpoint's origin ${JSON.stringify(origin)}`);
+  return addLogKeys(state, [offered]);
 }
 
 function isLoopbackHost(hostHeader: string | undefined): boolean {
@@ -151,6 +177,7 @@ export async function startWitness(options: WitnessOptions): Promise<RunningWitn
   const host = options.host ?? '127.0.0.1';
   const guardHost = host === '127.0.0.1' || host === '::1' || host === 'localhost';
   const now = options.now ?? Date.now;
+  const firstUse = options.firstUse ?? true;
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const send = (status: number, text: string, type = 'text/plain; charset=utf-8') => {
@@ -163,7 +190,8 @@ export async function startWitness(options: WitnessOptions): Promise<RunningWitn
       if (path !== '/add-checkpoint') throw new Answer(404, 'not found: this witness serves POST /add-checkpoint');
       if (request.method !== 'POST') throw new Answer(405, 'add-checkpoint takes a POST');
       const body = await readBody(request);
-      const result = addCheckpoint(state, files, body, now());
+      const offered = firstUse ? request.headers[LOG_KEY_HEADER] : undefined;
+      const result = addCheckpoint(state, files, body, now(), typeof offered === 'string' ? offered : null);
       // Persisted before the answer, in the same turn as the check (see the file's comment).
       writeWitnessState(files.stateFile, result.state);
       state = result.state;

@@ -45,8 +45,8 @@ function submission(old: number, size: number, options: { signer?: typeof logSig
   return `old ${old}\n${proof.map((h) => `${Buffer.from(h).toString('base64')}\n`).join('')}\n${signNote(signer, checkpointText(options.origin ?? signer.name, size, root))}`;
 }
 
-async function post(witness: RunningWitness, body: string): Promise<{ status: number; type: string | null; text: string }> {
-  const response = await fetch(`${witness.url}/add-checkpoint`, { method: 'POST', body });
+async function post(witness: RunningWitness, body: string, offeredKey?: string): Promise<{ status: number; type: string | null; text: string }> {
+  const response = await fetch(`${witness.url}/add-checkpoint`, { method: 'POST', body, ...(offeredKey !== undefined ? { headers: { 'agentplane-log-key': offeredKey } } : {}) });
   return { status: response.status, type: response.headers.get('content-type'), text: await response.text() };
 }
 
@@ -123,6 +123,29 @@ describe('the witness (tlog-witness over HTTP)', () => {
   });
 });
 
+describe('a log introducing its key with its first checkpoint (first use)', () => {
+  it('keeps the key a new origin offers, and from then on refuses checkpoints not signed by it; --known-logs-only refuses it', async () => {
+    const witness = await startWitness({ dataDir: tempDataDir('ap-witness-tofu-') });
+    cleanups.push(() => witness.close());
+    const newcomer = noteSigner('example.test/newcomer', NOTE_ED25519, generateKeyPairSync('ed25519').privateKey);
+    const other = noteSigner('example.test/newcomer', NOTE_ED25519, generateKeyPairSync('ed25519').privateKey);
+    // Offered under another name, or malformed: refused, and nothing is kept.
+    expect(await post(witness, submission(0, 3, { signer: newcomer }), encodeVerifierKey(logSigner))).toMatchObject({ status: 403, text: expect.stringMatching(/offered log key is named "example.test\/log", not the checkpoint's origin "example.test\/newcomer"/) });
+    expect(await post(witness, submission(0, 3, { signer: newcomer }), 'garbage')).toMatchObject({ status: 400, text: expect.stringMatching(/offered log key is malformed/) });
+    // Offered with a checkpoint its key did not sign: refused, and still not kept.
+    expect((await post(witness, submission(0, 3, { signer: other }), encodeVerifierKey(newcomer))).status).toBe(403);
+    // The newcomer's own key with its own checkpoint: cosigned, and kept.
+    expect((await post(witness, submission(0, 3, { signer: newcomer }), encodeVerifierKey(newcomer))).status).toBe(200);
+    // Another key for the same origin, offered or not, can no longer take it over.
+    expect(await post(witness, submission(3, 5, { signer: other }), encodeVerifierKey(other))).toMatchObject({ status: 403, text: expect.stringMatching(/no signature by the key this witness knows/) });
+    expect((await post(witness, submission(3, 5, { signer: newcomer }))).status).toBe(200);
+
+    const strict = await startWitness({ dataDir: tempDataDir('ap-witness-strict-'), firstUse: false });
+    cleanups.push(() => strict.close());
+    expect(await post(strict, submission(0, 3, { signer: newcomer }), encodeVerifierKey(newcomer))).toMatchObject({ status: 404, text: expect.stringMatching(/unknown log origin "example.test\/newcomer"/) });
+  });
+});
+
 describe('holding records to a witness (checkAgainstWitness)', () => {
   const witnessSigner = noteSigner('witness.test/w', COSIGNATURE_ED25519, generateKeyPairSync('ed25519').privateKey);
   const other = noteSigner('witness.test/other', COSIGNATURE_ED25519, generateKeyPairSync('ed25519').privateKey);
@@ -149,8 +172,8 @@ describe('holding records to a witness (checkAgainstWitness)', () => {
 });
 
 /** `agentplane witness serve` as a real child process: its two lines, and a stop. */
-async function childWitness(dir: string, logKey: string): Promise<{ url: string; keyFile: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src-main', 'cli', 'main.ts'), 'witness', 'serve', '--data-dir', dir, '--log-key', logKey], {
+async function childWitness(dir: string, logKey?: string): Promise<{ url: string; keyFile: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src-main', 'cli', 'main.ts'), 'witness', 'serve', '--data-dir', dir, ...(logKey ? ['--log-key', logKey] : [])], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -198,7 +221,8 @@ describe("a plane's journal and its witness", () => {
   it('submits its checkpoints to a witness process; a journal rewritten and re-signed with its own key fails verify --witness-key', async () => {
     const dataDir = tempDataDir();
     let journal = await Journal.open({ dataDir, checkpointEvery: 12 });
-    const witness = await childWitness(tempDataDir('ap-witness-'), planeLogKey(journal));
+    // Started as the issue's reader would: no --log-key; the plane introduces its key with its first checkpoint.
+    const witness = await childWitness(tempDataDir('ap-witness-'));
     const submitter = new WitnessSubmitter(journal, witness.url);
     for (const run of ['run-1', 'run-2', 'run-3']) {
       await journal.appendBatch(runDrafts(run, 5));
@@ -225,11 +249,20 @@ describe("a plane's journal and its witness", () => {
     rewriteRecord(dataDir, 20);
     rmSync(join(dataDir, 'checkpoints', 'checkpoints.jsonl'));
     journal = await Journal.open({ dataDir, checkpointEvery: 12 });
+    // Submitted to the witness, with the plane's own key, the rewritten history is refused: it is
+    // not an extension of the tree the witness cosigned.
+    const forged = new WitnessSubmitter(journal, witness.url);
+    await journal.appendBatch(runDrafts('run-4', 5));
+    await journal.checkpoint();
+    await forged.idle();
+    expect(forged.status().lastError).toMatch(/\(422: the checkpoint at size 48 is not an extension of the one cosigned at size 36/);
+    expect(forged.status().cosigned).toMatchObject({ size: 36 });
+    await forged.close();
     await journal.close();
 
     const own = await journalCli('verify', '--data-dir', dataDir);
     expect(own).toMatchObject({ code: 0 });
-    expect(own.lines[0]).toMatch(/^OK 36 records/);
+    expect(own.lines[0]).toMatch(/^OK 48 records/);
     const witnessed = await journalCli('verify', '--data-dir', dataDir, '--witness-key', witness.keyFile);
     expect(witnessed.code).toBe(1);
     expect(witnessed.lines[0]).toMatch(/^FAIL witness check: witness agentplane-witness\/[0-9a-f]{16} cosigned root [0-9a-f]{64} at tree size 36, but the records give root [0-9a-f]{64}: the journal was rewritten after the witness saw it$/);
