@@ -32,17 +32,47 @@ import { acquirePlaneLock, PlaneRunningError } from '../plane/plane-lock';
 import { CliError } from './cli-error';
 import { addKeyringCommands } from './journal-keyring-commands';
 import { withJournal } from './with-journal';
+import { readWitnessKey, witnessCheckOfBundle, witnessCheckOfJournal, type WitnessReport } from '../journal/witness/witness-verify';
+import type { NoteKey } from '../journal/witness/signed-note';
+import { readFileSync } from 'node:fs';
 
 function parseSeq(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('a seq is a whole number from 1');
   return Number(value);
 }
 
-function printReport(report: VerifyReport, json: boolean, out: (line: string) => void): void {
+/** A verified report held to the witness check (`--witness-key`, docs/WITNESS.md): its failure fails the whole. */
+type CheckedReport = VerifyReport | (VerifyReport & { ok: true; witness: WitnessReport & { ok: true } });
+
+function withWitness(report: VerifyReport, witness: WitnessReport | null): CheckedReport {
+  if (!report.ok || witness === null) return report;
+  if (!witness.ok) return { ok: false, seq: null, reason: `witness check: ${witness.reason}`, count: report.count };
+  return { ...report, witness };
+}
+
+function readWitnessKeyFile(file: string): NoteKey {
+  let text: string;
+  try {
+    text = readFileSync(resolve(file), 'utf8');
+  } catch (error) {
+    throw new CliError(`cannot read the witness key file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    return readWitnessKey(text, file);
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+}
+
+function printReport(report: CheckedReport, json: boolean, out: (line: string) => void): void {
   if (json) {
     out(JSON.stringify(report));
   } else if (report.ok) {
     out(`OK ${report.count} records, root ${report.root}`);
+    if ('witness' in report) {
+      const w = report.witness;
+      out(`WITNESS ${w.witness} cosigned tree size ${w.cosignedSize} at ${w.cosignedAt}${w.beyond > 0 ? `; ${w.beyond} records after it are vouched for by the plane's own signature alone` : ''}`);
+    }
     if (report.unsignedTail) {
       out(
         `UNSIGNED seq ${report.unsignedTail.fromSeq}..${report.unsignedTail.toSeq}: not covered by a signed checkpoint yet ` +
@@ -114,12 +144,21 @@ export function addJournalCommands(program: Command, out: (line: string) => void
     .option('--data-dir <dir>', 'verify this data dir instead of a file')
     .option('--key-id <id>', "refuse a bundle (or data dir) not signed by this key (the plane's key id)")
     .option('--database <url>', "with --data-dir: verify the PostgreSQL journal it serves against its checkpoints (default: $AGENTPLANE_DATABASE_URL)")
+    .option('--witness-key <file>', "also require this witness's cosignature on the records (its witness.vkey; docs/WITNESS.md)")
     .option('--json', 'print the report as JSON')
-    .action(async (file: string | undefined, options: { dataDir?: string; keyId?: string; database?: string; json?: boolean }) => {
+    .action(async (file: string | undefined, options: { dataDir?: string; keyId?: string; database?: string; witnessKey?: string; json?: boolean }) => {
       if (file && options.dataDir) throw new CliError('give a bundle file or --data-dir, not both');
+      const witnessKey = options.witnessKey === undefined ? null : readWitnessKeyFile(options.witnessKey);
       if (file) {
         try {
-          printReport(await verifyBundleFile(resolve(file), { expectKeyId: options.keyId }), options.json ?? false, out);
+          const report = await verifyBundleFile(resolve(file), { expectKeyId: options.keyId });
+          const witness =
+            report.ok && witnessKey
+              ? report.header
+                ? await witnessCheckOfBundle(resolve(file), report.header, witnessKey, report.count)
+                : ({ ok: false, reason: 'the bundle has no header to carry cosignatures' } as const)
+              : null;
+          printReport(withWitness(report, witness), options.json ?? false, out);
         } catch (error) {
           if (error instanceof BundleError) throw new CliError(error.message);
           throw error;
@@ -128,7 +167,16 @@ export function addJournalCommands(program: Command, out: (line: string) => void
       }
       const dataDir = resolve(options.dataDir ?? process.env.AGENTPLANE_DATA_DIR ?? resolveDataDir(undefined));
       if (!existsSync(dataDir)) throw new CliError(`${dataDir} does not exist`);
-      await withJournal(dataDir, true, async (j) => printReport(await verifyJournalStoreInWorker(j, { expectKeyId: options.keyId }), options.json ?? false, out), chooseDatabase(options.database, process.env));
+      await withJournal(
+        dataDir,
+        true,
+        async (j) => {
+          const report = await verifyJournalStoreInWorker(j, { expectKeyId: options.keyId });
+          const witness = report.ok && witnessKey ? await witnessCheckOfJournal(j, witnessKey, report.count + report.unsigned) : null;
+          printReport(withWitness(report, witness), options.json ?? false, out);
+        },
+        chooseDatabase(options.database, process.env),
+      );
     });
 
   journal

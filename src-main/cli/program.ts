@@ -39,6 +39,7 @@ export const COMMAND_MODULES = {
   net: () => import('./net-commands').then((m): AddCommands => m.addNetCommands),
   a2a: () => import('./a2a-commands').then((m): AddCommands => m.addA2aCommands),
   cases: () => import('./case-commands').then((m): AddCommands => m.addCaseCommands),
+  witness: () => import('./witness-commands').then((m): AddCommands => m.addWitnessCommands),
 } as const;
 
 /**
@@ -64,6 +65,7 @@ export const COMMAND_MODULE_OF: Readonly<Record<string, keyof typeof COMMAND_MOD
   a2a: 'a2a',
   cases: 'cases',
   audit: 'cases',
+  witness: 'witness',
 };
 
 /** The first word of the command line that is not an option: the subcommand asked for. */
@@ -99,7 +101,8 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
     .option('--a2a-port <port>', 'port for the A2A endpoint (default: the one this data dir had last time, when free; 0 picks any free one)', parsePort)
     .option('--database <url>', 'keep the journal in this PostgreSQL database, shared with other plane instances (default: $AGENTPLANE_DATABASE_URL, else SQLite in the data folder)')
     .option('--no-open', 'do not try to open a browser')
-    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; database?: string; open: boolean }) => {
+    .option('--witness <url>', 'submit each journal checkpoint to this outside witness (default: $AGENTPLANE_WITNESS_URL; docs/WITNESS.md)')
+    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; database?: string; open: boolean; witness?: string }) => {
       await (await import('./serve')).serve(options);
     });
 
@@ -112,7 +115,8 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
     .option('--a2a-port <port>', 'port for the A2A endpoint (default: the last one, when free)', parsePort)
     .option('--database <url>', 'keep the journal in this PostgreSQL database, shared with other plane instances (default: $AGENTPLANE_DATABASE_URL, else SQLite in the data folder)')
     .option('--no-open', 'do not try to open a browser when headless')
-    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; database?: string; open: boolean }) => {
+    .option('--witness <url>', 'submit each journal checkpoint to this outside witness (default: $AGENTPLANE_WITNESS_URL)')
+    .action(async (options: { dataDir?: string; uiPort: number; mcpPort?: number; a2aPort?: number; database?: string; open: boolean; witness?: string }) => {
       const electron = electronBinaryPath();
       if (electron) {
         const env = {
@@ -122,6 +126,7 @@ export async function buildProgram(options: { json?: boolean; subcommand?: strin
           ...(options.a2aPort !== undefined ? { AGENTPLANE_A2A_PORT: String(options.a2aPort) } : {}),
           // The desktop app's plane host reads the same variable serve does.
           ...(options.database ? { AGENTPLANE_DATABASE_URL: options.database } : {}),
+          ...(options.witness ? { AGENTPLANE_WITNESS_URL: options.witness } : {}),
         };
         const child = spawn(electron, [appRoot()], { stdio: 'inherit', env });
         await new Promise<void>((resolveExit) => child.on('exit', (code) => ((process.exitCode = code ?? 0), resolveExit())));

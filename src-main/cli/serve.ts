@@ -42,6 +42,8 @@ export interface ServeOptions {
   a2aPort?: number;
   /** A PostgreSQL URL for the journal (else AGENTPLANE_DATABASE_URL, else the data dir's SQLite). */
   database?: string;
+  /** The outside witness checkpoints are submitted to (else AGENTPLANE_WITNESS_URL; docs/WITNESS.md). */
+  witness?: string;
   open: boolean;
 }
 
@@ -94,7 +96,7 @@ export async function serve(options: ServeOptions, out: (line: string) => void =
   let hosted;
   try {
     hosted = await startHostedPlane({
-      plane: { dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0', ...shared },
+      plane: { dataDir, version: appVersion(), host: 'headless', logger, demoPeers: process.env.AGENTPLANE_DEMO_PEERS !== '0', ...shared, ...(options.witness ? { witnessUrl: options.witness } : {}) },
       startUi: (plane, at) => startWebBridge({ plane, ...at, rendererDir: rendererDir() }),
       ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
       ...(options.mcpPort !== undefined ? { mcpPort: options.mcpPort } : {}),

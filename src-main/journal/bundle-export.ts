@@ -9,6 +9,7 @@
  * temporary file and renamed, so a failed export leaves no half bundle behind.
  */
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { BUNDLE_FORMAT, recordLine, type BundleHeader, type ExportPlan, type ExportResult } from './bundle-format';
 import { BundleError } from './bundle-error';
 import { peekCheckpoint } from './checkpoints';
@@ -18,6 +19,7 @@ import type { JournalReads, StoredRecord } from './journal-store';
 import { Keyring, readKeyringRecords } from './keyring';
 import { MerkleLevels } from './merkle-levels';
 import { leafHash } from './merkle';
+import { readCosignatureFile, type CosignatureEntry } from './witness/cosignature-log';
 import type { VerifyScope } from './verify';
 
 export type ExportProgress = (written: number, total: number) => void;
@@ -45,7 +47,25 @@ export async function planExport(journal: Journal, scope: VerifyScope): Promise<
     treeSize,
     rootHash: anchor.checkpoint.rootHash,
     checkpoints,
+    ...(scope.kind === 'full' ? { cosignatures: cosignaturesUpTo(journal, treeSize) } : {}),
   };
+}
+
+/**
+ * The witnesses' cosignatures (docs/WITNESS.md) the bundle carries: per witness, the newest
+ * whose checkpoint the bundle's records reach. One per witness is enough: the witness checked
+ * each one extends the one before, and the header stays small (a header past 1 MiB would send a
+ * large bundle's verification to the single-thread path, bundle-verify.ts).
+ */
+function cosignaturesUpTo(journal: Journal, treeSize: number): CosignatureEntry[] {
+  const newest = new Map<string, { size: number; entry: CosignatureEntry }>();
+  for (const entry of readCosignatureFile(join(journal.dataDir, 'checkpoints', 'cosignatures.jsonl'))) {
+    const size = Number(entry.checkpoint.split('\n')[1]);
+    if (!Number.isSafeInteger(size) || size > treeSize) continue;
+    const witness = `${entry.witness ?? ''} ${entry.cosignatures.split(' ')[1] ?? ''}`;
+    if ((newest.get(witness)?.size ?? -1) < size) newest.set(witness, { size, entry });
+  }
+  return [...newest.values()].map((n) => n.entry);
 }
 
 /**
@@ -93,6 +113,7 @@ export async function writeBundle(reads: JournalReads, plan: ExportPlan, file: s
     keyId: plan.keyId,
     createdAt: new Date().toISOString(),
     records: total,
+    ...(plan.cosignatures && plan.cosignatures.length > 0 ? { cosignatures: plan.cosignatures } : {}),
   };
   const temporary = partialFileOf(file);
   const fd = openSync(temporary, 'w', 0o644);

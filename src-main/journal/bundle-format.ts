@@ -16,6 +16,7 @@
 import { z } from 'zod';
 import { recordPreimageFromBodyText } from '../../src-shared/journal/record-hash';
 import { toHex } from './hex';
+import { CosignatureEntrySchema, type CosignatureEntry } from './witness/cosignature-log';
 import type { StoredRecord } from './journal-store';
 import type { VerifiableRecord, VerifyScope } from './verify';
 
@@ -36,6 +37,8 @@ export const BundleHeaderSchema = z.object({
   keyId: z.string(),
   createdAt: z.string(),
   records: z.number().int().nonnegative(),
+  /** Witnesses' cosignatures of this journal's checkpoints (docs/WITNESS.md); absent when it has none. */
+  cosignatures: z.array(CosignatureEntrySchema).optional(),
 });
 export type BundleHeader = z.infer<typeof BundleHeaderSchema>;
 
@@ -66,6 +69,8 @@ export interface ExportPlan {
   treeSize: number;
   rootHash: string;
   checkpoints: string[];
+  /** The cosignatures (docs/WITNESS.md) of checkpoints up to the anchor's size, for a full bundle. */
+  cosignatures?: CosignatureEntry[];
 }
 
 export interface BundleVerifyOptions {

@@ -128,6 +128,8 @@ export function peekCheckpoint(jws: string): Checkpoint | null {
 /** The append-only checkpoint log in the data dir. Several processes may append to it. */
 export class CheckpointLog {
   readonly file: string;
+  /** Told of each checkpoint this process appends (a witness submitter, docs/WITNESS.md); never awaited. */
+  private readonly appended = new Set<(signed: SignedCheckpoint) => void>();
 
   constructor(dataDir: string) {
     const dir = join(dataDir, 'checkpoints');
@@ -140,6 +142,19 @@ export class CheckpointLog {
     // A line torn by a crash has no newline; starting with one keeps the new line whole.
     const separator = this.endsTorn() ? '\n' : '';
     appendPrivateFile(this.file, `${separator}${JSON.stringify({ jws: signed.jws })}\n`);
+    for (const listener of this.appended) {
+      try {
+        listener(signed);
+      } catch {
+        // A listener's failure must not fail the checkpoint it was told of.
+      }
+    }
+  }
+
+  /** Calls `listener` after each append by this process; returns the unsubscribe. */
+  onAppend(listener: (signed: SignedCheckpoint) => void): () => void {
+    this.appended.add(listener);
+    return () => this.appended.delete(listener);
   }
 
   private endsTorn(): boolean {

@@ -45,6 +45,7 @@ import { acquirePlaneLock } from './plane-lock';
 import { PlaneError } from '../base/plane-error';
 import { ErrorCode } from '../../src-shared/ipc/errors';
 import { startupMark } from '../base/startup-trace';
+import { openWitnessSubmitter, witnessStatusOf } from './witness-handlers';
 
 /** How often a team plane's instance looks for instances to take over, ms (PlaneConfig.leaseCheckMs). */
 export const DEFAULT_LEASE_CHECK_MS = 1000;
@@ -82,6 +83,10 @@ export interface PlaneConfig {
   now?: () => number;
   /** Issue a signed journal checkpoint at least every this many records. */
   checkpointEvery?: number;
+  /** The outside witness checkpoints are submitted to (docs/WITNESS.md); else AGENTPLANE_WITNESS_URL in `env`; else none. */
+  witnessUrl?: string;
+  /** How soon an unreachable witness is tried again (ms). */
+  witnessRetryMs?: number;
   /** How often to look for records other processes appended to this data dir (ms). */
   journalPollMs?: number;
   /**
@@ -207,6 +212,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     throw error;
   }
   startupMark('plane.journal-open');
+  const witness = openWitnessSubmitter(journal, config, logger);
   const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }), config.peerCommand ?? agentplaneCommand(), {
     // The plane's peers write to the plane's journal: the same database, or none (a variable
     // left in the environment must not send a peer of a SQLite plane elsewhere).
@@ -269,6 +275,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       ...(config.checkJournalInBackground ? { checkJournalInBackground: true } : {}),
     });
   } catch (error) {
+    await witness?.close();
     await journal.close();
     lock.release();
     throw error;
@@ -298,6 +305,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   const acp = acpHandlers(journal, LOCAL_USER, { store: transcripts, grew: (runId, lastWire) => events.publish('acp.transcript', { runId, lastWire }) });
   const handlers: CommandHandlers = {
     'plane.status': () => status(),
+    'witness.status': () => witnessStatusOf(witness),
     'journal.changes': ({ afterSeq }) => readJournalChanges(journal, afterSeq),
     ...journalHandlers(journal),
     ...runtimeCommands,
@@ -393,6 +401,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         await netguard.close();
         announcer.stop();
         transcripts.close();
+        // Before the journal closes: the shutdown checkpoint reaches the witness at the next start.
+        await witness?.close();
         // The shutdown checkpoint: everything written is signed before the process goes.
         await journal.close();
         lock.release();

@@ -25,6 +25,7 @@ import { AuditSchema, CaseBindingSchema, CaseIdSchema, CaseRowSchema } from '../
 import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
 import { A2aRemotesRequestSchema, A2aRemotesSchema } from '../protocol/a2a';
 import { NetAllowEntrySchema, NetAllowListSchema, NetOriginInputSchema } from '../protocol/net-allow';
+import { WitnessStatusSchema } from '../protocol/witness';
 import { DiffRequestSchema, ForkRequestSchema, ReplayRequestSchema, ReplayReportSchema, RunDiffSchema } from '../protocol/time-travel';
 import { ProviderModelSchema, ProviderSetRequestSchema, ProvidersListSchema, ProviderTestResultSchema, ProviderViewSchema, SettableProviderSchema } from '../protocol/providers';
 
@@ -577,6 +578,8 @@ export const commands = lazyEntries({
   'net.allow.add': () => ({ request: z.object({ origin: NetOriginInputSchema }).strict(), response: NetAllowEntrySchema }),
   /** Removes an origin from the person's list (a derived entry goes with its provider or server). */
   'net.allow.remove': () => ({ request: z.object({ origin: NetOriginInputSchema }).strict(), response: z.object({ removed: z.boolean() }) }),
+  /** The outside witness this plane submits its checkpoints to, and the newest size it cosigned (docs/WITNESS.md). */
+  'witness.status': () => ({ request: Empty, response: WitnessStatusSchema }),
   /** The keys remote A2A agents' cards are pinned to, per origin (`<data dir>/a2a-pins.json`), with any changed key waiting for a person. A person's command only. */
   'a2a.pins.list': () => ({ request: Empty, response: z.object({ pins: z.array(A2aPinViewSchema) }) }),
   /** A person accepts the changed key an origin's card was refused for; it becomes the pin. */

@@ -12,6 +12,7 @@
  */
 import { useId, useState } from 'react';
 import type { RunView } from '../../../src-shared/ipc/contract';
+import type { WitnessStatusView } from '../../../src-shared/protocol/witness';
 import { recordKinds } from '../../../src-shared/journal/records';
 import { CopyButton } from '../components/copy-button';
 import { EmptyState } from '../components/empty-state';
@@ -62,10 +63,23 @@ export function VerifyBadge({ lastSeq }: { lastSeq: number | null }) {
       <span role="status" aria-label="Journal verification">
         {body}
       </span>
+      {verify.witness?.configured ? <WitnessPill witness={verify.witness} /> : null}
       <button type="button" className="button small" onClick={() => void runVerify(true)} disabled={verify.state === 'busy'}>
         {verify.report ? 'Verify again' : 'Verify journal'}
       </button>
     </div>
+  );
+}
+
+/** The outside witness (docs/WITNESS.md): the last size it cosigned, when, and where it is. */
+function WitnessPill({ witness }: { witness: WitnessStatusView }) {
+  const where = `Witness ${witness.url ?? ''}`;
+  if (witness.lastError) return <StatusPill tone="warn" title={witness.lastError}>{where}: {witness.cosigned ? `cosigned up to seq ${count(witness.cosigned.size)}; ` : ''}not reachable now</StatusPill>;
+  if (!witness.cosigned) return <StatusPill tone="plain">{where}: nothing cosigned yet</StatusPill>;
+  return (
+    <StatusPill tone="ok" title={`${witness.cosigned.witness}, ${witness.cosigned.time}`}>
+      {where}: cosigned up to seq {count(witness.cosigned.size)} · {dateTime(witness.cosigned.time)}
+    </StatusPill>
   );
 }
 

@@ -18,6 +18,7 @@
  */
 import type { CommandResponse, RecordView, RunView, VerifyReportView } from '../../../src-shared/ipc/contract';
 import type { Result } from '../../../src-shared/ipc/result';
+import type { WitnessStatusView } from '../../../src-shared/protocol/witness';
 import { isRunId } from '../../../src-shared/vocabulary/ids';
 import { applyModelText, NO_LIVE_ANSWERS, pruneByRecords, type LiveAnswers, type ModelTextUpdate } from '../lib/live-answer';
 import { searchableText } from '../lib/record-summary';
@@ -91,6 +92,8 @@ export interface VerifyState {
   state: 'idle' | 'busy' | 'done' | 'error';
   report: VerifyReportView | null;
   error: string | null;
+  /** The outside witness's state, read with each verification (docs/WITNESS.md); null until read. */
+  witness?: WitnessStatusView | null;
 }
 
 export interface ExportState {
@@ -566,8 +569,8 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
     async runVerify(announce = false) {
       if (get().verify.state === 'busy') return;
       set((s) => ({ verify: { ...s.verify, state: 'busy', error: null } }));
-      const result = await client.tryCall('journal.verify', {});
-      if (result.ok) set({ verify: { state: 'done', report: result.value, error: null } });
+      const [result, witness] = await Promise.all([client.tryCall('journal.verify', {}), client.tryCall('witness.status', {})]);
+      if (result.ok) set({ verify: { state: 'done', report: result.value, error: null, witness: witness.ok ? witness.value : null } });
       else set((s) => ({ verify: { ...s.verify, state: 'error', error: result.error.message } }));
       const report = get().verify.report;
       if (announce && result.ok && report) {
