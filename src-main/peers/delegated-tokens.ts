@@ -9,13 +9,18 @@
  *   not passed;
  * - `act.sub` = the configured actor (the plane): the token says who is acting, and only the
  *   plane may act here.
- * The caller is then the token's `sub`: whom the plane acts for.
+ * The caller is then `delegated:<sub>`: whom the plane acts for, marked as vouched for by the
+ * issuer. Only this door makes such a principal, so the peer's policy (peer-policy.ts) can
+ * admit it knowing the issuer authorized this very peer for it.
  */
 import { createRemoteJWKSet, importJWK, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { TokenIssuerTrust } from './peer-registry';
 
 const ALGORITHMS = ['EdDSA', 'ES256'];
 const CLOCK_TOLERANCE_SECONDS = 30;
+
+export const DELEGATED_PREFIX = 'delegated:';
+export const delegatedPrincipal = (subject: string) => `${DELEGATED_PREFIX}${subject}`;
 
 export type DelegatedCheck = { ok: true; subject: string; actor: string } | { ok: false; reason: string };
 

@@ -46,7 +46,7 @@ import type { RunProgram } from '../runtime/run-program';
 import { EffectFailure } from '../runtime/run-signals';
 import type { ModelProvider } from '../runtime/model-provider';
 import { looksLikePeerCredential, verifyPeerCredential } from './peer-credentials';
-import { verifyDelegatedToken } from './delegated-tokens';
+import { delegatedPrincipal, verifyDelegatedToken } from './delegated-tokens';
 import { restoreArguments, DigestRefSchema, type InputBlobs } from './input-blobs';
 import { jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTES, describeBytes, nestsDeeperThan } from './input-bounds';
 import type { PeerRegistry } from './peer-registry';
@@ -97,7 +97,7 @@ export interface PeerContext {
 }
 
 interface Caller {
-  /** Policy principal: `peer:<id>` for a credential, `session:<label>` for a session, a delegated token's `sub`. */
+  /** Policy principal: `peer:<id>` for a credential, `session:<label>` for a session, `delegated:<sub>` for a delegated token. */
   principal: string;
   /** LLM mode conversation default: the session's label or the peer's id. */
   conversation: string;
@@ -239,7 +239,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     if (trust) {
       const check = looksLikePeerCredential(token) ? await verifyDelegatedToken(trust, ctx.peerId, token) : { ok: false as const, reason: `this peer accepts access tokens from ${trust.issuer} only` };
       if (!check.ok) return refuse(check.reason);
-      caller = { principal: check.subject, conversation: `delegated:${check.subject}`, ip: clientIpOf(request) };
+      caller = { principal: delegatedPrincipal(check.subject), conversation: delegatedPrincipal(check.subject), ip: clientIpOf(request) };
     } else if (looksLikePeerCredential(token)) {
       if (ctx.auth === 'shared-secret') return refuse('this peer accepts shared-secret sessions only');
       const check = await verifyPeerCredential(ctx.registry, ctx.peerId, token);
