@@ -8,7 +8,6 @@
  * never reaches the peer (counted at the peer), the run waiting on the halt.
  */
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../journal/journal';
 import { loadOrCreatePlaneKey } from '../journal/plane-key';

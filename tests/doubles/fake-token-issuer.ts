@@ -54,12 +54,11 @@ export async function startFakeIssuer(options: { clientId: string; clientSecret:
   let refusal: { error: string; description: string; status: number } | null = null;
   let held: Array<() => void> | null = null;
   let waiters: Array<(r: IssuerRequest) => void> = [];
-  let server: Server;
   const base = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const sign = (claims: Record<string, unknown>) =>
     new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: publicJwk.kid, typ: 'at+jwt' }).setIssuer(base()).setIssuedAt().sign(privateKey);
 
-  server = createServer((request, response) => {
+  const server: Server = createServer((request, response) => {
     void (async () => {
       const send = (status: number, body: unknown) => {
         response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
