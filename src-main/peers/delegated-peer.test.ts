@@ -22,6 +22,7 @@ import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf } from '../runtime/tools';
 import { mintPeerCredential } from './peer-credentials';
 import { createPeerCaller } from './peer-caller';
+import { verifyDelegatedToken } from './delegated-tokens';
 import { PeerRegistry } from './peer-registry';
 import { TokenExchanger, tokenIssuersFilePath } from './token-exchange';
 
@@ -97,6 +98,21 @@ describe('an identity-only peer (trusts a token issuer)', () => {
     const exchanged = await exchanger.tokenFor({ issuer: 'corp', subject: OWNER, audience: 'peer:beta' });
     expect(await presentToBeta(exchanged.presentTo('peer:beta'))).toBeNull();
     expect(peerCalls.length - before).toBe(7);
+  });
+
+  it('checks a token against one configured public key (ES256) as well as against a JWKS', async () => {
+    const { kty, crv, x, y } = issuer.publicJwk as { kty: 'EC'; crv: 'P-256'; x: string; y: string };
+    const trust = { name: 'corp', issuer: issuer.issuer, actor: CLIENT_ID, publicKey: { kty, crv, x, y } };
+    const token = await issuer.sign(tokenClaims({}));
+    expect(await verifyDelegatedToken(trust, 'beta', token)).toEqual({ ok: true, subject: OWNER, actor: CLIENT_ID });
+    const other = await startFakeIssuer({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, planePublicKey: (await loadOrCreatePlaneKey(planeDir)).publicKey });
+    try {
+      // Same claims, same issuer name, another key: the signature decides.
+      const forged = await other.sign({ ...tokenClaims({}), iss: issuer.issuer });
+      expect(await verifyDelegatedToken(trust, 'beta', forged)).toMatchObject({ ok: false });
+    } finally {
+      await other.close();
+    }
   });
 
   it('a run reaches it with a delegated token, and EffectStarted names the credential kind, never the token', async () => {

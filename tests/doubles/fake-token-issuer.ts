@@ -36,7 +36,7 @@ export interface FakeIssuer {
   release(): void;
   /** Resolves when the next request has arrived (and, if held, is being held). */
   received(): Promise<IssuerRequest>;
-  /** Signs a token as this issuer would, with any claims (for refusal tests at the peer). */
+  /** Signs a token as this issuer would, with any claims (`iss` too, for a forgery), for refusal tests at the peer. */
   sign(claims: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
@@ -56,7 +56,7 @@ export async function startFakeIssuer(options: { clientId: string; clientSecret:
   let waiters: Array<(r: IssuerRequest) => void> = [];
   const base = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const sign = (claims: Record<string, unknown>) =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: publicJwk.kid, typ: 'at+jwt' }).setIssuer(base()).setIssuedAt().sign(privateKey);
+    new SignJWT({ iss: base(), ...claims }).setProtectedHeader({ alg: 'ES256', kid: publicJwk.kid, typ: 'at+jwt' }).setIssuedAt().sign(privateKey);
 
   const server: Server = createServer((request, response) => {
     void (async () => {
