@@ -103,6 +103,21 @@ describe('token exchange', () => {
     }
   });
 
+  it.each([
+    [{ aud: 'peer:gamma' }, /for another audience than peer:beta/],
+    [{ sub: 'user:mallory' }, /for another subject than user:dave/],
+    [{ act: { sub: 'someone-else' } }, /does not name the plane as its actor/],
+  ])('a token issued with %o is not presented: the issuer is not taken at its word', async (claims, message) => {
+    issuer.misissue(claims);
+    try {
+      const error = await exchanger({ now: Date.now() }).tokenFor({ issuer: 'corp', subject: 'user:dave', audience: 'peer:beta' }).then(() => null, (e: unknown) => e);
+      expect(error).toMatchObject({ stage: 'unavailable' });
+      expect((error as Error).message).toMatch(message);
+    } finally {
+      issuer.accept();
+    }
+  });
+
   it('an issuer nobody answers at: unavailable, saying where, nothing else', async () => {
     const error = await exchanger({ now: Date.now() }).tokenFor({ issuer: 'gone', subject: 'user:alice', audience: 'peer:beta' }).then(() => null, (e: unknown) => e);
     expect(error).toMatchObject({ stage: 'unavailable' });

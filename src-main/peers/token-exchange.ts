@@ -14,7 +14,9 @@
  *   issued token can carry `act` (RFC 8693 section 4.1): who is acting.
  * - `audience` = `peer:<id>`, and `resource` (RFC 8707) = the peer's URL where one is mapped.
  *
- * Issued tokens are cached per (issuer, subject, audience) until their expiry less 30 s, so a
+ * An issued token whose `aud`, `sub` or `act` is not what was asked for is refused before it is
+ * presented (misissued). Issued tokens are cached per (issuer, subject, audience) until their
+ * expiry less 30 s, so a
  * run calling one peer many times asks once. A refusal (RFC 6749 section 5.2) fails the hop
  * with the OAuth `error` code only: `error_description` is free text from the issuer that may
  * echo what it was sent, and is never copied into a record, a log or an error. Configuration:
@@ -98,6 +100,28 @@ function clientSecretOf(entry: IssuerEntry, env: NodeJS.ProcessEnv): string {
   const text = readRegularFile(entry.clientSecretFile!)?.split('\n')[0]?.trim();
   if (!text) throw new TokenExchangeError('config', `the client secret file ${entry.clientSecretFile} is missing or empty`);
   return text;
+}
+
+/**
+ * What is wrong with an issued token, judged from its claims before it is presented, or null.
+ * The issuer is not taken at its word (docs/GOVERNED-RUNTIME.md, "Obtaining the credential"):
+ * one that ignored the audience would hand back a token another peer accepts, one that ignored
+ * the subject would name the wrong person. The signature is the peer's to check; these claims
+ * are ours to refuse. A token that is not a JWT cannot be checked, and a peer that trusts an
+ * issuer accepts only JWTs (delegated-tokens.ts), so it is refused here too.
+ */
+function misissued(token: string, request: ExchangeRequest, clientId: string): string | null {
+  let claims: ReturnType<typeof decodeJwt>;
+  try {
+    claims = decodeJwt(token);
+  } catch {
+    return 'that is not a JWT';
+  }
+  const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (!audiences.includes(request.audience)) return `for another audience than ${request.audience}`;
+  if (claims.sub !== request.subject) return `for another subject than ${request.subject}`;
+  if ((claims.act as { sub?: unknown } | undefined)?.sub !== clientId) return 'that does not name the plane as its actor';
+  return null;
 }
 
 /** RFC 6749 appendix A.7: an error code is printable ASCII without `"` or `\`; anything else is not repeated. */
@@ -206,6 +230,8 @@ export class TokenExchanger {
     if (typeof token !== 'string' || token.length === 0 || typeof fields.token_type !== 'string') {
       throw new TokenExchangeError('unavailable', `${where} answered without an access_token and token_type; nothing was sent to the peer`);
     }
+    const wrong = misissued(token, request, entry.clientId);
+    if (wrong) throw new TokenExchangeError('unavailable', `${where} issued a token ${wrong}; it was not presented, nothing was sent to the peer`);
     return new PeerCredential(request.audience, token, request.subject, this.expiryOf(fields.expires_in, token));
   }
 

@@ -29,8 +29,10 @@ export interface FakeIssuer {
   requests: IssuerRequest[];
   /** Answers every later request with this error (status 400 unless given). */
   refuse(error: string, description: string, status?: number): void;
-  /** Answers normally again. */
+  /** Answers normally again (and stops misissuing). */
   accept(): void;
+  /** Issues tokens with these claims overriding the right ones (an issuer that ignores the request). */
+  misissue(claims: Record<string, unknown>): void;
   /** Holds every later answer until release(). */
   hold(): void;
   release(): void;
@@ -52,6 +54,7 @@ export async function startFakeIssuer(options: { clientId: string; clientSecret:
   const publicJwk = { ...(await exportJWK(publicKey)), kid: 'fake-issuer-1', alg: 'ES256', use: 'sig' };
   const requests: IssuerRequest[] = [];
   let refusal: { error: string; description: string; status: number } | null = null;
+  let overrides: Record<string, unknown> = {};
   let held: Array<() => void> | null = null;
   let waiters: Array<(r: IssuerRequest) => void> = [];
   const base = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -84,7 +87,7 @@ export async function startFakeIssuer(options: { clientId: string; clientSecret:
         return send(400, { error: 'invalid_grant', error_description: 'subject or actor token did not verify' });
       }
       const ttl = options.ttlSeconds ?? 300;
-      const token = await sign({ sub: subject, aud: form.audience, act: { sub: actor }, exp: Math.floor(Date.now() / 1000) + ttl });
+      const token = await sign({ sub: subject, aud: form.audience, act: { sub: actor }, exp: Math.floor(Date.now() / 1000) + ttl, ...overrides });
       send(200, { access_token: token, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: ttl });
     })();
   });
@@ -101,6 +104,10 @@ export async function startFakeIssuer(options: { clientId: string; clientSecret:
     },
     accept() {
       refusal = null;
+      overrides = {};
+    },
+    misissue(claims) {
+      overrides = claims;
     },
     hold() {
       held = [];
