@@ -7,7 +7,8 @@
  * hop by its OAuth error code alone; and a subject halted while the exchange is in flight
  * never reaches the peer (counted at the peer), the run waiting on the halt.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../journal/journal';
 import { loadOrCreatePlaneKey } from '../journal/plane-key';
@@ -140,6 +141,28 @@ describe('an identity-only peer (trusts a token issuer)', () => {
       expect(JSON.stringify(failed.body)).not.toContain('hunter2');
     } finally {
       issuer.accept();
+    }
+  });
+
+  it('an issuer that cannot be reached fails the hop as DidNotHappen, saying so, and nothing reaches the peer', async () => {
+    const file = tokenIssuersFilePath(planeDir);
+    const configured = readFileSync(file, 'utf8');
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((r) => closed.close(r));
+    writeFileSync(file, configured.replace(issuer.tokenEndpoint, `http://127.0.0.1:${port}/token`));
+    clock.now += 3_600_000;
+    const before = peerCalls.length;
+    try {
+      const { runId } = await runtime.start({ agent: 'ask-peer', input: { query: 'anyone issuing?' }, chain: [OWNER], via: 'cli' });
+      await runtime.settled(runId);
+      const failed = (await journal.readRun(runId, 1, 100)).find((r) => r.kind === 'EffectFailed')!;
+      expect(failed.body).toMatchObject({ disposition: 'DidNotHappen', error: { code: 'TokenIssuerUnavailable' } });
+      expect((failed.body as { error: { message: string } }).error.message).toMatch(/^issuer corp could not be reached at http:\/\/127\.0\.0\.1:\d+\/token \(ECONNREFUSED\); nothing was sent to the peer$/);
+      expect(peerCalls.length - before).toBe(0);
+    } finally {
+      writeFileSync(file, configured);
     }
   });
 

@@ -101,7 +101,9 @@ export function createPeerCaller(deps: PeerCallerDeps): PeerCaller {
         return await exchanger.tokenFor({ issuer: trust.name, subject: principal, audience, ...(trust.resource ? { resource: trust.resource } : {}) });
       } catch (error) {
         if (error instanceof TokenExchangeError) throw exchangeFailure(error);
-        throw error;
+        // Anything else (the plane key unreadable, a secret file that will not open) also came
+        // before a byte went to the peer: it did not happen there.
+        throw new EffectFailure('TokenIssuerUnavailable', `no delegated credential for ${peerId}: ${error instanceof Error ? error.message.slice(0, 200) : 'the exchange failed'}`, 'DidNotHappen');
       }
     }
     if (record.auth === 'identity') throw new EffectFailure('PeerAuth', `peer ${peerId} accepts peer credentials only; the plane calls with a session`, 'DidNotHappen');
