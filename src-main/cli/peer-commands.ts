@@ -8,11 +8,12 @@
  * long as the plane that started it. What `peer start` runs is in peer-run.ts, loaded only by that
  * command.
  */
+import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError } from './cli-error';
 import { runAndPrint, type OutputOptions, type PlaneConnection } from './plane-connection';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
-import { PeerAuthModeSchema, type PeerAuthMode } from '../../src-shared/vocabulary/peers';
+import { PeerAuthModeSchema, type PeerAuthMode, type TokenIssuerTrust } from '../../src-shared/vocabulary/peers';
 import type { StartFlags } from './peer-run';
 
 type Out = (line: string) => void;
@@ -25,6 +26,37 @@ export const SECRET_ON_ARGV_WARNING =
 function parsePort(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535');
   return Number(value);
+}
+
+interface TrustIssuerFlags {
+  dataDir?: string;
+  json?: boolean;
+  name?: string;
+  issuer?: string;
+  actor?: string;
+  jwksUrl?: string;
+  publicKeyFile?: string;
+  resource?: string;
+  clear?: boolean;
+}
+
+/** `peer trust-issuer`'s flags as the contract's `trust` (checked there; here only what is missing). */
+function trustFrom(o: TrustIssuerFlags): TokenIssuerTrust | null {
+  if (o.clear) return null;
+  const missing = (['name', 'issuer', 'actor'] as const).filter((flag) => !o[flag]);
+  if (missing.length > 0) throw new CliError(`give ${missing.map((m) => `--${m}`).join(', ')} (or --clear)`);
+  if (Boolean(o.jwksUrl) === Boolean(o.publicKeyFile)) throw new CliError('give exactly one of --jwks-url and --public-key-file');
+  let publicKey: TokenIssuerTrust['publicKey'];
+  if (o.publicKeyFile) {
+    try {
+      const { kty, crv, x, y } = JSON.parse(readFileSync(o.publicKeyFile, 'utf8')) as Record<string, unknown>;
+      // Only the key's public members: the contract refuses anything else (a private `d` included).
+      publicKey = { kty, crv, x, ...(y === undefined ? {} : { y }) } as TokenIssuerTrust['publicKey'];
+    } catch (error) {
+      throw new CliError(`--public-key-file ${o.publicKeyFile}: not a readable JWK (${(error as Error).message})`);
+    }
+  }
+  return { name: o.name!, issuer: o.issuer!, actor: o.actor!, ...(o.jwksUrl ? { jwksUrl: o.jwksUrl } : { publicKey }), ...(o.resource ? { resource: o.resource } : {}) };
 }
 
 function describePeer(peer: PeerSummary): string {
@@ -106,6 +138,19 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
     (callee: string, caller: string, o: { dataDir?: string; json?: boolean; skills: string }) =>
       act(o, (p) => p.call('peers.allow', { callee, caller, skills: o.skills.split(',').map((s) => s.trim()).filter(Boolean) }), (x) => out(describePeer(x))),
   );
+  common(
+    peer
+      .command('trust-issuer')
+      .description("accept only a token issuer's delegated access tokens at this peer (docs/SECURITY.md), or --clear")
+      .argument('<id>', 'the peer')
+      .option('--name <name>', "the issuer's entry in <data dir>/token-issuers.json")
+      .option('--issuer <iss>', 'the `iss` its tokens carry')
+      .option('--actor <id>', "the plane's client id at the issuer (the tokens' act.sub)")
+      .option('--jwks-url <url>', "the issuer's JWKS")
+      .option('--public-key-file <file>', "the issuer's public key as a JWK file (Ed25519 or P-256), instead of a JWKS")
+      .option('--resource <url>', 'RFC 8707 resource: the peer URL the issuer knows')
+      .option('--clear', 'accept what the auth mode says again'),
+  ).action((id: string, o: TrustIssuerFlags) => act(o, (p) => p.call('peers.trustIssuer', { id, trust: trustFrom(o) }), (x) => out(`${describePeer(x)}${o.clear ? '' : `; accepts only tokens from issuer ${o.name}`}`)));
   common(peer.command('revoke').argument('<id>').description("revoke a peer's identity")).action((id: string, o: { dataDir?: string; json?: boolean }) =>
     act(o, (p) => p.call('peers.revoke', { id }), (x) => out(describePeer(x))),
   );

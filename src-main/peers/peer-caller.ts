@@ -2,8 +2,9 @@
  * The plane's hands on a peer for a run (runtime's `PeerCaller`): the registry says who the
  * peer is and whether it is revoked, the supervisor where it listens now; the credential is
  * the plane's own (a session minted with the peer's shared secret, bound to this machine's
- * address), held as a PeerCredential for that peer alone and presented only in the
- * Authorization header.
+ * address), or, for a peer that trusts a token issuer, a delegated token exchanged for the
+ * run's owner (token-exchange.ts); either is held as a PeerCredential for that peer alone and
+ * presented only in the Authorization header.
  *
  * What a failed call means for the world is decided here, from what the wire said, because
  * only this layer knows the wire. Only a failure before the request left (or a refusal the
@@ -19,8 +20,11 @@ import type { PeerCaller } from '../runtime/peer-effect';
 import { EffectFailure } from '../runtime/run-signals';
 import { PeerCredential } from './peer-credential';
 import { Mcpv2Client, PeerClientError, type PeerFailureStage } from './peer-client';
-import type { PeerRegistry } from './peer-registry';
+import type { PeerRecord, PeerRegistry } from './peer-registry';
+import { audienceOf } from './peer-credentials';
 import { mintSession } from './session-token';
+import { TokenExchangeError, TokenExchanger } from './token-exchange';
+import { loadOrCreatePlaneKey } from '../journal/plane-key';
 
 export interface PeerCallerDeps {
   registry: PeerRegistry;
@@ -28,6 +32,8 @@ export interface PeerCallerDeps {
   portOf(peerId: string): number | null;
   /** How long a call may wait for the peer's answer (headers, then each part of the body). */
   timeoutMs?: number;
+  /** Where delegated credentials come from (token-exchange.ts); by default the data dir's issuers and plane key. */
+  exchanger?: TokenExchanger;
 }
 
 /**
@@ -74,24 +80,59 @@ const STAGE_FAILURE: { readonly [S in PeerFailureStage]: FailureCode } = {
   call: 'PeerCall',
 };
 
+/** What a failed token exchange is called; either way nothing was sent to the peer. */
+function exchangeFailure(error: TokenExchangeError): EffectFailure {
+  return new EffectFailure(error.stage === 'refused' ? 'TokenExchangeRefused' : 'TokenIssuerUnavailable', error.message, 'DidNotHappen');
+}
+
 export function createPeerCaller(deps: PeerCallerDeps): PeerCaller {
+  const dataDir = deps.registry.dataDir;
+  const exchanger = deps.exchanger ?? new TokenExchanger({ dataDir, signingKey: () => loadOrCreatePlaneKey(dataDir) });
+
+  /**
+   * The credential for this hop: a peer that trusts a token issuer gets a token exchanged for
+   * the run's owner (and only that: it refuses the plane's own); any other, the plane's session.
+   */
+  async function credentialFor(peerId: string, record: PeerRecord, principal: string): Promise<PeerCredential> {
+    const audience = audienceOf(peerId);
+    if (record.tokenIssuer) {
+      const trust = record.tokenIssuer;
+      try {
+        return await exchanger.tokenFor({ issuer: trust.name, subject: principal, audience, ...(trust.resource ? { resource: trust.resource } : {}) });
+      } catch (error) {
+        if (error instanceof TokenExchangeError) throw exchangeFailure(error);
+        // Anything else (the plane key unreadable, a secret file that will not open) also came
+        // before a byte went to the peer: it did not happen there.
+        throw new EffectFailure('TokenIssuerUnavailable', `no delegated credential for ${peerId}: ${error instanceof Error ? error.message.slice(0, 200) : 'the exchange failed'}`, 'DidNotHappen');
+      }
+    }
+    if (record.auth === 'identity') throw new EffectFailure('PeerAuth', `peer ${peerId} accepts peer credentials only; the plane calls with a session`, 'DidNotHappen');
+    const session = mintSession({ secret: deps.registry.secretOf(peerId), clientIp: '127.0.0.1', ttlSeconds: 120 });
+    return new PeerCredential(audience, session.sessionId, 'plane', session.expiresAt);
+  }
+
   return {
     destinationOf(peerId) {
       const record = deps.registry.get(peerId);
       return record ? formatPeerAddress(record.publicIp, deps.portOf(peerId) ?? record.port) : `peer:${peerId}`;
     },
-    async call(peerId, skill, args, caller) {
+    credentialOf(peerId, principal) {
+      const trust = deps.registry.get(peerId)?.tokenIssuer;
+      return trust ? { kind: 'delegated', audience: audienceOf(peerId), principal, issuer: trust.name } : { kind: 'plane', audience: audienceOf(peerId) };
+    },
+    async call(peerId, skill, args, caller, hop) {
       const record = deps.registry.get(peerId);
       const port = deps.portOf(peerId);
       if (!record) throw new EffectFailure('UnknownPeer', `no peer named ${peerId} in this plane's registry`, 'DidNotHappen');
       if (record.revoked) throw new EffectFailure('PeerRevoked', `peer ${peerId} is revoked`, 'DidNotHappen');
       if (port === null) throw new EffectFailure('PeerStopped', `peer ${peerId} is not running; start it and retry`, 'DidNotHappen');
-      if (record.auth === 'identity') throw new EffectFailure('PeerAuth', `peer ${peerId} accepts peer credentials only; the plane calls with a session`, 'DidNotHappen');
-      const session = mintSession({ secret: deps.registry.secretOf(peerId), clientIp: '127.0.0.1', ttlSeconds: 120 });
-      const credential = new PeerCredential(`peer:${peerId}`, session.sessionId, 'plane', session.expiresAt);
+      const credential = await credentialFor(peerId, record, hop.principal);
+      // The last word before the request leaves: a halt that came while the credential was
+      // being obtained (an exchange can take seconds) stops the call here.
+      hop.beforeDispatch();
       const client = new Mcpv2Client({ host: record.publicIp, port, sessionId: null }, deps.timeoutMs);
       try {
-        const result = await client.callTool(skill, args, { auth: { credential, audience: `peer:${peerId}` } }, { caller: { runId: caller.runId, step: caller.step } });
+        const result = await client.callTool(skill, args, { auth: { credential, audience: audienceOf(peerId) } }, { caller: { runId: caller.runId, step: caller.step } });
         return { result, provenance: `peer:${peerId}` };
       } catch (error) {
         if (error instanceof PeerClientError) throw new EffectFailure(STAGE_FAILURE[error.stage], error.message, dispositionOf(error));

@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
 import { PeerIdSchema } from '../../src-shared/vocabulary/ids';
-import { PeerAuthModeSchema, type NewPeer as NewPeerRequest } from '../../src-shared/vocabulary/peers';
+import { PeerAuthModeSchema, TokenIssuerTrustSchema, type NewPeer as NewPeerRequest } from '../../src-shared/vocabulary/peers';
+export type { TokenIssuerTrust } from '../../src-shared/vocabulary/peers';
 
 const PublicJwkSchema = z.object({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), x: z.string() });
 
@@ -40,6 +41,11 @@ export const PeerRecordSchema = z
     /** Which callers it accepts: shared-secret sessions, peer credentials, or both. */
     auth: PeerAuthModeSchema.default('both'),
     customSkills: z.string().optional(),
+    /**
+     * Set: this peer accepts only access tokens from this issuer (delegated credentials,
+     * docs/SECURITY.md), whatever `auth` says; sessions and peer credentials are refused.
+     */
+    tokenIssuer: TokenIssuerTrustSchema.optional(),
     publicKey: PublicJwkSchema,
     createdAt: z.string(),
     revoked: z.boolean().default(false),

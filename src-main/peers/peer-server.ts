@@ -46,6 +46,7 @@ import type { RunProgram } from '../runtime/run-program';
 import { EffectFailure } from '../runtime/run-signals';
 import type { ModelProvider } from '../runtime/model-provider';
 import { looksLikePeerCredential, verifyPeerCredential } from './peer-credentials';
+import { delegatedPrincipal, verifyDelegatedToken } from './delegated-tokens';
 import { restoreArguments, DigestRefSchema, type InputBlobs } from './input-blobs';
 import { jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTES, describeBytes, nestsDeeperThan } from './input-bounds';
 import type { PeerRegistry } from './peer-registry';
@@ -96,7 +97,7 @@ export interface PeerContext {
 }
 
 interface Caller {
-  /** Policy principal: `peer:<id>` for a credential, `session:<label>` for a session. */
+  /** Policy principal: `peer:<id>` for a credential, `session:<label>` for a session, `delegated:<sub>` for a delegated token. */
   principal: string;
   /** LLM mode conversation default: the session's label or the peer's id. */
   conversation: string;
@@ -196,14 +197,14 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
         llmMode: ctx.llmMode,
         mtls: ctx.mtls,
         batch: { maxSize: MAX_BATCH_SIZE },
-        auth: ctx.auth === 'both' ? ['session', 'peer-credential'] : ctx.auth === 'identity' ? ['peer-credential'] : ['session'],
+        auth: record?.tokenIssuer ? ['delegated-token'] : ctx.auth === 'both' ? ['session', 'peer-credential'] : ctx.auth === 'identity' ? ['peer-credential'] : ['session'],
       },
       skills: ctx.skills(),
     };
   });
 
   app.get('/mcpv2/session', async (request, reply) => {
-    if (ctx.auth === 'identity') return reply.code(404).send(rpcError(null, Mcpv2Error.InvalidSession, 'this peer accepts peer credentials only'));
+    if (ctx.auth === 'identity' || ctx.registry.get(ctx.peerId)?.tokenIssuer) return reply.code(404).send(rpcError(null, Mcpv2Error.InvalidSession, 'this peer issues no sessions: it accepts identity credentials only'));
     const ip = clientIpOf(request);
     const limited = ctx.sessionLimiter.take(ip);
     if (!limited.ok) {
@@ -233,7 +234,13 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     if (!token) return refuse('no session (GET /mcpv2/session, then pass sessionId or a Bearer token)');
     let caller: Caller;
     let sessionDigest: string | null = null;
-    if (looksLikePeerCredential(token)) {
+    // A peer that trusts a token issuer takes that issuer's tokens and nothing else (delegated-tokens.ts).
+    const trust = ctx.registry.get(ctx.peerId)?.tokenIssuer;
+    if (trust) {
+      const check = looksLikePeerCredential(token) ? await verifyDelegatedToken(trust, ctx.peerId, token) : { ok: false as const, reason: `this peer accepts access tokens from ${trust.issuer} only` };
+      if (!check.ok) return refuse(check.reason);
+      caller = { principal: delegatedPrincipal(check.subject), conversation: delegatedPrincipal(check.subject), ip: clientIpOf(request) };
+    } else if (looksLikePeerCredential(token)) {
       if (ctx.auth === 'shared-secret') return refuse('this peer accepts shared-secret sessions only');
       const check = await verifyPeerCredential(ctx.registry, ctx.peerId, token);
       if (!check.ok) return refuse(check.reason === 'wrong-audience' ? 'the credential was minted for another peer' : check.reason);

@@ -32,7 +32,7 @@ import { audienceOf, mintPeerCredential } from './peer-credentials';
 import { processAlive } from '../base/pid-lock-file';
 import { readPeerLock } from './peer-lock';
 import { launchPeerProcess, PeerLaunchError } from './peer-process';
-import { PeerRegistry, RegistryError, type NewPeer, type PeerRecord } from './peer-registry';
+import { PeerRegistry, RegistryError, type NewPeer, type PeerRecord, type TokenIssuerTrust } from './peer-registry';
 import { IdentityRowSchema, SessionRowSchema, type LivePeerStatus } from '../../src-shared/vocabulary/peers';
 import { redactSession } from './session-token';
 
@@ -365,6 +365,14 @@ export class PeerSupervisor {
       if (error instanceof RegistryError) throw new PlaneError(ErrorCode.BadRequest, error.message);
       throw error;
     }
+  }
+
+  /** Sets (or, with null, clears) the token issuer whose delegated tokens alone the peer accepts; a running peer reads it on its next request. */
+  trustIssuer(id: string, trust: TokenIssuerTrust | null): PeerSummary {
+    this.record(id);
+    const record = this.registry.update(id, ({ tokenIssuer: _old, ...rest }) => (trust ? { ...rest, tokenIssuer: trust } : rest));
+    this.onChange();
+    return this.summary(record);
   }
 
   revoke(id: string): PeerSummary {

@@ -17,6 +17,7 @@ export function peerHandlers(peers: PeerSupervisor): Pick<CommandHandlers, PeerC
     'peers.revokeSession': async ({ id, label }) => ({ revoked: await peers.revokeSession(id, label) }),
     'peers.allow': ({ callee, caller, skills }) => peers.allow(callee, caller, skills),
     'peers.call': async ({ from, to, skill, arguments: args }) => ({ result: await peers.call(from, to, skill, args) }),
+    'peers.trustIssuer': ({ id, trust }) => peers.trustIssuer(id, trust),
     'peers.revoke': ({ id }) => peers.revoke(id),
   };
 }

@@ -8,12 +8,18 @@
  * interface this layer owns and the peers layer implements (peers/peer-caller.ts): the runtime
  * never imports a peer module. The peer receives a credential, not the chain: a chain read
  * from a message body would be the sender's claim about its own authority. EffectStarted
- * records the credential's kind and audience, never the token; the credential is obtained
- * when the call is performed, never on replay. The call names the run and step that made it
+ * records the credential's kind and audience (and, for a delegated one, whom it acts for and
+ * its issuer), never the token; the credential is obtained when the call is performed, never on
+ * replay. Halts are checked between steps and once more at the hop itself, after the
+ * credential is in hand and right before the request leaves (`beforeDispatch`): a subject
+ * halted while a token exchange was in flight never reaches the peer, and the run waits on the
+ * halt as it would between steps (run-context.ts, `assertNotHalted`). The call names the run and step that made it
  * (`context.caller`), so the peer's skill run records its parent and the journal links the two
  * runs both ways (run-links.ts). What comes back is labelled `peer:<id>`:
  * untrusted.
  */
+import type { z } from 'zod';
+import type { CredentialUseSchema } from '../../src-shared/journal/records';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import type { EffectAt, RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
@@ -23,11 +29,24 @@ import { DelegationError, extendChain } from './policy';
 export interface PeerCaller {
   /** Where a call to this peer goes now, for the effect's key (its address, or `peer:<id>`). */
   destinationOf(peerId: string): string;
+  /** Which credential a call to this peer for `principal` will present (kind, audience, issuer: never the token). */
+  credentialOf(peerId: string, principal: string): z.infer<typeof CredentialUseSchema>;
   /**
    * Performs one skill call. A failure is an `EffectFailure` whose disposition says whether
    * the call can have happened (see peers/peer-caller.ts for the rules).
    */
-  call(peerId: string, skill: string, args: Record<string, unknown>, caller: EffectAt): Promise<{ result: unknown; provenance: string }>;
+  call(peerId: string, skill: string, args: Record<string, unknown>, caller: EffectAt, hop: PeerHop): Promise<{ result: unknown; provenance: string }>;
+}
+
+/** What the runtime tells the peer caller about the hop it performs. */
+export interface PeerHop {
+  /** Whom the call acts for: the run's owner (a delegated credential names them). */
+  principal: string;
+  /**
+   * Called once the credential is in hand, immediately before the request leaves; throws (an
+   * EffectFailure, DidNotHappen) when the call must not leave (a halt that came meanwhile).
+   */
+  beforeDispatch(): void;
 }
 
 export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string, skill: string, args: Record<string, unknown>): Promise<unknown> {
@@ -37,7 +56,7 @@ export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string
     request: { peer: peerId, skill, arguments: args },
     destination: peers.destinationOf(peerId),
     grant: `peer:${peerId}`,
-    credential: { kind: 'plane', audience: `peer:${peerId}` },
+    credential: peers.credentialOf(peerId, cx.owner),
     estimate: { ...NO_SPEND, effects: 1 },
     async perform(at) {
       try {
@@ -46,7 +65,7 @@ export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string
         if (error instanceof DelegationError) throw new EffectFailure('DelegationRefused', error.message, 'DidNotHappen');
         throw error;
       }
-      const { result, provenance } = await peers.call(peerId, skill, args, at);
+      const { result, provenance } = await peers.call(peerId, skill, args, at, { principal: cx.owner, beforeDispatch: () => cx.assertNotHalted() });
       return { result, spend: { ...NO_SPEND, effects: 1 }, provenance };
     },
   });

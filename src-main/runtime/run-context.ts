@@ -110,6 +110,9 @@ export interface ReuseAnswer {
   hash: string;
 }
 
+/** The failure of an effect stopped by a halt right before it left (assertNotHalted). */
+const HALTED_AT_HOP = 'HaltedAtHop';
+
 /** Effects that reach outside the plane: a fork asks before performing one its parent performed. */
 const OUTSIDE: ReadonlySet<EffectKind> = new Set(OUTSIDE_EFFECTS);
 
@@ -244,6 +247,9 @@ export class RunContext {
     }
     if (last?.done) return last.done.result;
     if (last?.failed && last.failed.disposition !== 'InDoubt') {
+      // Stopped by a halt at the hop (assertNotHalted): it did not happen, so once the halt is
+      // lifted it is performed anew, as a step withheld between steps would be.
+      if (last.failed.error.code === HALTED_AT_HOP && !this.dry) return this.perform(step, key, spec);
       throw new EffectFailure(recordedFailureCode(last.failed.error.code), last.failed.error.message, last.failed.disposition);
     }
     // Started and never finished, but safe to perform again (see EffectSpec.resumable): the same
@@ -373,6 +379,11 @@ export class RunContext {
       const failed = await this.write(failedDraft);
       this.spend = addSpend(this.spend, billed);
       if (failure.disposition === 'InDoubt') return this.recover(step, key, spec, failed.seq);
+      // Halted at the hop: the run waits on the halt like at a step boundary, and performs anew.
+      if (failure.code === HALTED_AT_HOP) {
+        await this.boundary(step);
+        return this.perform(step, key, spec);
+      }
       throw failure;
     }
     const done: AnyRecordDraft = { runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result as never, spend: outcome.spend, provenance: outcome.provenance } };
@@ -408,6 +419,17 @@ export class RunContext {
     // retry (or an approval without a recovery value, which v1 decisions read as retry): a new
     // attempt at the same step, under the same key.
     return this.perform(step, key, spec);
+  }
+
+  /**
+   * A halt checked once more inside an effect, right before its request leaves (a peer hop,
+   * after its credential is in hand): the halt may have come while the effect was being
+   * prepared. Throws a DidNotHappen failure, which `complete` journals and then waits on the
+   * halt like `boundary` does.
+   */
+  assertNotHalted(): void {
+    const halted = this.governance.haltedBy(this.history);
+    if (halted) throw new EffectFailure(HALTED_AT_HOP, `withheld by halt ${halted} before the call left; it will be performed once the halt is lifted`, 'DidNotHappen');
   }
 
   /** Cancel and halts are honoured here, before anything new is done. */

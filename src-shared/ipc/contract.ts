@@ -15,7 +15,7 @@ import { lazyEntries } from '../lazy-entries';
 import { HashHexSchema, JournalRecordSchema } from '../journal/records';
 import { DecisionSchema, DecisionValueSchema, PermissionOutcomeSchema, RecoveryResolutionSchema } from '../vocabulary/decisions';
 import { PeerIdSchema, RunIdSchema, WaitIdSchema } from '../vocabulary/ids';
-import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema, IdentityRowSchema } from '../vocabulary/peers';
+import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema, IdentityRowSchema, TokenIssuerTrustSchema } from '../vocabulary/peers';
 import { RunOutcomeSchema, RunStatusSchema } from '../vocabulary/runs';
 import { BudgetSchema, SpendSchema } from '../vocabulary/spend';
 import { AgentWaitSchema, RecordedWaitSubjectSchema, WaitReasonSchema } from '../vocabulary/waits';
@@ -463,6 +463,11 @@ export const commands = lazyEntries({
     request: z.object({ from: PeerIdSchema, to: PeerIdSchema, skill: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }).strict(),
     response: z.object({ result: z.unknown() }),
   }),
+  /**
+   * Makes a peer accept only a token issuer's delegated access tokens (`trust`), or, with null,
+   * what its auth mode says again (docs/SECURITY.md, "Delegated credentials").
+   */
+  'peers.trustIssuer': () => ({ request: z.object({ id: PeerIdSchema, trust: TokenIssuerTrustSchema.nullable() }).strict(), response: PeerSummarySchema }),
   /** Revokes a peer's identity: it may call nothing and be called by nobody, and cannot start. */
   'peers.revoke': () => ({ request: z.object({ id: PeerIdSchema }).strict(), response: PeerSummarySchema }),
   /** Spend per agent, per peer and per run, against ceilings, and over time. */

@@ -37,11 +37,17 @@ const Count = z.number().int().nonnegative();
 const Step = z.number().int().nonnegative();
 const IsoTime = z.string().min(1);
 
-/** Which credential a hop presented: never the token, its digest or its expiry. */
+/**
+ * Which credential a hop presented: never the token, its digest or its expiry. `delegated` is a
+ * token the plane obtained by OAuth token exchange (RFC 8693) for `principal` at `issuer`
+ * (docs/SECURITY.md, "Delegated credentials"); records written before it existed still parse.
+ */
 export const CredentialUseSchema = z.object({
-  kind: z.enum(['subject', 'unbound', 'plane']),
+  kind: z.enum(['subject', 'unbound', 'plane', 'delegated']),
   audience: z.string(),
   principal: z.string().optional(),
+  /** The issuer's name in the plane's configuration (`delegated` only). */
+  issuer: z.string().optional(),
 });
 
 /**

@@ -126,7 +126,8 @@ export const PeerCapabilitiesSchema = z.object({
   /** Reported flag only, as in docs/PEER-PROTOCOL.md: TLS client certificates are a proxy's job. */
   mtls: z.boolean(),
   batch: z.object({ maxSize: z.number().int() }),
-  auth: z.array(z.enum(['session', 'peer-credential'])),
+  /** How callers authenticate: sessions, peer credentials, or (alone) a token issuer's delegated access tokens. */
+  auth: z.array(z.enum(['session', 'peer-credential', 'delegated-token'])),
 });
 
 export const SkillDescriptorSchema = z.object({

@@ -110,6 +110,12 @@ export const FailureCodeSchema = z.enum([
   'PeerNoAnswer',
   /** The peer answered the call with a JSON-RPC error. */
   'PeerCall',
+  /** The token issuer refused the exchange for a delegated credential (its OAuth error code only); nothing was sent to the peer. */
+  'TokenExchangeRefused',
+  /** The token issuer could not be reached or gave no usable answer; nothing was sent to the peer. */
+  'TokenIssuerUnavailable',
+  /** The run's subject or agent was halted while the hop was being prepared; the call never left (the run waits on the halt). */
+  'HaltedAtHop',
 
   // ---- A skill run on a peer: its MCPv2 error (docs/PEER-PROTOCOL.md), answered to the caller ----
   /** -32700 Parse error. */

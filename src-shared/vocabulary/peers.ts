@@ -14,6 +14,28 @@ import { PeerIdSchema } from './ids';
 export const PeerAuthModeSchema = z.enum(['shared-secret', 'identity', 'both']);
 export type PeerAuthMode = z.infer<typeof PeerAuthModeSchema>;
 
+/**
+ * Which issuer's access tokens a peer accepts, and how it checks them: the signature against
+ * the issuer's JWKS (`jwksUrl`) or one configured public key (`publicKey`, Ed25519 or P-256),
+ * `iss` = `issuer`, `aud` = the peer, `exp`, and an `act` claim whose `sub` is `actor` (the
+ * plane's client id at the issuer). `name` is the issuer's entry in the plane's
+ * token-issuers.json, where the plane finds the token endpoint and its client credentials
+ * (docs/SECURITY.md, "Delegated credentials").
+ */
+export const TokenIssuerTrustSchema = deferred(() => z
+  .object({
+    name: z.string().min(1).max(80),
+    issuer: z.string().min(1),
+    actor: z.string().min(1),
+    jwksUrl: z.string().url().optional(),
+    publicKey: z.union([z.object({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), x: z.string() }), z.object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string(), y: z.string() })]).optional(),
+    /** RFC 8707 `resource`: the peer's URL as the issuer knows it, when one is mapped. */
+    resource: z.string().url().optional(),
+  })
+  .strict()
+  .refine((t) => (t.jwksUrl === undefined) !== (t.publicKey === undefined), { message: 'give exactly one of jwksUrl and publicKey' }));
+export type TokenIssuerTrust = z.infer<typeof TokenIssuerTrustSchema>;
+
 /** A peer as its supervisor sees it; `failed` carries why it failed to start or stopped unexpectedly. */
 export const PeerStatusSchema = z.enum(['stopped', 'starting', 'running', 'stopping', 'failed']);
 export type PeerStatus = z.infer<typeof PeerStatusSchema>;

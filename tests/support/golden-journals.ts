@@ -145,7 +145,7 @@ export async function replayRuntime(journal: Journal, agents: readonly LoadedAge
   const local = createLocalProvider();
   const model: ModelProvider = { id: local.id, profile: local.profile, pricing: local.pricing, complete: async () => refuse('a model call') };
   const tools = new Map<string, Tool>([...builtinTools].map(([name, tool]) => [name, { ...tool, run: async () => refuse(`the tool ${name}`) }]));
-  const peers: PeerCaller = { destinationOf: (peerId) => destinationOf('peer', peerId), call: async (peerId, skill) => refuse(`a call of ${peerId}/${skill}`) };
+  const peers: PeerCaller = { destinationOf: (peerId) => destinationOf('peer', peerId), credentialOf: (peerId) => ({ kind: 'plane', audience: `peer:${peerId}` }), call: async (peerId, skill) => refuse(`a call of ${peerId}/${skill}`) };
   const mcp: McpToolCaller = { destinationOf: (server) => destinationOf('mcp', server), callTool: async (server, tool) => refuse(`the MCP tool ${server}/${tool}`) };
   const a2a: A2aCaller = {
     destinationOf: (card) => destinationOf('a2a', card),
