@@ -225,7 +225,12 @@ describe('Editor sessions (ACP) in Chromium, with the demo editor and agent thro
     expect(diffLines).toContain("-removed:   return 'Hello, ' + name;");
     // Shown as written: each line a block keeping its indentation (the comparison view's own
     // `diff-line` once overrode this one's white-space and display; its classes are its own now).
-    const lineStyles = await diff.evaluate((element) => [...element.querySelectorAll('.diff-line')].map((line) => `${getComputedStyle(line).display} ${getComputedStyle(line).whiteSpace}`));
+    const lineStyles = await diff.evaluate((element) =>
+      [...element.querySelectorAll('.diff-line')].map((line) => {
+        const style = element.ownerDocument.defaultView!.getComputedStyle(line);
+        return `${style.display} ${style.whiteSpace}`;
+      }),
+    );
     expect(lineStyles.length).toBeGreaterThan(1);
     expect(new Set(lineStyles)).toEqual(new Set(['block pre']));
     expect(await textOf(edit)).toMatch(/completed/);

@@ -156,10 +156,10 @@ describe('time travel in Chromium: fork from a step, compare with the parent, dr
     // The header's columns stand over the rows' columns: the view's sticky header once took
     // another view's padding (a shared class name) and stood 10 px off.
     const lefts = (row: 'head' | 'body') =>
-      page.evaluate((which) => {
-        const container = document.querySelector(which === 'head' ? '.rundiff-row-head' : '.rundiff-sizer > .rundiff-row');
-        return [...(container?.children ?? [])].map((cell) => Math.round(cell.getBoundingClientRect().left));
-      }, row);
+      page
+        .locator(row === 'head' ? '.rundiff-row-head' : '.rundiff-sizer > .rundiff-row')
+        .first()
+        .evaluate((container) => [...container.children].map((cell) => Math.round(cell.getBoundingClientRect().left)));
     const headLefts = await lefts('head');
     expect(headLefts).toHaveLength(3);
     expect(headLefts).toEqual(await lefts('body'));
