@@ -7,7 +7,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeChatServer, type FakeChatServer } from '../../tests/doubles/fake-chat-server';
+import { createOpenAiCompatibleProvider } from '../providers/openai-compatible';
 import { tempDataDir } from '../../tests/support/journal-support';
 import { agent, approvePending as approve, call, testPlane } from '../../tests/support/runtime-support';
 import type { Plane } from '../plane/plane';
@@ -135,6 +137,33 @@ describe('provenance at protected sinks', () => {
     const run = await call(p, 'runs.start', { agent: 'write-literal', input: {}, wait: true });
     expect(run).toMatchObject({ status: 'sealed', outcome: 'succeeded' });
     expect(existsSync(join(p.dataDir, 'workspace', 'notes', 'fixed.md'))).toBe(true);
+  });
+});
+
+describe("a peer call's target chosen by a model", () => {
+  let fake: FakeChatServer;
+  beforeAll(async () => {
+    fake = await startFakeChatServer();
+  });
+  afterAll(() => fake.close());
+
+  it("waits for a person when the grant accepts only the operator's target: the model picked the tool", async () => {
+    const chooser = {
+      name: 'model-picks-peer',
+      steps: [{ as: 'answer', model: { provider: 'chat', prompt: 'Ping somebody.', tools: ['peer:beta/ping'] } }, { output: '{{steps.answer.text}}' }],
+      grants: [
+        { kind: 'model', name: 'chat' },
+        { kind: 'peer', name: 'beta', skills: ['ping'], protect: { target: { accept: ['operator'], otherwise: 'ask' } } },
+      ],
+    };
+    const providers = new Map([['chat', createOpenAiCompatibleProvider({ id: 'chat', baseUrl: fake.baseUrl, apiKey: 'sk-sinks-test', model: 'tool-call' })]]);
+    const p = await testPlane({ dataDir: tempDataDir('ap-sinks-tools-'), demoPeers: true, agents: [agent(chooser)], providers });
+    open.push(p);
+    const run = await call(p, 'runs.start', { agent: 'model-picks-peer', input: {}, wait: true });
+    expect(run).toMatchObject({ status: 'suspended', pending: { reason: 'provenance', step: 1 } });
+    const fields = (run.pending!.subject as { fields: Array<{ field: string; value: unknown; provenance: string[] }> }).fields;
+    expect(fields.map((f) => [f.field, f.value])).toEqual([['target', 'peer:beta/ping']]);
+    expect(fields[0]!.provenance).toContain('model:chat');
   });
 });
 
