@@ -185,6 +185,18 @@ describe('protect: in a manifest', () => {
     expect(e.problem).toContain('amonut is not a field this grant can protect (it can protect amount, payee, currency)');
   });
 
+  it("refuses a protected argument a built-in tool does not take, naming it and the tool's arguments", () => {
+    let e: ManifestError | null = null;
+    try {
+      agent({ name: 'bad-path', steps: [{ tool: { name: 'file.write', args: { path: 'a', content: 'b' } } }], grants: [{ kind: 'tool', name: 'file.write', protect: { pth: { accept: ['operator'], otherwise: 'refuse' } } }] });
+    } catch (error) {
+      e = error as ManifestError;
+    }
+    expect(e).toBeInstanceOf(ManifestError);
+    expect(e!.field).toBe('grants.0.protect.pth');
+    expect(e!.problem).toBe('pth is not an argument of the tool file.write (it takes path, content)');
+  });
+
   it('refuses an unknown otherwise and a malformed accept entry, naming the field', () => {
     const otherwise = error({ kind: 'payment', name: 'request', approve: true, protect: { amount: { accept: ['operator'], otherwise: 'maybe' } } });
     expect(otherwise.field).toBe('grants.0.protect.amount.otherwise');
