@@ -19,7 +19,7 @@ describe('provenance in the run timeline', () => {
   });
 
   it('a provenance verdict reads as what was decided and each field with its value and origin', () => {
-    const verdict = record('ProvenanceVerdict', { step: 1, grant: 'payment:request', verdict: 'asked', fields: [{ field: 'payee', value: 'Mallory', provenance: ['peer:beta'], via: ['steps.quote.payee'] }] });
+    const verdict = record('ProvenanceVerdict', { step: 1, grant: 'payment:request', verdict: 'asked', fields: [{ field: 'payee', value: 'Mallory', provenance: ['operator', 'peer:beta'], via: ['steps.quote.payee'] }] });
     expect(summarizeRecord(verdict)).toBe('asked a person · payment:request · payee "Mallory" from peer:beta via steps.quote.payee');
     expect(provenanceHint(verdict)).toBe('payee "Mallory" from peer:beta via steps.quote.payee');
     expect(kindTone(verdict)).toBe('warn');

@@ -204,10 +204,15 @@ export function summarizeRecord(record: RecordView): string {
   }
 }
 
-/** A protected field's value and where it came from: `payee "Mallory" from peer:beta via steps.quote.payee`. */
+/**
+ * A protected field's value and where it came from: `payee "Mallory" from peer:beta via
+ * steps.quote.payee`; the untrusted origins, which are why it was stopped, when there are any.
+ */
 function originLine(field: Body): string {
   const via = Array.isArray(field.via) && field.via.length > 0 ? ` via ${(field.via as unknown[]).map(str).join(', ')}` : '';
-  return `${str(field.field)} ${oneLineJson(field.value, 40)} from ${Array.isArray(field.provenance) ? (field.provenance as unknown[]).map(str).join(', ') : '?'}${via}`;
+  const all = Array.isArray(field.provenance) ? (field.provenance as unknown[]).map(str) : [];
+  const outside = all.filter((p) => trustClass(p) === null);
+  return `${str(field.field)} ${oneLineJson(field.value, 40)} from ${(outside.length > 0 ? outside : all).join(', ') || '?'}${via}`;
 }
 
 /** `peer:beta (untrusted: an outside party could have chosen it)`: one provenance label in words. */

@@ -184,6 +184,8 @@ function Actions({ run, description }: { run: RunView; description: WaitDescript
     case 'approval':
     case 'payment':
     case 'oversight':
+    case 'provenance':
+      // Approving a provenance wait lets the value through from that origin, for this effect only.
       return (
         <div className="wait-actions">
           <button type="button" className="button small primary" disabled={busy} onClick={() => void decide(run.runId, 'approve')}>
@@ -382,7 +384,7 @@ export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
         </blockquote>
       ) : null}
       {description.args !== undefined ? (
-        <details open={wait.reason === 'payment' || wait.reason === 'approval'}>
+        <details open={wait.reason === 'payment' || wait.reason === 'approval' || wait.reason === 'provenance'}>
           <summary>Arguments</summary>
           <JsonBlock value={description.args} label="Arguments" />
         </details>
