@@ -24,6 +24,7 @@ import { PeerAuthModeSchema, PeerStatusSchema } from '../src-shared/vocabulary/p
 import { RunOutcomeSchema, RunStatusSchema } from '../src-shared/vocabulary/runs';
 import { CeilingSchema } from '../src-shared/vocabulary/spend';
 import { WaitReasonSchema } from '../src-shared/vocabulary/waits';
+import { ProvenanceVerdictSchema } from '../src-shared/vocabulary/provenance';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -43,6 +44,7 @@ const VOCABULARY: VocabularyEnum[] = [
   { name: 'run status', members: RunStatusSchema.options, home: 'src-shared/vocabulary/runs.ts' },
   { name: 'run outcome', members: RunOutcomeSchema.options, home: 'src-shared/vocabulary/runs.ts' },
   { name: 'wait reason', members: WaitReasonSchema.options, home: 'src-shared/vocabulary/waits.ts' },
+  { name: 'provenance verdict', members: ProvenanceVerdictSchema.options, home: 'src-shared/vocabulary/provenance.ts' },
   { name: 'disposition', members: DispositionSchema.options, home: 'src-shared/vocabulary/effects.ts' },
   { name: 'effect kind', members: EffectKindSchema.options, home: 'src-shared/vocabulary/effects.ts' },
   { name: 'failure code', members: FailureCodeSchema.options, home: 'src-shared/vocabulary/failures.ts' },

@@ -46,7 +46,9 @@ function describeWait(run: RunView): string[] {
   const wait = run.pending;
   if (!wait) return [];
   const asks = wait.subject.kind === 'unrecognized' ? wait.subject.raw : wait.subject;
-  return [`  waits on ${wait.waitId} since ${wait.since}`, `  asks: ${JSON.stringify(asks)}`, `  subject hash ${wait.subjectHash}`];
+  // A provenance wait says first where each protected value came from (docs/GOVERNED-RUNTIME.md, "Provenance at protected sinks").
+  const origins = wait.subject.kind === 'provenance' ? wait.subject.fields.map((f) => `  ${f.field} ${JSON.stringify(f.value)} came from ${f.provenance.join(', ')}${f.via.length ? ` via ${f.via.join(', ')}` : ''}`) : [];
+  return [`  waits on ${wait.waitId} since ${wait.since}`, ...origins, `  asks: ${JSON.stringify(asks)}`, `  subject hash ${wait.subjectHash}`];
 }
 
 const act = runAndPrint;

@@ -227,7 +227,7 @@ export async function spendSummary(runtime: Runtime, limit: number): Promise<Spe
   for (const run of runs) {
     // Pending: a payment wait not yet answered (it suspends before its EffectStarted).
     const waiting = run.pending?.subject;
-    if (waiting && (waiting.kind === 'payment' || waiting.kind === 'approval' || waiting.kind === 'oversight') && waiting.effect === 'payment') {
+    if (waiting && (waiting.kind === 'payment' || waiting.kind === 'approval' || waiting.kind === 'oversight' || waiting.kind === 'provenance') && waiting.effect === 'payment') {
       const request = readPaymentRequest(waiting.request);
       if (request) {
         const row = intentRow(request.currency);

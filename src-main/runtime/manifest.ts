@@ -20,6 +20,7 @@ import { A2A_CARD_URL, GrantSchema, ManifestName } from './grants';
 import { jsonProblem, manifestProblems, yamlProblem } from './manifest-problems';
 import { modelToolName, parseToolRef } from './model-tools';
 import { compileAnswerSchema } from './structured-output';
+import { builtinTools } from './tools';
 import type { ModelRequest } from './model-provider';
 
 export { GrantSchema, type Grant } from './grants';
@@ -197,6 +198,12 @@ export function compileAgent(raw: unknown, source: string, options: CompileOptio
     throw manifestError(source, 'input', `not a valid JSON Schema (${(error as Error).message})`);
   }
   const granted = new Set(manifest.grants.map((g) => `${g.kind}:${g.name}`));
+  // A built-in tool's protected fields must be arguments it reads: a misspelt one would protect nothing.
+  manifest.grants.forEach((grant, index) => {
+    const known = grant.kind === 'tool' ? builtinTools.get(grant.name)?.args : undefined;
+    const stray = known && grant.kind === 'tool' ? Object.keys(grant.protect ?? {}).find((field) => !known.includes(field)) : undefined;
+    if (stray !== undefined) throw manifestError(source, `grants.${index}.protect.${stray}`, `${stray} is not an argument of the tool ${grant.name} (it takes ${known!.join(', ')})`);
+  });
   manifest.steps.forEach((step, index) => {
     const need = grantNeeded(step);
     if (need && !granted.has(need)) {

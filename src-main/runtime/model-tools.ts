@@ -123,7 +123,9 @@ async function declare(cx: RunContext, tool: ToolRef, deps: ToolLoopDeps): Promi
 async function perform(cx: RunContext, tool: ToolRef, args: Record<string, unknown>, deps: ToolLoopDeps): Promise<unknown> {
   if (tool.kind === 'peer') {
     if (!deps.peers) throw new EffectFailure('NoPeers', 'this plane hosts no peers', 'DidNotHappen');
-    return callPeer(cx, deps.peers, tool.peer, tool.skill, args);
+    // The model chose both the call and its arguments: they carry everything the step has read.
+    const chosen = { provenance: cx.stepProvenance(), via: [] };
+    return callPeer(cx, deps.peers, tool.peer, tool.skill, args, { target: { value: tool.ref, ...chosen }, arguments: { value: args, ...chosen } });
   }
   if (tool.kind === 'mcp') {
     if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');

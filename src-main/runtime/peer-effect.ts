@@ -21,6 +21,7 @@
 import type { z } from 'zod';
 import type { CredentialUseSchema } from '../../src-shared/journal/records';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
+import type { Traced } from '../../src-shared/vocabulary/provenance';
 import type { EffectAt, RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { DelegationError, extendChain } from './policy';
@@ -49,8 +50,14 @@ export interface PeerHop {
   beforeDispatch(): void;
 }
 
-export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string, skill: string, args: Record<string, unknown>): Promise<unknown> {
+/**
+ * `sinks`: where the call's `target` (the peer and skill) and `arguments` came from, for a peer
+ * grant that protects them (sink-check.ts): a step's target is the manifest's own, a model's
+ * tool call's is the model's choice.
+ */
+export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string, skill: string, args: Record<string, unknown>, sinks?: { target: Traced; arguments: Traced }): Promise<unknown> {
   return cx.effect({
+    ...(sinks ? { sinks } : {}),
     effect: 'peer',
     name: `${peerId}/${skill}`,
     request: { peer: peerId, skill, arguments: args },

@@ -21,108 +21,32 @@
  * again attaches to the same far side, so the open attempt is simply continued.
  */
 import { canonicalize } from '../../src-shared/journal/canonical-json';
-import { MAX_REUSED_STEPS, type AnyRecordDraft, type CredentialUseSchema, type JournalRecord, type RecordDraft } from '../../src-shared/journal/records';
+import { MAX_REUSED_STEPS, type AnyRecordDraft, type JournalRecord, type RecordDraft } from '../../src-shared/journal/records';
 import { OUTSIDE_EFFECTS, type EffectKind } from '../../src-shared/vocabulary/effects';
 import { recordedFailureCode } from '../../src-shared/vocabulary/failures';
 import { waitIdOf } from '../../src-shared/vocabulary/ids';
 import { addSpend, ceilingCrossed, NO_SPEND, type Budget, type Spend } from '../../src-shared/vocabulary/spend';
 import type { WaitSubject } from '../../src-shared/vocabulary/waits';
-import type { z } from 'zod';
 import type { Journal } from '../journal/journal';
 import type { PreparedDraft } from '../journal/journal-store';
 import { randomUnit } from '../base/random-ids';
 import { sha256Hex } from '../journal/sqlite-store';
 import type { ModelTextSink } from './model-stream';
 import { decisionOn, type RunHistory } from './run-history';
-import { DivergenceError, EffectFailure, RunCancelled, RunDenied, RunSuspended } from './run-signals';
+import { DivergenceError, EffectFailure, ReplayStop, ReplayUngranted, RunCancelled, RunDenied, RunSuspended } from './run-signals';
+import { describeUnaccepted, sinkVerdict } from './sink-check';
+import type { EffectOutcome, EffectSpec, ForkReuse, ReuseAnswer, RunGovernance } from './effect-spec';
 
-export interface EffectOutcome {
-  result: unknown;
-  spend: Spend;
-  provenance: string;
-}
-
-/** Which run and step an effect is performed for. */
-export interface EffectAt {
-  runId: string;
-  step: number;
-}
-
-export interface EffectSpec {
-  effect: EffectKind;
-  name: string;
-  /** Everything that defines the effect, and nothing secret: it is journaled and hashed. */
-  request: unknown;
-  destination?: string;
-  /** Part of the key but not shown: e.g. a model provider's request profile. */
-  identity?: unknown;
-  /** `kind:name` of the grant this effect needs; null for plane-internal effects (clock, random). */
-  grant: string | null;
-  /** What it may cost, for the ceiling check before it runs. */
-  estimate: Spend;
-  /** Which credential a hop presents (kind and audience only: never the token). */
-  credential?: z.infer<typeof CredentialUseSchema>;
-  /**
-   * Performing it again cannot do it twice: its far side is keyed by this effect (a child run
-   * whose id is derived from the run, step and key; agent-effect.ts), so a second perform
-   * attaches to what the first one started. An attempt found open after the plane stopped is
-   * then continued rather than put to a person as in doubt. Only for effects that really are
-   * keyed so: anything else left open is InDoubt.
-   */
-  resumable?: true;
-  /**
-   * It touches nothing outside the plane and only reads (a file listing, a stored file, earlier
-   * turns from the journal): performing it twice cannot do anything twice, so, like a clock read,
-   * it needs no durable start before it is performed. Its start and answer are held with the
-   * run's other local records and committed with the run's next durable record (see `held`).
-   */
-  local?: true;
-  /**
-   * A failed perform throws EffectFailure (or anything: then it is InDoubt). `at` names the run
-   * and step performing it, for an effect that tells its callee who called (a peer call).
-   */
-  perform(at: EffectAt): Promise<EffectOutcome>;
-}
-
-/**
- * What a fork takes from its parent (runtime-forks.ts reads it from the parent's records): the
- * answers of the steps before `until`, each with the record that held it, the parent's answers
- * to its input questions, and the outside effects it performed (payment, peer, MCP, A2A) by step
- * and key. docs/GOVERNED-RUNTIME.md, "Fork, replay, diff".
- */
-export interface ForkReuse {
-  parentRunId: string;
-  /** The first step performed live. */
-  until: number;
-  /** The parent's answer at a step, read from its history when the step is reached (nothing copied ahead). */
-  answerAt(step: number): ReuseAnswer | undefined;
-  inputs: ReadonlyMap<number, { by: string; input: unknown }>;
-  /** The key of the outside effect the parent performed at a step, if it performed one. */
-  outsideAt(step: number): string | undefined;
-}
-
-/** One recorded answer a fork may take: the parent's effect key, its result, and the record that held it. */
-export interface ReuseAnswer {
-  key: string;
-  result: unknown;
-  provenance: string;
-  seq: number;
-  hash: string;
-}
+export type { EffectAt, EffectOutcome, EffectSpec, ForkReuse, ReuseAnswer, RunGovernance } from './effect-spec';
 
 /** The failure of an effect stopped by a halt right before it left (assertNotHalted). */
 const HALTED_AT_HOP = 'HaltedAtHop';
 
+/** An effect's answer and the provenance it was journaled with. */
+type Answer = Pick<EffectOutcome, 'result' | 'provenance'>;
+
 /** Effects that reach outside the plane: a fork asks before performing one its parent performed. */
 const OUTSIDE: ReadonlySet<EffectKind> = new Set(OUTSIDE_EFFECTS);
-
-export interface RunGovernance {
-  grants: ReadonlyMap<string, { approve: boolean }>;
-  approveEveryEffect: boolean;
-  /** The halted scope that withholds this run, if any. */
-  haltedBy(history: RunHistory): string | null;
-  cancelRequested(runId: string): boolean;
-}
 
 export function effectKey(spec: Pick<EffectSpec, 'effect' | 'name' | 'request' | 'destination' | 'identity'>): string {
   return sha256Hex(canonicalize({ effect: spec.effect, name: spec.name, request: spec.request, destination: spec.destination ?? null, identity: spec.identity ?? null }));
@@ -162,6 +86,8 @@ export class RunContext {
   private firstCommit: readonly JournalRecord[] | null = null;
   /** This run's records committed by this execution, in seq order (see committedRecords). */
   private readonly committed: JournalRecord[] = [];
+  /** The provenances the current step has read or been answered with (see beginStep). */
+  private origin = new Set<string>();
 
   constructor(
     private readonly history: RunHistory,
@@ -201,6 +127,11 @@ export class RunContext {
     return this.history.owner;
   }
 
+  /** Who supplied the run's input (RunAdmitted.inputProvenance): the first origin a template can read. */
+  get inputProvenance(): string {
+    return this.history.inputProvenance;
+  }
+
   /**
    * Whether this run has been asked to stop: for an effect that waits on a far side (a remote A2A
    * task) and must pass the cancel on rather than wait for the next step boundary.
@@ -228,7 +159,29 @@ export class RunContext {
     return this.budget;
   }
 
+  /**
+   * A step begins with nothing; what its arguments were rendered from (addOrigin), every effect it
+   * performs or replays, and a person's answer to its question add their provenances. `stepProvenance()` is then everything the step's
+   * result (and a model's choice of tool and arguments mid-step) can have been made from.
+   */
+  beginStep(): void {
+    this.origin = new Set();
+  }
+  /** The current step read values of these provenances (its rendered arguments). */
+  addOrigin(provenance: Iterable<string>): void {
+    for (const p of provenance) this.origin.add(p);
+  }
+  stepProvenance(): string[] {
+    return [...this.origin].sort();
+  }
+
   async effect(spec: EffectSpec): Promise<unknown> {
+    const { result, provenance } = await this.answer(spec);
+    this.origin.add(provenance);
+    return result;
+  }
+
+  private async answer(spec: EffectSpec): Promise<Answer> {
     const step = this.step++;
     const key = effectKey(spec);
     const attempts = this.history.steps.get(step) ?? [];
@@ -242,10 +195,10 @@ export class RunContext {
     if (last && !last.reused) this.reusing = false;
     if (!last && this.reuse && this.reusing && step < this.reuse.until) {
       const answer = this.reuse.answerAt(step);
-      if (answer?.key === key) return this.reused(step, key, spec, answer);
+      if (answer?.key === key) return { result: this.reused(step, key, spec, answer), provenance: answer.provenance };
       this.reusing = false;
     }
-    if (last?.done) return last.done.result;
+    if (last?.done) return { result: last.done.result, provenance: last.done.provenance };
     if (last?.failed && last.failed.disposition !== 'InDoubt') {
       // Stopped by a halt at the hop (assertNotHalted): it did not happen, so once the halt is
       // lifted it is performed anew, as a step withheld between steps would be.
@@ -291,13 +244,18 @@ export class RunContext {
       if (given) {
         // The parent's answer to the same question, journaled as this run's decision, naming whose it was.
         const subject: WaitSubject = { kind: 'input', prompt, agent: this.history.agent, owner: this.owner };
+        this.origin.add(`person:${given.by}`);
         this.held.push({ runId: this.runId, kind: 'Decision', body: { waitId, decision: 'approve', by: given.by, subjectHash: subjectHash(subject), reason: `taken from run ${this.reuse.parentRunId}, which was answered so at step ${step}`, value: { kind: 'input', input: given.input as never } } });
         this.written += 1;
         return given.input;
       }
       this.reusing = false;
     }
-    if (decision?.decision === 'approve') return decision.value?.kind === 'input' ? decision.value.input : null;
+    if (decision?.decision === 'approve') {
+      // What a person at this plane answered: theirs (vocabulary/provenance.ts).
+      this.origin.add(`person:${decision.by}`);
+      return decision.value?.kind === 'input' ? decision.value.input : null;
+    }
     if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'input refused');
     if (this.dry) throw new ReplayStop(step, null, null);
     await this.boundary(step);
@@ -322,11 +280,12 @@ export class RunContext {
     return answer.result;
   }
 
-  private async perform(step: number, key: string, spec: EffectSpec): Promise<unknown> {
+  private async perform(step: number, key: string, spec: EffectSpec): Promise<Answer> {
     await this.boundary(step);
     if (spec.grant !== null && !this.governance.grants.has(spec.grant)) {
       throw new EffectFailure('NotGranted', `${spec.grant} is not granted to agent ${this.history.agent}`, 'DidNotHappen');
     }
+    await this.checkSinks(step, spec);
     await this.checkBudget(step, spec);
     await this.checkApproval(step, spec);
     const started: AnyRecordDraft = {
@@ -354,7 +313,7 @@ export class RunContext {
   }
 
   /** Performs a started effect and journals how it ended. */
-  private async complete(step: number, key: string, spec: EffectSpec): Promise<unknown> {
+  private async complete(step: number, key: string, spec: EffectSpec): Promise<Answer> {
     let outcome: EffectOutcome;
     try {
       outcome = await spec.perform({ runId: this.runId, step });
@@ -394,14 +353,14 @@ export class RunContext {
       await this.write(done);
     }
     this.spend = addSpend(this.spend, outcome.spend);
-    return outcome.result;
+    return { result: outcome.result, provenance: outcome.provenance };
   }
 
   /**
    * An InDoubt effect: a person decides retry, landed (with a result) or fail. Only a decision
    * taken after this failure counts: a retry that is itself in doubt asks again.
    */
-  private async recover(step: number, key: string, spec: EffectSpec, failedSeq: number): Promise<unknown> {
+  private async recover(step: number, key: string, spec: EffectSpec, failedSeq: number): Promise<Answer> {
     const latest = decisionOn(this.history, waitIdOf(this.runId, step, 'recovery'));
     const decision = latest && latest.seq > failedSeq ? latest : null;
     if (!decision) {
@@ -413,8 +372,9 @@ export class RunContext {
     const resolution = decision.value?.kind === 'recovery' ? decision.value : null;
     if (resolution?.resolution === 'landed') {
       const result = resolution.result ?? null;
-      await this.write({ runId: this.runId, kind: 'EffectDone', body: { step, key, result, spend: NO_SPEND, provenance: `person:${decision.by}` } });
-      return result;
+      const provenance = `person:${decision.by}`;
+      await this.write({ runId: this.runId, kind: 'EffectDone', body: { step, key, result, spend: NO_SPEND, provenance } });
+      return { result, provenance };
     }
     // retry (or an approval without a recovery value, which v1 decisions read as retry): a new
     // attempt at the same step, under the same key.
@@ -481,26 +441,41 @@ export class RunContext {
     return this.budget.maxCostMicros !== undefined && this.spend.unaccounted === true && costsMoney ? 'cost' : null;
   }
 
+  /**
+   * A protected field about to take a value from an origin its grant does not accept
+   * (sink-check.ts): journaled (ProvenanceVerdict, once), then refused, or put to a person with
+   * each field's value and origin; only a decision naming that subject's hash lets it through.
+   */
+  private async checkSinks(step: number, spec: EffectSpec): Promise<void> {
+    const protect = spec.grant === null ? undefined : this.governance.grants.get(spec.grant)?.protect;
+    const verdict = sinkVerdict(spec.sinks, protect);
+    if (!verdict || spec.grant === null) return;
+    const waitId = waitIdOf(this.runId, step, 'provenance');
+    const subject: WaitSubject = { kind: 'provenance', ...this.heldEffect(spec), grant: spec.grant, fields: verdict.fields };
+    const decision = verdict.verdict === 'asked' ? decisionOn(this.history, waitId) : undefined;
+    if (decision?.decision === 'approve' && decision.subjectHash === subjectHash(subject)) return;
+    if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'denied');
+    const written = verdict.verdict === 'refused' ? this.history.sinkRefused?.includes(step) : this.history.pending?.waitId === waitId;
+    if (!written) await this.write({ runId: this.runId, kind: 'ProvenanceVerdict', body: { step, grant: spec.grant, verdict: verdict.verdict, fields: verdict.fields as never } });
+    if (verdict.verdict === 'refused') throw new EffectFailure('ProvenanceRefused', `${spec.effect} ${spec.name}: ${describeUnaccepted(verdict.fields, protect)}`, 'DidNotHappen');
+    await this.suspend(step, subject);
+  }
+
   private async checkApproval(step: number, spec: EffectSpec): Promise<void> {
     // A fork performing again an outside effect its parent performed (the same step and key) asks first.
     const again = OUTSIDE.has(spec.effect) && this.reuse?.outsideAt(step) === effectKey(spec);
     const needs = spec.grant !== null && (again || this.governance.grants.get(spec.grant)?.approve || this.governance.approveEveryEffect);
     if (!needs) return;
-    const subject: WaitSubject = {
-      kind: spec.effect === 'payment' ? 'payment' : 'approval',
-      effect: spec.effect,
-      name: spec.name,
-      request: spec.request,
-      destination: spec.destination ?? null,
-      estimate: spec.estimate,
-      agent: this.history.agent,
-      owner: this.owner,
-      chain: this.history.chain,
-    };
+    const subject: WaitSubject = { kind: spec.effect === 'payment' ? 'payment' : 'approval', ...this.heldEffect(spec) };
     const decision = decisionOn(this.history, waitIdOf(this.runId, step, subject.kind));
     if (decision?.decision === 'approve' && decision.subjectHash === subjectHash(subject)) return;
     if (decision?.decision === 'deny') throw new RunDenied(decision.reason ?? 'denied');
     await this.suspend(step, subject);
+  }
+
+  /** An effect as a wait's subject shows it held: what, with which arguments, where to, for whom. */
+  private heldEffect(spec: EffectSpec) {
+    return { effect: spec.effect, name: spec.name, request: spec.request, destination: spec.destination ?? null, estimate: spec.estimate, agent: this.history.agent, owner: this.owner, chain: this.history.chain };
   }
 
   /** Waits for a person on `subject`; its kind is the wait's reason, and names the wait. */
@@ -553,32 +528,6 @@ export class RunContext {
   wholeRunIfOneCommit(): readonly JournalRecord[] | null {
     const records = this.firstCommit;
     return records && this.commits === 1 && records[0]?.kind === 'RunAdmitted' && records[0].runId === this.runId ? records : null;
-  }
-}
-
-/**
- * A dry replay reached a step its record does not hold: it stops there, performing nothing.
- * `spec` is the effect it would perform (null for a question or anything else it would write).
- */
-export class ReplayStop extends Error {
-  override readonly name = 'ReplayStop';
-  constructor(
-    readonly step: number,
-    readonly key: string | null,
-    readonly spec: Pick<EffectSpec, 'effect' | 'name' | 'request'> | null,
-  ) {
-    super(`the replay reached step ${step}, which the record does not hold`);
-  }
-}
-
-/** A dry replay met a recorded step whose grant the changed manifest no longer gives. */
-export class ReplayUngranted extends Error {
-  override readonly name = 'ReplayUngranted';
-  constructor(
-    readonly step: number,
-    readonly grant: string,
-  ) {
-    super(`step ${step} needs ${grant}, which the manifest no longer grants`);
   }
 }
 

@@ -82,6 +82,8 @@ export interface RunHistory {
    */
   peersCalled: string[];
   paymentsDone: Array<{ request: unknown; result: unknown }>;
+  /** Steps whose effect a protected field refused (ProvenanceVerdict `refused`): replay refuses them again without a second record. */
+  sinkRefused?: number[];
 }
 
 /**
@@ -249,6 +251,11 @@ export class RunFold {
       case 'BudgetVerdict': {
         const v = body as RecordBody<'BudgetVerdict'>;
         if (v.verdict === 'raised') history.budget = { ...v.budget };
+        break;
+      }
+      case 'ProvenanceVerdict': {
+        const v = body as RecordBody<'ProvenanceVerdict'>;
+        if (v.verdict === 'refused') history.sinkRefused = [...(history.sinkRefused ?? []), v.step];
         break;
       }
       case 'Cancelled': {

@@ -8,6 +8,8 @@
 import type { LoadedAgent } from './manifest';
 import type { RunContext } from './run-context';
 import type { Budget } from '../../src-shared/vocabulary/spend';
+import { DEFAULT_PAYMENT_PROTECT, type ProtectRule } from '../../src-shared/vocabulary/provenance';
+import type { Grant } from './grants';
 import { runAgentSteps, type StepDeps } from './step-runner';
 
 export interface RunProgram {
@@ -16,7 +18,7 @@ export interface RunProgram {
   description: string;
   /** What policy is asked before a run is admitted. */
   admission: { action: string; resource: string };
-  grants: ReadonlyMap<string, { approve: boolean }>;
+  grants: ReadonlyMap<string, { approve: boolean; protect?: Readonly<Record<string, ProtectRule>> }>;
   approveEveryEffect: boolean;
   budget: Budget;
   inputSchema: Record<string, unknown>;
@@ -31,11 +33,21 @@ export function agentProgram(agent: LoadedAgent, deps: StepDeps): RunProgram {
     id: manifest.name,
     description: manifest.description,
     admission: { action: 'runtime:run.start', resource: `agent:${manifest.name}` },
-    grants: new Map(manifest.grants.map((g) => [`${g.kind}:${g.name}`, { approve: g.approve }])),
+    grants: new Map(manifest.grants.map((g) => [`${g.kind}:${g.name}`, { approve: g.approve, ...protectOf(g) }])),
     approveEveryEffect: manifest.oversight.approveEveryEffect,
     budget: manifest.budget,
     inputSchema: manifest.input,
     validateInput: (input) => agent.validateInput(input),
     run: (input, cx) => runAgentSteps(agent, input, cx, deps),
   };
+}
+
+/**
+ * A grant's protected fields as the run context checks them: what it declares, over the defaults
+ * for its kind (a payment's amount and payee take only trusted values; vocabulary/provenance.ts).
+ */
+function protectOf(grant: Grant): { protect?: Readonly<Record<string, ProtectRule>> } {
+  if (grant.kind === 'payment') return { protect: { ...DEFAULT_PAYMENT_PROTECT, ...grant.protect } };
+  if ((grant.kind === 'tool' || grant.kind === 'peer') && grant.protect) return { protect: grant.protect };
+  return {};
 }

@@ -3,7 +3,7 @@
  * caught by the executor, which turns each into the right record: a suspension leaves the run
  * waiting (nothing sealed), a cancel or a denial seals it, a divergence seals it failed, loudly.
  */
-import type { Disposition } from '../../src-shared/vocabulary/effects';
+import type { Disposition, EffectKind } from '../../src-shared/vocabulary/effects';
 import type { CarriedFailureCode } from '../../src-shared/vocabulary/failures';
 
 /** The run waits for a person (or a lifted halt); it is resumed by replay, not by this stack. */
@@ -48,5 +48,31 @@ export class EffectFailure extends Error {
     readonly disposition: Disposition,
   ) {
     super(message);
+  }
+}
+
+/**
+ * A dry replay reached a step its record does not hold: it stops there, performing nothing.
+ * `spec` is the effect it would perform (null for a question or anything else it would write).
+ */
+export class ReplayStop extends Error {
+  override readonly name = 'ReplayStop';
+  constructor(
+    readonly step: number,
+    readonly key: string | null,
+    readonly spec: { effect: EffectKind; name: string; request: unknown } | null,
+  ) {
+    super(`the replay reached step ${step}, which the record does not hold`);
+  }
+}
+
+/** A dry replay met a recorded step whose grant the changed manifest no longer gives. */
+export class ReplayUngranted extends Error {
+  override readonly name = 'ReplayUngranted';
+  constructor(
+    readonly step: number,
+    readonly grant: string,
+  ) {
+    super(`step ${step} needs ${grant}, which the manifest no longer grants`);
   }
 }

@@ -17,6 +17,29 @@ import { callA2a, signedOnlyCards, type A2aCaller } from './a2a-effect';
 import type { AgentRunner } from './agent-effect';
 import { DEFAULT_MAX_TURNS, runModelWithTools } from './model-tools';
 import { structuredValue } from './structured-output';
+import { OPERATOR, type Traced } from '../../src-shared/vocabulary/provenance';
+
+/**
+ * Where each value of a run's scope came from (docs/GOVERNED-RUNTIME.md, "Provenance at protected
+ * sinks"): `input` its RunAdmitted.inputProvenance, `steps.<as>` every provenance its step read
+ * or was answered with. A rendered value carries the provenances of every scope path it read,
+ * and one that read none is the manifest's literal: the operator's.
+ */
+type Origins = Map<string, readonly string[]>;
+
+function originsOf(path: string, origins: Origins): readonly string[] {
+  const [top, name] = path.split('.');
+  if (top === 'steps' && name === undefined) return [...origins.entries()].filter(([k]) => k.startsWith('steps.')).flatMap(([, v]) => v);
+  return origins.get(top === 'steps' ? `steps.${name}` : top!) ?? [];
+}
+
+/** Renders a template and says what it was made from. */
+function trace(template: unknown, scope: Record<string, unknown>, origins: Origins): Traced {
+  const via: string[] = [];
+  const value = render(template, scope, via);
+  const provenance = [...new Set(via.flatMap((path) => originsOf(path, origins)))].sort();
+  return { value, provenance: via.length === 0 ? [OPERATOR] : provenance, via: [...new Set(via)] };
+}
 
 export interface StepDeps {
   providers: ReadonlyMap<string, ModelProvider>;
@@ -37,8 +60,14 @@ export interface StepDeps {
 /** What a `pay` step's approved effect returns: an intent, recorded; no money moves. */
 export const PAYMENT_NOTE = 'AgentPlane moves no money: this records a payment intent a person approved; settle it yourself.';
 
-async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContext, deps: StepDeps): Promise<unknown> {
-  const r = <T>(value: unknown) => render(value, scope) as T;
+async function runStep(step: Step, scope: Record<string, unknown>, origins: Origins, cx: RunContext, deps: StepDeps): Promise<unknown> {
+  // Every argument rendered is part of what the step's result is made from (cx.stepProvenance).
+  const t = (value: unknown): Traced => {
+    const traced = trace(value, scope, origins);
+    cx.addOrigin(traced.provenance);
+    return traced;
+  };
+  const r = <T>(value: unknown) => t(value).value as T;
   if ('model' in step) {
     const provider = deps.providers.get(step.model.provider);
     if (!provider) throw new EffectFailure('NoSuchProvider', `no model provider named ${step.model.provider} is configured`, 'DidNotHappen');
@@ -65,8 +94,10 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
   if ('tool' in step) {
     const tool = deps.tools.get(step.tool.name);
     if (!tool) throw new EffectFailure('NoSuchTool', `no tool named ${step.tool.name}`, 'DidNotHappen');
-    const args = r<Record<string, unknown>>(step.tool.args);
+    const sinks = Object.fromEntries(Object.entries(step.tool.args).map(([name, value]) => [name, t(value)]));
+    const args = Object.fromEntries(Object.entries(sinks).map(([name, traced]) => [name, traced.value]));
     return cx.effect({
+      sinks,
       effect: 'tool',
       name: tool.name,
       request: args,
@@ -77,10 +108,12 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
     });
   }
   if ('pay' in step) {
-    const request = { amount: r<number | string>(step.pay.amount), currency: step.pay.currency, payee: String(r(step.pay.payee)) };
+    const traced = { amount: t(step.pay.amount), payee: t(step.pay.payee), currency: { value: step.pay.currency, provenance: [OPERATOR], via: [] } };
+    const request = { amount: traced.amount.value as number | string, currency: step.pay.currency, payee: String(traced.payee.value) };
     const amount = Number(request.amount);
     if (!Number.isFinite(amount) || amount <= 0) throw new EffectFailure('BadArguments', 'pay.amount: a positive number is required', 'DidNotHappen');
     return cx.effect({
+      sinks: { amount: { ...traced.amount, value: amount }, payee: { ...traced.payee, value: request.payee }, currency: traced.currency },
       effect: 'payment',
       name: 'request',
       request: { ...request, amount },
@@ -95,7 +128,10 @@ async function runStep(step: Step, scope: Record<string, unknown>, cx: RunContex
   }
   if ('peer' in step) {
     if (!deps.peers) throw new EffectFailure('NoPeers', 'this plane hosts no peers', 'DidNotHappen');
-    return callPeer(cx, deps.peers, step.peer.name, step.peer.skill, r<Record<string, unknown>>(step.peer.args));
+    // The target is the manifest's own (a step names its peer and skill); the arguments are what they were rendered from.
+    const args = t(step.peer.args);
+    const target = { value: `peer:${step.peer.name}/${step.peer.skill}`, provenance: [OPERATOR], via: [] };
+    return callPeer(cx, deps.peers, step.peer.name, step.peer.skill, args.value as Record<string, unknown>, { target, arguments: args });
   }
   if ('mcp' in step) {
     if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');
@@ -118,16 +154,22 @@ export async function runAgentSteps(agent: LoadedAgent, input: unknown, cx: RunC
   // A grant's options are this agent's, not the plane's: the a2a grants saying `signed: true`.
   const deps: StepDeps = { ...shared, a2aSignedOnly: signedOnlyCards(agent.manifest.grants) };
   const scope: Record<string, unknown> = { input, steps: {} };
+  const origins: Origins = new Map([['input', [cx.inputProvenance]]]);
   let last: unknown = null;
   for (const [index, step] of agent.manifest.steps.entries()) {
     try {
-      last = await runStep(step, scope, cx, deps);
+      cx.beginStep();
+      last = await runStep(step, scope, origins, cx, deps);
     } catch (error) {
       if (error instanceof TemplateError) throw new EffectFailure('TemplateError', `steps.${index}: ${error.message}`, 'DidNotHappen');
       throw error;
     }
     if ('output' in step) return last;
-    if ('as' in step && step.as) (scope.steps as Record<string, unknown>)[step.as] = last;
+    if ('as' in step && step.as) {
+      (scope.steps as Record<string, unknown>)[step.as] = last;
+      const made = cx.stepProvenance();
+      origins.set(`steps.${step.as}`, made.length > 0 ? made : [OPERATOR]);
+    }
   }
   return last;
 }

@@ -22,18 +22,27 @@ function lookup(scope: Record<string, unknown>, path: string): unknown {
   return value;
 }
 
-export function render(template: unknown, scope: Record<string, unknown>): unknown {
+/**
+ * `reads`, when given, collects every scope path the template read (`steps.quote.amount`), in
+ * order: what a rendered value was made from, for its provenance (step-runner.ts).
+ */
+export function render(template: unknown, scope: Record<string, unknown>, reads?: string[]): unknown {
+  const read = (path: string) => {
+    const value = lookup(scope, path);
+    reads?.push(path);
+    return value;
+  };
   if (typeof template === 'string') {
     const whole = /^\{\{\s*([a-zA-Z_][\w-]*(?:\.[\w-]+)*)\s*\}\}$/.exec(template);
-    if (whole) return lookup(scope, whole[1]!);
+    if (whole) return read(whole[1]!);
     return template.replace(PLACEHOLDER, (_m, path: string) => {
-      const value = lookup(scope, path);
+      const value = read(path);
       return typeof value === 'string' ? value : JSON.stringify(value);
     });
   }
-  if (Array.isArray(template)) return template.map((item) => render(item, scope));
+  if (Array.isArray(template)) return template.map((item) => render(item, scope, reads));
   if (template !== null && typeof template === 'object') {
-    return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, render(v, scope)]));
+    return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, render(v, scope, reads)]));
   }
   return template;
 }

@@ -18,6 +18,8 @@ export interface ToolContext {
 export interface Tool {
   name: string;
   description: string;
+  /** The arguments it reads, by name: what a grant's `protect:` may name (absent: any name, as `echo` takes anything). */
+  args?: readonly string[];
   /** What the tool does to the world, for the approval screen. */
   destination(args: Record<string, unknown>, context: ToolContext): string | undefined;
   run(args: Record<string, unknown>, context: ToolContext): Promise<EffectOutcome>;
@@ -48,6 +50,7 @@ const echo: Tool = {
 const fileWrite: Tool = {
   name: 'file.write',
   description: 'writes a text file in the workspace',
+  args: ['path', 'content'],
   destination: (args, context) => {
     try {
       return `file://${workspacePath(context.workspace, args.path)}`;
@@ -68,6 +71,7 @@ const fileWrite: Tool = {
 };
 
 const fileRead: Tool = {
+  args: ['path'],
   name: 'file.read',
   description: 'reads a text file from the workspace',
   destination: () => undefined,

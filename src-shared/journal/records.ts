@@ -24,6 +24,7 @@ import { WaitIdSchema } from '../vocabulary/ids';
 import { RunOutcomeSchema } from '../vocabulary/runs';
 import { BudgetSchema, CeilingSchema, SpendSchema } from '../vocabulary/spend';
 import { WaitReasonSchema, WaitSubjectSchema } from '../vocabulary/waits';
+import { ProvenanceVerdictSchema } from '../vocabulary/provenance';
 
 export const HASH_HEX = /^[0-9a-f]{64}$/;
 export const HashHexSchema = z.string().regex(HASH_HEX, 'a SHA-256 hash as 64 lowercase hex digits');
@@ -142,6 +143,20 @@ export const recordBodies = {
       ceiling: CeilingSchema.optional(),
       spent: SpendSchema,
       budget: BudgetSchema,
+    }),
+  }),
+  /**
+   * A protected field of the effect at `step` would take a value from an origin its grant does
+   * not accept (docs/GOVERNED-RUNTIME.md, "Provenance at protected sinks"): `asked`, the run
+   * waits for a person (the Suspended record after it); `refused`, the effect did not happen.
+   * Written only when a field is not accepted; a check that passes writes nothing.
+   */
+  ProvenanceVerdict: lazyEntries({
+    1: () => z.object({
+      step: Step,
+      grant: z.string(),
+      verdict: ProvenanceVerdictSchema,
+      fields: z.array(z.object({ field: z.string(), value: Json, provenance: z.array(z.string()), via: z.array(z.string()) })),
     }),
   }),
   Suspended: lazyEntries({
@@ -335,6 +350,7 @@ export const CURRENT_VERSION = {
   KeyRetired: 1,
   RunForked: 1,
   EffectReused: 1,
+  ProvenanceVerdict: 1,
 } as const satisfies { [K in RecordKind]: keyof (typeof recordBodies)[K] };
 
 type Bodies = typeof recordBodies;

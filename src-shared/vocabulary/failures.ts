@@ -22,6 +22,8 @@ export const FailureCodeSchema = z.enum([
   'EffectError',
   /** A person resolved an in-doubt effect as failed. */
   'RecoveryFailed',
+  /** A protected field of the effect would take a value from an origin its grant refuses (docs/GOVERNED-RUNTIME.md, "Provenance at protected sinks"). */
+  'ProvenanceRefused',
   /** A step's template could not be filled in (a placeholder naming nothing). */
   'TemplateError',
   /** A step or tool was called with arguments it cannot take (a bad path, amount or content). */

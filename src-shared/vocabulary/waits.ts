@@ -16,9 +16,10 @@ import { BudgetSchema, CeilingSchema, SpendSchema } from './spend';
  * `payment`: the same for a payment effect; `oversight`: an oversight rule's review (no path
  * of the runtime suspends with it yet: approveEveryEffect asks as `approval`); `budget`: the
  * next effect would pass a ceiling; `input`: the run asks a question; `recovery`: an effect is
- * in doubt; `halt`: a halt withholds the run (lifted, not decided).
+ * in doubt; `halt`: a halt withholds the run (lifted, not decided); `provenance`: a protected
+ * field of the next effect would take a value from an origin its grant does not accept.
  */
-export const WaitReasonSchema = z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt', 'permission']);
+export const WaitReasonSchema = z.enum(['approval', 'budget', 'oversight', 'input', 'payment', 'recovery', 'halt', 'permission', 'provenance']);
 export type WaitReason = z.infer<typeof WaitReasonSchema>;
 
 /**
@@ -64,6 +65,18 @@ export const BudgetSubjectSchema = deferred(() => z.strictObject({
 export const InputSubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('input'), prompt: z.string(), ...Party }));
 /** The in-doubt effect; a person says retry, landed (with its result) or fail. */
 export const RecoverySubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('recovery'), effect: EffectKindSchema, name: z.string(), request: z.unknown(), ...Party }));
+/**
+ * A protected field of the next effect would take a value from an origin its grant does not
+ * accept (docs/GOVERNED-RUNTIME.md, "Provenance at protected sinks"): the effect as held, its
+ * grant, and each such field with its value, every provenance it was made from and the scope
+ * paths it was read through (`steps.quote.amount`).
+ */
+export const ProvenanceSubjectSchema = deferred(() => z.strictObject({
+  kind: reasonLiteral('provenance'),
+  ...EffectHeld,
+  grant: z.string(),
+  fields: z.array(z.strictObject({ field: z.string(), value: z.unknown(), provenance: z.array(z.string()), via: z.array(z.string()) })),
+}));
 /** The halted scope (`subject:<principal>` or `agent:<name>`) that withholds the run. */
 export const HaltSubjectSchema = deferred(() => z.strictObject({ kind: reasonLiteral('halt'), scope: z.string(), ...Party }));
 
@@ -102,6 +115,7 @@ export const WaitSubjectSchema = deferred(() => z.discriminatedUnion('kind', [
   RecoverySubjectSchema,
   HaltSubjectSchema,
   PermissionSubjectSchema,
+  ProvenanceSubjectSchema,
 ]));
 export type WaitSubject = z.infer<typeof WaitSubjectSchema>;
 export type WaitSubjectOf<R extends WaitReason> = Extract<WaitSubject, { kind: R }>;

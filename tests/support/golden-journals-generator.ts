@@ -82,6 +82,34 @@ const MANIFESTS = {
     grants: [{ kind: 'model', name: 'local' }],
     budget: { maxTokens: 60 },
   },
+  payFromModel: {
+    name: 'pay-from-model',
+    description: "Pay 12 USD to the vendor a model's answer names: the payee is the model's, so a person is asked where it came from.",
+    input: { type: 'object' },
+    steps: [
+      { as: 'vendor', model: { provider: 'local', prompt: 'Name a vendor', maxTokens: 4 } },
+      { as: 'payment', pay: { amount: 12, currency: 'USD', payee: '{{steps.vendor.text}}' } },
+      { output: '{{steps.payment}}' },
+    ],
+    grants: [
+      { kind: 'model', name: 'local' },
+      { kind: 'payment', name: 'request', approve: true },
+    ],
+  },
+  writeWhereTold: {
+    name: 'write-where-told',
+    description: "Write to the path a model's answer names, under a grant that refuses any path but the operator's.",
+    input: { type: 'object' },
+    steps: [
+      { as: 'where', model: { provider: 'local', prompt: 'Name a file', maxTokens: 4 } },
+      { tool: { name: 'file.write', args: { path: '{{steps.where.text}}', content: 'golden' } } },
+      { output: 'written' },
+    ],
+    grants: [
+      { kind: 'model', name: 'local' },
+      { kind: 'tool', name: 'file.write', protect: { path: { accept: ['operator', 'plane'], otherwise: 'refuse' } } },
+    ],
+  },
 } satisfies Record<string, Record<string, unknown>>;
 
 /** An A2A caller's agent, its card's URL known only once the remote listens. */
@@ -207,6 +235,23 @@ const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
     const changed = { ...MANIFESTS.thrifty, steps: MANIFESTS.thrifty.steps.map((s, i) => (i === 2 ? { as: 'third', model: { provider: 'local', prompt: 'Another final draft: {{steps.second.text}}', maxTokens: 40 } } : s)), budget: { maxTokens: 1000 } };
     const kept = await call(plane, 'runs.fork', { runId: parent.runId, at: 1, manifest: JSON.stringify(changed), wait: true });
     if (kept.status !== 'sealed') throw new Error(`the fork with a changed manifest did not finish: ${JSON.stringify(kept)}`);
+    return made;
+  },
+  // Provenance at protected sinks (docs/GOVERNED-RUNTIME.md): a payee a model chose is put to a
+  // person (ProvenanceVerdict asked, a provenance wait), accepted, then the payment approved; a
+  // path a model chose is refused (ProvenanceVerdict refused, the run failed).
+  async provenance(dataDir) {
+    const made = await planeWith(dataDir, [MANIFESTS.payFromModel, MANIFESTS.writeWhereTold]);
+    const { plane } = made;
+    const run = await call(plane, 'runs.start', { agent: 'pay-from-model', input: {}, wait: true });
+    for (const reason of ['provenance', 'payment']) {
+      const waiting = await call(plane, 'runs.get', { runId: run.runId });
+      if (waiting.pending?.reason !== reason) throw new Error(`pay-from-model did not wait for ${reason}: ${JSON.stringify(waiting)}`);
+      await call(plane, 'approvals.decide', { runId: run.runId, waitId: waiting.pending.waitId, decision: 'approve', subjectHash: waiting.pending.subjectHash });
+      await mustSettle(plane, run.runId);
+    }
+    const refused = await call(plane, 'runs.start', { agent: 'write-where-told', input: {}, wait: true });
+    if (refused.error?.code !== 'ProvenanceRefused') throw new Error(`write-where-told was not refused: ${JSON.stringify(refused)}`);
     return made;
   },
   // A team plane's keyring (docs/SECURITY.md): a plane serving an empty PostgreSQL journal admits

@@ -35,7 +35,7 @@ import { compileAgent, type LoadedAgent } from '../../src-main/runtime/manifest'
 export const GOLDEN_DIR = join(import.meta.dirname, '..', 'fixtures', 'journals');
 
 /** The kinds of run a golden journal is made for, one bundle each per generation. */
-export const GOLDEN_KINDS = ['local', 'peer-call', 'approval', 'mcp', 'a2a', 'acp-observation', 'acp-case', 'budget-wait', 'keyring', 'team', 'fork'] as const;
+export const GOLDEN_KINDS = ['local', 'peer-call', 'approval', 'mcp', 'a2a', 'acp-observation', 'acp-case', 'budget-wait', 'keyring', 'team', 'fork', 'provenance'] as const;
 export type GoldenKind = (typeof GOLDEN_KINDS)[number];
 
 /**

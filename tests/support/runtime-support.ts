@@ -51,6 +51,13 @@ export async function failure<K extends CommandName>(plane: Plane, command: K, r
   return result.error;
 }
 
+/** Approves the run's pending wait (its exact subject) and waits for the run to settle again. */
+export async function approvePending(plane: Plane, runId: string) {
+  const run = await call(plane, 'runs.get', { runId });
+  await call(plane, 'approvals.decide', { runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
+  return plane.runtime.settled(runId);
+}
+
 /** The local provider, with every call appended to `counterFile` (one line per call). */
 export function countingProvider(counterFile: string, gate?: () => Promise<void>): ModelProvider {
   const local = createLocalProvider();

@@ -28,6 +28,7 @@ export function waitSummary(wait: Wait): string {
     case 'approval':
     case 'payment':
     case 'oversight':
+    case 'provenance':
       return `${wait.reason}: ${String(subject.effect)} ${String(subject.name)}`;
     case 'budget': {
       const next = subject.next as { effect?: string; name?: string } | undefined;

@@ -9,6 +9,7 @@ import { tokensOf, type Budget, type Spend } from '../../../src-shared/vocabular
 import { clip, mcpCallWords, mcpResultText, mcpServerOfProvenance, readMcpCall } from './mcp-call';
 import { readA2aCall } from './wait-description';
 import { answeredModelOf, modelRef, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
+import { trustClass } from '../../../src-shared/vocabulary/provenance';
 
 type Body = Record<string, unknown>;
 
@@ -35,6 +36,7 @@ const WAITING: Record<string, string> = {
   recovery: 'in doubt, waiting for a person to resolve it',
   halt: 'withheld by a halt',
   permission: 'waiting for an answer to the permission request',
+  provenance: 'waiting for a person to accept where a value came from',
 };
 
 export const KIND_LABELS: Record<string, string> = {
@@ -56,6 +58,7 @@ export const KIND_LABELS: Record<string, string> = {
   KeyRetired: 'Key retired',
   RunForked: 'Forked',
   EffectReused: 'Taken from parent',
+  ProvenanceVerdict: 'Provenance',
 };
 
 /** Visual tone of a kind; the kind's name is always shown in text beside it. */
@@ -73,6 +76,8 @@ export function kindTone(record: Pick<RecordView, 'kind' | 'body'>): 'ok' | 'bad
       return body.decision === 'deny' ? 'bad' : body.decision === 'approve' ? 'ok' : 'warn';
     case 'BudgetVerdict':
       return body.verdict === 'ceilingReached' ? 'warn' : 'plain';
+    case 'ProvenanceVerdict':
+      return body.verdict === 'refused' ? 'bad' : 'warn';
     case 'RunSealed':
       return body.outcome === 'succeeded' ? 'ok' : body.outcome === 'observed' ? 'info' : 'bad';
     case 'EffectDone':
@@ -158,6 +163,10 @@ export function summarizeRecord(record: RecordView): string {
       const verdict = body.verdict === 'ceilingReached' ? `ceiling reached (${str(body.ceiling)})` : body.verdict === 'raised' ? 'ceiling raised' : 'within budget';
       return `${verdict} · spent ${spent ? plural(tokensOf(spent), 'token') : '?'} of ${budgetLine(budget)}`;
     }
+    case 'ProvenanceVerdict': {
+      const fields = Array.isArray(body.fields) ? (body.fields as Body[]) : [];
+      return `${body.verdict === 'refused' ? 'refused' : 'asked a person'} · ${str(body.grant)} · ${fields.map(originLine).join('; ')}`;
+    }
     case 'Suspended':
       return `${WAITING[str(body.reason)] ?? `waiting for ${str(body.reason)}`} · ${str(body.waitId)}`;
     case 'Decision':
@@ -193,6 +202,40 @@ export function summarizeRecord(record: RecordView): string {
     default:
       return oneLineJson(body, 120);
   }
+}
+
+/**
+ * A protected field's value and where it came from: `payee "Mallory" from peer:beta via
+ * steps.quote.payee`; the untrusted origins, which are why it was stopped, when there are any.
+ */
+function originLine(field: Body): string {
+  const via = Array.isArray(field.via) && field.via.length > 0 ? ` via ${(field.via as unknown[]).map(str).join(', ')}` : '';
+  const all = Array.isArray(field.provenance) ? (field.provenance as unknown[]).map(str) : [];
+  const outside = all.filter((p) => trustClass(p) === null);
+  return `${str(field.field)} ${oneLineJson(field.value, 40)} from ${(outside.length > 0 ? outside : all).join(', ') || '?'}${via}`;
+}
+
+/** `peer:beta (untrusted: an outside party could have chosen it)`: one provenance label in words. */
+function provenanceWords(provenance: string): string {
+  const trust = trustClass(provenance);
+  return `${provenance} (${trust === null ? 'untrusted: an outside party could have chosen it' : trust === 'plane' ? 'trusted: made by the plane' : 'trusted: the operator'})`;
+}
+
+/**
+ * Where a record's value came from, for the timeline row's hover (docs/GOVERNED-RUNTIME.md,
+ * "Provenance at protected sinks"): an effect's answer, each step a fork took from its parent, a
+ * provenance verdict's fields. Null for a record that carries no value from anywhere.
+ */
+export function provenanceHint(record: Pick<RecordView, 'kind' | 'body' | 'known'>): string | null {
+  if (!record.known) return null;
+  const body = record.body as Body;
+  if (record.kind === 'EffectDone' && typeof body.provenance === 'string') return `This value came from ${provenanceWords(body.provenance)}`;
+  if (record.kind === 'EffectReused') {
+    const steps = reusedSteps(body).filter((step) => typeof step.provenance === 'string');
+    return steps.length > 0 ? steps.map((step) => `step ${str(step.step)}: from ${provenanceWords(step.provenance as string)}`).join('\n') : null;
+  }
+  if (record.kind === 'ProvenanceVerdict' && Array.isArray(body.fields)) return (body.fields as Body[]).map(originLine).join('\n');
+  return null;
 }
 
 /** Text a search matches against: kind, summary and the raw body. */

@@ -28,6 +28,20 @@ describe('describeWait summary', () => {
     expect(waitHeadline({ runId: 'run-1', owner: 'user:local', chain: ['user:local'], agent: 'pay-vendor' }, d)).toBe('Pay 12.50 USD to ACME Corp — for user:local, run run-1 (pay-vendor)');
   });
 
+  it('reads a provenance wait as where each protected value came from, naming the untrusted origin and the path it was read through', () => {
+    const fields = [
+      { field: 'amount', value: 42, provenance: ['operator', 'peer:beta'], via: ['steps.quote.amount'] },
+      { field: 'payee', value: 'Mallory', provenance: ['peer:beta'], via: ['steps.quote.payee'] },
+    ];
+    const d = describeWait(wait({ kind: 'provenance', effect: 'payment', request: { amount: 42, currency: 'USD', payee: 'Mallory' }, ...held, grant: 'payment:request', fields }));
+    expect(d.title).toBe('Value from outside');
+    expect(d.summary).toBe('The amount and payee of payment request came from peer:beta: let them through?');
+    expect(d.origins).toEqual([
+      { field: 'amount', value: 42, from: ['peer:beta'], via: ['steps.quote.amount'] },
+      { field: 'payee', value: 'Mallory', from: ['peer:beta'], via: ['steps.quote.payee'] },
+    ]);
+  });
+
   it('explains a budget wait: the next estimate and how much of the ceiling is used', () => {
     const d = describeWait(
       wait({

@@ -11,6 +11,7 @@ import type { WaitReason, WaitSubjectOf } from '../../../src-shared/vocabulary/w
 import { paymentAmount, readPaymentRequest } from '../../../src-shared/vocabulary/payments';
 import { mcpCallWords, readMcpCall } from './mcp-call';
 import { modelRef, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
+import { trustClass } from '../../../src-shared/vocabulary/provenance';
 
 export const REASON_LABELS: Record<WaitReason, string> = {
   approval: 'Approval needed',
@@ -21,6 +22,7 @@ export const REASON_LABELS: Record<WaitReason, string> = {
   recovery: 'In doubt: recovery',
   halt: 'Withheld by a halt',
   permission: 'Editor permission request',
+  provenance: 'Value from outside',
 };
 
 export interface WaitDescription {
@@ -42,6 +44,20 @@ export interface WaitDescription {
   scope: string | null;
   /** Editor permission requests: the agent's options and the edit it proposes. */
   permission: WaitSubjectOf<'permission'> | null;
+  /**
+   * Provenance waits (docs/GOVERNED-RUNTIME.md, "Provenance at protected sinks"): each protected
+   * field, the value it would take, where that value came from (the untrusted origins) and the
+   * scope paths it was read through.
+   */
+  origins: Array<{ field: string; value: unknown; from: string[]; via: string[] }> | null;
+}
+
+/** A provenance wait's fields as the card shows them: the untrusted origins first, since they are why it asks. */
+function originsOf(subject: WaitSubjectOf<'provenance'>): NonNullable<WaitDescription['origins']> {
+  return subject.fields.map((f) => {
+    const outside = f.provenance.filter((p) => trustClass(p) === null);
+    return { field: f.field, value: f.value, from: outside.length > 0 ? outside : f.provenance, via: f.via };
+  });
 }
 
 /** What a ceiling counts, in words, and how much of it a spend uses. */
@@ -90,7 +106,7 @@ function readAgentCall(effect: string, request: unknown): { agent: string; input
 }
 
 export function describeWait(wait: Wait): WaitDescription {
-  const base: WaitDescription = { title: REASON_LABELS[wait.reason], summary: REASON_LABELS[wait.reason], effect: null, args: undefined, estimate: null, amount: null, budget: null, prompt: null, scope: null, permission: null };
+  const base: WaitDescription = { title: REASON_LABELS[wait.reason], summary: REASON_LABELS[wait.reason], effect: null, args: undefined, estimate: null, amount: null, budget: null, prompt: null, scope: null, permission: null, origins: null };
   const subject = wait.subject;
   switch (subject.kind) {
     case 'approval':
@@ -157,6 +173,13 @@ export function describeWait(wait: Wait): WaitDescription {
         effect: `${subject.toolCall.toolKind ?? 'tool'} ${what}`,
         permission: subject,
       };
+    }
+    case 'provenance': {
+      const origins = originsOf(subject);
+      const from = [...new Set(origins.flatMap((o) => o.from))].join(', ');
+      const destination = subject.destination !== null ? ` → ${subject.destination}` : '';
+      const summary = `The ${origins.map((o) => o.field).join(' and ')} of ${effectWords(subject)} came from ${from}: let ${origins.length > 1 ? 'them' : 'it'} through?`;
+      return { ...base, summary, effect: `${effectWords(subject)}${destination}`, args: subject.request, estimate: subject.estimate, origins };
     }
     case 'unrecognized':
       return { ...base, title: `${base.title} (as written by another version)`, summary: 'A wait written by another version of AgentPlane: read its subject below', args: subject.raw };

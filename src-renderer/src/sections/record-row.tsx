@@ -7,7 +7,7 @@
 import { memo, useMemo } from 'react';
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { clockTime } from '../lib/display-format';
-import { KIND_LABELS, kindTone, summarizeRecord } from '../lib/record-summary';
+import { KIND_LABELS, kindTone, provenanceHint, summarizeRecord } from '../lib/record-summary';
 
 export const ROW_HEIGHT = 30;
 
@@ -29,6 +29,8 @@ export interface RecordRowProps {
 
 export const RecordRow = memo(function RecordRow({ id, index, setSize, start, record, selected, onSelect, timing = null, step = null, heading = null }: RecordRowProps) {
   const summary = useMemo(() => (record ? summarizeRecord(record) : ''), [record]);
+  // Where the record's value came from, on hover (docs/GOVERNED-RUNTIME.md, "Provenance at protected sinks").
+  const origin = useMemo(() => (record ? provenanceHint(record) : null), [record]);
   return (
     <div
       id={id}
@@ -55,7 +57,7 @@ export const RecordRow = memo(function RecordRow({ id, index, setSize, start, re
               <span className="visually-hidden">step {step}</span>
             )}
           </span>
-          <span className="c-what">
+          <span className="c-what" title={origin ?? undefined}>
             {heading ? <span className="c-heading">{heading} — </span> : timing ? <span className="c-timing">{timing} — </span> : null}
             {summary}
           </span>

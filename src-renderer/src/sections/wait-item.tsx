@@ -184,6 +184,8 @@ function Actions({ run, description }: { run: RunView; description: WaitDescript
     case 'approval':
     case 'payment':
     case 'oversight':
+    case 'provenance':
+      // Approving a provenance wait lets the value through from that origin, for this effect only.
       return (
         <div className="wait-actions">
           <button type="button" className="button small primary" disabled={busy} onClick={() => void decide(run.runId, 'approve')}>
@@ -278,6 +280,28 @@ function PermissionDetails({ subject }: { subject: WaitSubjectOf<'permission'> }
   );
 }
 
+/**
+ * Where each protected field's value came from (a provenance wait; docs/GOVERNED-RUNTIME.md,
+ * "Provenance at protected sinks"): the person accepts an origin, so the origin is what is shown.
+ */
+function Origins({ origins }: { origins: NonNullable<WaitDescription['origins']> }) {
+  return (
+    <ul className="wait-origins" aria-label="Where the values came from">
+      {origins.map((o) => (
+        <li key={o.field}>
+          <strong>{o.field}</strong> <code>{JSON.stringify(o.value) ?? 'null'}</code> came from <strong>{o.from.join(', ')}</strong>
+          {o.via.length > 0 ? (
+            <>
+              {' '}
+              via <code>{o.via.join(', ')}</code>
+            </>
+          ) : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
   const titleId = useId();
   const selected = useApp((s) => s.selectedWaits[run.runId] === true);
@@ -352,6 +376,7 @@ export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
         </div>
       ) : null}
       {description.permission ? <PermissionDetails subject={description.permission} /> : null}
+      {description.origins ? <Origins origins={description.origins} /> : null}
       {description.prompt !== null ? (
         <blockquote className="prompt">
           <span className="muted">The run asks: </span>
@@ -359,7 +384,7 @@ export function WaitItem({ run, focused }: { run: RunView; focused: boolean }) {
         </blockquote>
       ) : null}
       {description.args !== undefined ? (
-        <details open={wait.reason === 'payment' || wait.reason === 'approval'}>
+        <details open={wait.reason === 'payment' || wait.reason === 'approval' || wait.reason === 'provenance'}>
           <summary>Arguments</summary>
           <JsonBlock value={description.args} label="Arguments" />
         </details>
