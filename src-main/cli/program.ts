@@ -39,6 +39,7 @@ export const COMMAND_MODULES = {
   net: () => import('./net-commands').then((m): AddCommands => m.addNetCommands),
   a2a: () => import('./a2a-commands').then((m): AddCommands => m.addA2aCommands),
   cases: () => import('./case-commands').then((m): AddCommands => m.addCaseCommands),
+  erasure: () => import('./erasure-commands').then((m): AddCommands => m.addErasureCommands),
 } as const;
 
 /**
@@ -64,6 +65,10 @@ export const COMMAND_MODULE_OF: Readonly<Record<string, keyof typeof COMMAND_MOD
   a2a: 'a2a',
   cases: 'cases',
   audit: 'cases',
+  erase: 'erasure',
+  holds: 'erasure',
+  retention: 'erasure',
+  sealing: 'erasure',
 };
 
 /** The first word of the command line that is not an option: the subcommand asked for. */
