@@ -128,7 +128,10 @@ export class Journal {
         options.readOnly ?? false,
       );
       if (options.databaseUrl !== undefined) journal.refuseAnotherJournalsDataDir();
-      else journal.sealer = PayloadSealer.forDataDir(options.dataDir, options, async (runId) => ownerOfAdmission((await store.readRun(runId, 1, 1))[0]));
+      else {
+        const lookups = { headSeq: async () => (await store.head()).seq, erasures: (head: number) => store.readKinds(1, head, ['SubjectErased'], Number.MAX_SAFE_INTEGER) };
+        journal.sealer = PayloadSealer.forDataDir(options.dataDir, options, async (runId) => ownerOfAdmission((await store.readRun(runId, 1, 1))[0]), lookups);
+      }
       const head = (await store.head()).seq;
       const restored = await journal.restoreTree(head);
       await journal.fold(() => journal.catchUp(head));
@@ -400,7 +403,7 @@ export class Journal {
     return this.#store.readKinds(fromSeq, toSeq, kinds, limit).then(this.opened);
   }
 
-  private readonly opened = (records: StoredRecord[]): StoredRecord[] => (this.sealer ? this.sealer.openAll(records) : records);
+  private readonly opened = (records: StoredRecord[]): StoredRecord[] | Promise<StoredRecord[]> => (this.sealer ? this.sealer.openAll(records) : records);
 
   /** The payload sealer (docs/ERASURE.md), its key store opened or made now; refused on PostgreSQL, where the keys are not shared yet. */
   erasure(): PayloadSealer {

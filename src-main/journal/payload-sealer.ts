@@ -16,7 +16,14 @@ import { canonicalize } from '../../src-shared/journal/canonical-json';
 import { SEALED_VERSION, sealedFieldsOf, type JournalRecord, type SealedKind, type SealedPayload } from '../../src-shared/journal/records';
 import type { PreparedDraft } from './journal-store';
 import { JournalError } from './journal-error';
-import { SubjectKeys } from './subject-keys';
+import { SubjectKeys, type Tombstone } from './subject-keys';
+
+/** What the sealer reads of the journal it serves. */
+export interface JournalLookups {
+  headSeq(): Promise<number>;
+  /** Every SubjectErased record up to seq `head`. */
+  erasures(head: number): Promise<JournalRecord[]>;
+}
 
 /** The setting (subject-keys.ts) that makes a data dir seal new payloads: `on`, else they are written clear. */
 export const SEAL_SETTING = 'seal-payloads';
@@ -62,6 +69,7 @@ export class PayloadSealer {
     private readonly forced: boolean | undefined,
     /** A run's owner from its admission in the journal, or null (no RunAdmitted: nothing to seal under). */
     private readonly ownerOf: (runId: string) => Promise<string | null>,
+    private readonly journal: JournalLookups,
   ) {
     this.sealing = forced ?? store?.setting(SEAL_SETTING) === 'on';
   }
@@ -70,10 +78,10 @@ export class PayloadSealer {
   sealing: boolean;
 
   /** The sealer of a data dir's journal; its key store is created only when sealing is asked for (so a data dir that never seals holds none). */
-  static forDataDir(dataDir: string, options: { readOnly?: boolean; sealPayloads?: boolean }, ownerOf: (runId: string) => Promise<string | null>): PayloadSealer {
+  static forDataDir(dataDir: string, options: { readOnly?: boolean; sealPayloads?: boolean }, ownerOf: (runId: string) => Promise<string | null>, journal: JournalLookups): PayloadSealer {
     const store = SubjectKeys.open(dataDir, { readOnly: (options.readOnly ?? false) || options.sealPayloads !== true });
     if (options.sealPayloads === true && options.readOnly) throw new JournalError('Refused', 'a read-only journal seals nothing');
-    const sealer = new PayloadSealer(dataDir, store, options.sealPayloads, ownerOf);
+    const sealer = new PayloadSealer(dataDir, store, options.sealPayloads, ownerOf, journal);
     // The data dir's setting says seal: its keys are made as payloads are written, so the store is opened for writing.
     return sealer.sealing && !options.readOnly ? sealer.ensureKeys(false) : sealer;
   }
@@ -144,8 +152,34 @@ export class PayloadSealer {
     return { runId: draft.runId, kind: draft.kind, v, bodyText: canonicalize(clear), body: draft.body };
   }
 
+  /**
+   * Erasures as the journal tells them (SubjectErased, by key id), for a payload whose key this
+   * data dir's store neither holds nor has a tombstone of: a journal copied or imported from
+   * another data dir still says who erased it, when and why. Read again when the journal grew.
+   */
+  private journalErasures = new Map<string, Tombstone>();
+  private erasuresReadAt = -1;
+
   /** Records as a reader sees them: sealed bodies opened (or marked erased or unreadable); others unchanged. */
-  openAll<R extends JournalRecord>(records: R[]): R[] {
+  openAll<R extends JournalRecord>(records: R[]): R[] | Promise<R[]> {
+    const unknown = records.some((r) => {
+      const sealed = sealedFieldsOf(r.kind, r.v) !== null ? (r.body.sealed as SealedPayload | undefined) : undefined;
+      return sealed !== undefined && this.store?.keyById(sealed.key) == null && this.store?.tombstone(sealed.key) == null && !this.journalErasures.has(sealed.key);
+    });
+    return unknown ? this.readErasures().then(() => this.openNow(records)) : this.openNow(records);
+  }
+
+  private async readErasures(): Promise<void> {
+    const head = await this.journal.headSeq();
+    if (head === this.erasuresReadAt) return;
+    for (const record of await this.journal.erasures(head)) {
+      const body = record.body as { keys?: Array<{ key: string }>; by: string; reason: string };
+      for (const k of body.keys ?? []) this.journalErasures.set(k.key, { at: record.time, by: body.by, reason: body.reason, seq: record.seq });
+    }
+    this.erasuresReadAt = head;
+  }
+
+  private openNow<R extends JournalRecord>(records: R[]): R[] {
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!;
       if (record.kind === 'RunAdmitted' && record.runId !== null && typeof record.body.owner === 'string') this.remember(record.runId, record.body.owner);
@@ -160,7 +194,7 @@ export class PayloadSealer {
     if (sealed === undefined || typeof sealed !== 'object') return body;
     const key = this.store?.keyById(sealed.key) ?? null;
     if (key === null) {
-      const tomb = this.store?.tombstone(sealed.key) ?? null;
+      const tomb = this.store?.tombstone(sealed.key) ?? this.journalErasures.get(sealed.key) ?? null;
       if (tomb !== null) return { ...clear, erased: { at: tomb.at, by: tomb.by, reason: tomb.reason } };
       return { ...clear, unreadable: `sealed under a data key of ${sealed.subject} (${sealed.period}) this data dir does not hold` };
     }

@@ -3,7 +3,7 @@
  * canonicalised, once, outside the write lock.
  */
 import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
-import { CURRENT_VERSION, recordBodyProblem, type AnyRecordDraft, type RecordKind } from '../../src-shared/journal/records';
+import { CURRENT_VERSION, recordBodyProblem, sealedFieldsOf, type AnyRecordDraft, type RecordKind } from '../../src-shared/journal/records';
 import { JournalError } from './journal-error';
 import type { PreparedDraft } from './journal-store';
 
@@ -62,4 +62,16 @@ export function prepare(draft: AnyRecordDraft): PreparedDraft {
     throw error;
   }
   return new Prepared(draft.runId, draft.kind, v, bodyText, draft.body as Record<string, unknown>);
+}
+
+/**
+ * A record sealed elsewhere (docs/ERASURE.md; a journal copied or imported), to be written at its
+ * sealed version exactly as it was sealed: checked against that version's schema and
+ * canonicalised, never sealed again (the sealer leaves a draft already at its sealed version).
+ */
+export function prepareSealed(draft: { runId: string | null; kind: RecordKind; v: number; body: Record<string, unknown> }): PreparedDraft {
+  if (sealedFieldsOf(draft.kind, draft.v) === null) throw new JournalError('Refused', `${draft.kind} v${draft.v} is not a sealed version`);
+  const problem = recordBodyProblem(draft.kind, draft.v, draft.body);
+  if (problem !== null) throw new JournalError('Refused', `${draft.kind} v${draft.v} body is invalid: ${problem}`);
+  return new Prepared(draft.runId, draft.kind, draft.v, canonicalize(draft.body), draft.body);
 }

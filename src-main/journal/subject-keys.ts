@@ -19,6 +19,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { HoldTargetKind } from '../../src-shared/journal/records';
 import { JournalError } from './journal-error';
 import { nativeBinding } from './sqlite-reader';
 import { preparePrivateFiles } from './sqlite-store';
@@ -26,7 +27,6 @@ import { preparePrivateFiles } from './sqlite-store';
 export const SUBJECT_KEYS_FILE = 'subject-keys.db';
 export const subjectKeysPath = (dataDir: string): string => join(dataDir, SUBJECT_KEYS_FILE);
 
-export type HoldTargetKind = 'subject' | 'case';
 export interface Hold {
   holdId: string;
   target: { kind: HoldTargetKind; id: string };

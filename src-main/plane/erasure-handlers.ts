@@ -90,7 +90,7 @@ export async function applyRetention(journal: Journal, nowMs: number): Promise<R
   return pass;
 }
 
-export function erasureHandlers(journal: Journal, by: string, now: () => number = Date.now): Pick<CommandHandlers, CommandsOf<'erasure'> | CommandsOf<'holds'>> {
+export function erasureHandlers(journal: Journal, by: string, now: () => number = Date.now, erased: () => void = () => undefined): Pick<CommandHandlers, CommandsOf<'erasure'> | CommandsOf<'holds'>> {
   const targetOf = (request: { subject?: string; caseId?: string }): HoldView['target'] => {
     if ((request.subject === undefined) === (request.caseId === undefined)) throw new PlaneError(ErrorCode.BadRequest, 'name exactly one of --subject or --case');
     return request.subject !== undefined ? { kind: 'subject', id: request.subject } : { kind: 'case', id: request.caseId! };
@@ -103,7 +103,9 @@ export function erasureHandlers(journal: Journal, by: string, now: () => number 
       if (hold !== null) throw new PlaneError(ErrorCode.Conflict, `subject "${subject}" is under legal ${describeHold(hold)}: lift it first (\`agentplane holds remove\`)`);
       const keys = sealer.keys.keysOf(subject);
       if (keys.length === 0) throw new PlaneError(ErrorCode.Conflict, `subject "${subject}" was erased already: none of its data keys is left`);
-      return destroy(journal, sealer, subject, keys, by, reason ?? 'no reason given');
+      const done = await destroy(journal, sealer, subject, keys, by, reason ?? 'no reason given');
+      erased();
+      return done;
     },
     'erasure.settings'({ sealPayloads, retentionDays: days }) {
       const sealer = erasureOf(journal);
@@ -111,8 +113,10 @@ export function erasureHandlers(journal: Journal, by: string, now: () => number 
       if (days !== undefined) sealer.keys.setSetting(RETENTION_SETTING, days === null ? null : String(days));
       return { sealPayloads: sealer.sealing, retentionDays: retentionDays(journal) };
     },
-    'erasure.retentionApply'() {
-      return applyRetention(journal, now());
+    async 'erasure.retentionApply'() {
+      const pass = await applyRetention(journal, now());
+      if (pass.erased.length > 0) erased();
+      return pass;
     },
     async 'holds.add'(request) {
       const target = targetOf(request);
@@ -149,11 +153,15 @@ export const RETENTION_EVERY_MS = 3_600_000;
  * a subject key store (one that never sealed has nothing to erase, and gets no store made for
  * it). Returns the stop.
  */
-export function startRetention(journal: Journal, dataDir: string, now: () => number, onError: (error: unknown) => void): () => void {
+export function startRetention(journal: Journal, dataDir: string, now: () => number, erased: () => void, onError: (error: unknown) => void): () => void {
   let running: Promise<unknown> = Promise.resolve();
   const tick = (): void => {
     if (!existsSync(subjectKeysPath(dataDir))) return;
-    running = running.then(() => applyRetention(journal, now())).catch(onError);
+    running = running
+      .then(async () => {
+        if ((await applyRetention(journal, now())).erased.length > 0) erased();
+      })
+      .catch(onError);
   };
   tick();
   const timer = setInterval(tick, RETENTION_EVERY_MS);

@@ -298,7 +298,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   const transcripts = TranscriptStore.open(config.dataDir);
   const acp = acpHandlers(journal, LOCAL_USER, { store: transcripts, grew: (runId, lastWire) => events.publish('acp.transcript', { runId, lastWire }) });
   // Retention (docs/ERASURE.md): old unheld payloads erased in the background, journaled like an erase.
-  const stopRetention = startRetention(journal, config.dataDir, now, (error) => logger.log('error', 'retention failed', errorFields(error)));
+  const forgetFolded = () => runtime.forgetFoldedRuns();
+  const stopRetention = startRetention(journal, config.dataDir, now, forgetFolded, (error) => logger.log('error', 'retention failed', errorFields(error)));
   const handlers: CommandHandlers = {
     'plane.status': () => status(),
     'journal.changes': ({ afterSeq }) => readJournalChanges(journal, afterSeq),
@@ -308,7 +309,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...peerHandlers(peers),
     ...acp.handlers,
     ...caseHandlers(journal, LOCAL_USER),
-    ...erasureHandlers(journal, LOCAL_USER, now),
+    ...erasureHandlers(journal, LOCAL_USER, now, forgetFolded),
     ...mcpEndpointHandlers(config.dataDir, runtime),
     ...mcpClientHandlers(mcpPool),
     ...a2aClientHandlers(config.dataDir, {

@@ -71,6 +71,10 @@ export const SealedPayloadSchema = z.object({
 });
 export type SealedPayload = z.infer<typeof SealedPayloadSchema>;
 
+/** What a legal hold (HoldPlaced) is on: a subject (a run owner), or a case (the owners of the runs bound to it). */
+export const HoldTargetKindSchema = z.enum(['subject', 'case']);
+export type HoldTargetKind = z.infer<typeof HoldTargetKindSchema>;
+
 /** RunAdmitted v1: what v2 keeps clear is this without `input`. */
 const runAdmittedV1 = () =>
   z.object({
@@ -365,7 +369,7 @@ export const recordBodies = {
     1: () =>
       z.object({
         holdId: z.string().min(1),
-        target: z.object({ kind: z.enum(['subject', 'case']), id: z.string().min(1) }),
+        target: z.object({ kind: HoldTargetKindSchema, id: z.string().min(1) }),
         by: z.string().min(1),
         reason: z.string().max(500).optional(),
       }),

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { deferred } from '../deferred-schema';
+import { HoldTargetKindSchema } from '../journal/records';
 import { CaseIdSchema } from './acp/cases';
 
 /** A subject: a principal as a run's admission names its owner (`user:alice`, `peer:beta`, …). */
@@ -16,8 +17,6 @@ export const ErasureReasonSchema = z.string().max(500, 'a reason is at most 500 
 /** Retention in days: payloads are erased once the month they were written in ended this long ago. */
 export const RetentionDaysSchema = z.number().int('retention is a whole number of days').min(1, 'retention is at least 1 day').max(36_500, 'retention is at most 36500 days (100 years)');
 
-export const HOLD_TARGET_KINDS = ['subject', 'case'] as const;
-export const HoldTargetKindSchema = z.enum(HOLD_TARGET_KINDS);
 
 export const HoldSchema = deferred(() => z.object({
   holdId: z.string(),
