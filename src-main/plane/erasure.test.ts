@@ -5,6 +5,7 @@
  * are gone from the key store's files, a hold refuses erasure naming itself, and retention
  * erases old unheld months only.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -20,6 +21,8 @@ import { subjectKeysPath } from '../journal/subject-keys';
 import { tempDataDir, ZERO_SPEND } from '../../tests/support/journal-support';
 import { PlaneError } from '../base/plane-error';
 import { erasureHandlers } from './erasure-handlers';
+import { recordView } from './journal-handlers';
+import { recordPreimage } from '../../src-shared/journal/record-hash';
 
 const SECRET = 'ZEBRA-QUARTZ-7741';
 const journals: Journal[] = [];
@@ -93,6 +96,9 @@ describe('crypto-erasure', () => {
     expect(after[0]!.body.owner).toBe('user:alice');
     expect(after[1]!.body.step).toBe(0);
     expect((await journal.readRun('run-00000000000000000003', 1, 1))[0]!.body.input).toEqual({ text: 'bob keeps this' });
+    // The UI's record view carries the stored body, which the hash covers.
+    const view = recordView(after[0]!);
+    expect(createHash('sha256').update(recordPreimage({ ...view, body: view.stored! })).digest('hex')).toBe(after[0]!.hash);
 
     await journal.checkpoint();
     expect(await verifyJournalStore(journal)).toMatchObject({ ok: true, unknownKinds: 0 });

@@ -88,6 +88,11 @@ export const RecordViewSchema = deferred(() => JournalRecordSchema.extend({
   known: z.boolean(),
   /** Why the body is shown raw: a kind or version from a newer AgentPlane. */
   note: z.string().optional(),
+  /**
+   * A sealed record's body as stored and hashed (docs/ERASURE.md), where `body` is what it opens
+   * to (its payload, or `erased`): what a hash check recomputes from.
+   */
+  stored: z.record(z.string(), z.unknown()).optional(),
 }));
 export type RecordView = z.infer<typeof RecordViewSchema>;
 
@@ -183,6 +188,8 @@ export const RunViewSchema = deferred(() => z.object({
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   /** A fork (`runs.fork`): its parent run and the first step it performed live. */
   forkOf: z.object({ runId: RunIdSchema, step: z.number().int().nonnegative() }).optional(),
+  /** Its owner's payloads erased (docs/ERASURE.md): when, by whom and why; its input and result are gone. */
+  erased: z.object({ at: z.string(), by: z.string(), reason: z.string() }).optional(),
 }));
 export type RunView = z.infer<typeof RunViewSchema>;
 

@@ -59,3 +59,4 @@ export const HoldTargetRequestSchema = z
   .object({ subject: SubjectIdSchema.optional(), caseId: CaseIdSchema.optional() })
   .strict()
   .refine((t) => (t.subject === undefined) !== (t.caseId === undefined), { message: 'name exactly one of subject or caseId' });
+
