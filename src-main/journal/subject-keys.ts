@@ -16,7 +16,7 @@
  * one file of one data dir, so a journal at a database URL does not seal (docs/ERASURE.md).
  */
 import Database from 'better-sqlite3';
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HoldTargetKind } from '../../src-shared/journal/records';
@@ -60,6 +60,8 @@ export class SubjectKeys {
   private readonly byId = new Map<string, Buffer>();
   /** The key id serving (subject, period), by `subject\0period`. */
   private readonly current = new Map<string, string>();
+  /** The keys this process seals with, as KeyObjects, by id. */
+  private readonly keyObjects = new Map<string, KeyObject>();
 
   private constructor(
     private readonly db: Database.Database,
@@ -106,13 +108,13 @@ export class SubjectKeys {
     else this.db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(name, value);
   }
 
-  /** The key serving (subject, period), made now (32 random bytes) if there is none. */
-  keyFor(subject: string, period: string): { id: string; key: Buffer } {
+  /** The key serving (subject, period), made now (32 random bytes) if there is none; as a KeyObject, which encrypts faster than raw bytes. */
+  keyFor(subject: string, period: string): { id: string; keyObject: KeyObject } {
     const slot = `${subject}\0${period}`;
     const known = this.current.get(slot);
     if (known !== undefined) {
-      const key = this.byId.get(known);
-      if (key) return { id: known, key };
+      const keyObject = this.keyObjects.get(known);
+      if (keyObject) return { id: known, keyObject };
     }
     const id = randomBytes(16).toString('hex');
     const key = randomBytes(32);
@@ -121,7 +123,9 @@ export class SubjectKeys {
     const row = this.db.prepare('SELECT id, key FROM keys WHERE subject = ? AND period = ?').get(subject, period) as { id: string; key: Buffer };
     this.current.set(slot, row.id);
     this.byId.set(row.id, row.key);
-    return { id: row.id, key: row.key };
+    const keyObject = createSecretKey(row.key);
+    this.keyObjects.set(row.id, keyObject);
+    return { id: row.id, keyObject };
   }
 
   /** A key by its id, or null when this store holds none by that id (destroyed, or never here). */
@@ -169,6 +173,7 @@ export class SubjectKeys {
       const cached = this.byId.get(k.key);
       cached?.fill(0);
       this.byId.delete(k.key);
+      this.keyObjects.delete(k.key);
       this.current.delete(`${k.subject}\0${k.period}`);
     }
   }
@@ -189,6 +194,7 @@ export class SubjectKeys {
   close(): void {
     for (const key of this.byId.values()) key.fill(0);
     this.byId.clear();
+    this.keyObjects.clear();
     this.db.close();
   }
 }
