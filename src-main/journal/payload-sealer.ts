@@ -13,7 +13,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from 'node:crypto';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
-import { SEALED_VERSION, sealedFieldsOf, type JournalRecord, type SealedKind, type SealedPayload } from '../../src-shared/journal/records';
+import { SEALED_VERSION, sealedFieldsOf, sealedWithin, type JournalRecord, type SealedKind, type SealedPayload } from '../../src-shared/journal/records';
 import type { PreparedDraft } from './journal-store';
 import { JournalError } from './journal-error';
 import { SubjectKeys, type Tombstone } from './subject-keys';
@@ -69,6 +69,37 @@ export function decryptPayload(key: Buffer, sealed: SealedPayload): string {
   decipher.setAAD(aad(sealed));
   decipher.setAuthTag(data.subarray(data.length - 16));
   return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
+}
+
+/**
+ * A body's payload fields apart from its clear ones. For a kind sealed within an array
+ * (EffectReused's steps), the payload is that array's items' fields, item by item, and the clear
+ * array keeps the rest of each item.
+ */
+function split(kind: string, body: Record<string, unknown>, fields: readonly string[]): { payload: Record<string, unknown>; clear: Record<string, unknown> } {
+  const within = sealedWithin(kind);
+  if (within !== null) {
+    const items = (body[within] ?? []) as Array<Record<string, unknown>>;
+    const parts = items.map((item) => split('', item, fields));
+    return { payload: { [within]: parts.map((p) => p.payload) }, clear: { ...body, [within]: parts.map((p) => p.clear) } };
+  }
+  const payload: Record<string, unknown> = {};
+  const clear: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (fields.includes(name)) payload[name] = value;
+    else clear[name] = value;
+  }
+  return { payload, clear };
+}
+
+/** The body `split` took apart, whole again. */
+function join(clear: Record<string, unknown>, payload: Record<string, unknown>): Record<string, unknown> {
+  const joined = { ...clear };
+  for (const [name, value] of Object.entries(payload)) {
+    const items = clear[name];
+    joined[name] = Array.isArray(items) && Array.isArray(value) ? items.map((item, i) => ({ ...(item as object), ...((value[i] ?? {}) as object) })) : value;
+  }
+  return joined;
 }
 
 export class PayloadSealer {
@@ -156,12 +187,7 @@ export class PayloadSealer {
     const { v, fields } = SEALED_VERSION[draft.kind as SealedKind];
     const subject = this.owners.get(draft.runId);
     if (subject === undefined || draft.v === v) return draft;
-    const payload: Record<string, unknown> = {};
-    const clear: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(draft.body)) {
-      if ((fields as readonly string[]).includes(name)) payload[name] = value;
-      else clear[name] = value;
-    }
+    const { payload, clear } = split(draft.kind, draft.body, fields);
     // Nothing to seal (a failed run's seal has no result): the record stays at its clear version.
     if (Object.keys(payload).length === 0) return draft;
     const { id, keyObject } = this.keys.keyFor(subject, period);
@@ -217,7 +243,7 @@ export class PayloadSealer {
       return { ...clear, unreadable: `sealed under a data key of ${sealed.subject} (${sealed.period}) this data dir does not hold` };
     }
     try {
-      return { ...clear, ...(JSON.parse(decryptPayload(key, sealed)) as Record<string, unknown>) };
+      return join(clear, JSON.parse(decryptPayload(key, sealed)) as Record<string, unknown>);
     } catch {
       return { ...clear, unreadable: `the sealed payload does not open under its key (${sealed.key})` };
     }

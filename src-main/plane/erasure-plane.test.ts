@@ -40,6 +40,10 @@ describe('erasure through the plane', () => {
     const before = await call(plane, 'runs.get', { runId });
     expect(JSON.stringify(before.result)).toContain(SECRET);
     expect(before.erased).toBeUndefined();
+    // A fork of a sealed run takes its answers from the parent's sealed records; the journal still verifies.
+    const fork = await call(plane, 'runs.fork', { runId, at: 1, wait: true });
+    expect((await call(plane, 'runs.get', { runId: fork.runId })).status).toBe('sealed');
+    expect(await call(plane, 'journal.verify', {})).toMatchObject({ ok: true });
 
     const refused = await failure(plane, 'erasure.erase', { subject: 'user:nobody' });
     expect(refused.message).toMatch(/no payload of subject "user:nobody"/);

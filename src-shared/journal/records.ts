@@ -138,6 +138,19 @@ const runSealedV1 = () =>
     records: Count,
   });
 
+/** One step of an EffectReused v1 (v2 keeps it without `request` and `result`). */
+const reusedStepV1 = () =>
+  z.object({
+    step: Step,
+    effect: EffectKindSchema,
+    name: z.string(),
+    key: HashHexSchema,
+    request: Json,
+    result: Json,
+    provenance: z.string(),
+    from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
+  });
+
 /**
  * Body schemas by kind, then by version. Each is built the first time it is read
  * (lazyEntries): a process checks the bodies of the kinds it writes, and most (each CLI call, the
@@ -316,21 +329,9 @@ export const recordBodies = {
    * a record with none): a fork of a long run writes one record per thousand steps, not one per step.
    */
   EffectReused: lazyEntries({
-    1: () => z.object({
-      steps: z
-        .array(
-          z.object({
-            step: Step,
-            effect: EffectKindSchema,
-            name: z.string(),
-            key: HashHexSchema,
-            request: Json,
-            result: Json,
-            provenance: z.string(),
-            from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
-          }),
-        ),
-    }),
+    1: () => z.object({ steps: z.array(reusedStepV1()) }),
+    /** v1 with each step's `request` and `result` sealed, together, under the fork owner's data key (docs/ERASURE.md). */
+    2: () => z.object({ steps: z.array(reusedStepV1().omit({ request: true, result: true })), sealed: SealedPayloadSchema }),
   }),
   /**
    * A public key admitted to the plane's keyring: checkpoints it signs over this journal are the
@@ -420,13 +421,21 @@ export const SEALED_VERSION = {
   EffectStarted: { v: 2, fields: ['request'] },
   EffectDone: { v: 2, fields: ['result'] },
   RunSealed: { v: 2, fields: ['result'] },
-} as const satisfies { [K in RecordKind]?: { v: keyof (typeof recordBodies)[K]; fields: readonly string[] } };
+  /** Each of `steps`' request and result. */
+  EffectReused: { v: 2, fields: ['request', 'result'], within: 'steps' },
+} as const satisfies { [K in RecordKind]?: { v: keyof (typeof recordBodies)[K]; fields: readonly string[]; within?: string } };
 export type SealedKind = keyof typeof SEALED_VERSION;
 
 /** The fields a record of this kind and version holds sealed, or null when it holds none sealed. */
 export function sealedFieldsOf(kind: string, v: number): readonly string[] | null {
   const sealed = Object.hasOwn(SEALED_VERSION, kind) ? SEALED_VERSION[kind as SealedKind] : undefined;
   return sealed !== undefined && sealed.v === v ? sealed.fields : null;
+}
+
+/** The array field whose items hold the sealed fields (EffectReused's `steps`), or null when they are the body's own. */
+export function sealedWithin(kind: string): string | null {
+  const sealed = Object.hasOwn(SEALED_VERSION, kind) ? (SEALED_VERSION[kind as SealedKind] as { within?: string }) : undefined;
+  return sealed?.within ?? null;
 }
 
 /**
