@@ -15,7 +15,7 @@ import { verifyBundleFile } from '../src-main/journal/bundle-verify';
 import type { Plane } from '../src-main/plane/plane';
 import { tempDataDir } from './support/journal-support';
 import { call, testPlane } from './support/runtime-support';
-import { agentsOf, GOLDEN_DIR, GOLDEN_KINDS, importBundle, isPlaneHost, readBundle, readViews, replayableRuns, replayRuntime, runsOf, type GoldenViews } from './support/golden-journals';
+import { agentsOf, GOLDEN_DIR, GOLDEN_KINDS, importBundle, isPlaneHost, payloadSealed, readBundle, readViews, replayableRuns, replayRuntime, runsOf, type GoldenViews } from './support/golden-journals';
 
 const BUNDLES = readdirSync(GOLDEN_DIR)
   .filter((name) => name.endsWith('.jsonl'))
@@ -127,9 +127,11 @@ describe('golden journals', () => {
     it('replays every run the plane admitted from its record: no divergence, nothing performed, the same seal', async () => {
       // Not replayed: an observed ACP session (no admission, nothing the runtime executes: its
       // records are the observation itself) and a peer's skill run (host peer:<id>; its program
-      // lives in the peer process). Both are verified and folded above.
+      // lives in the peer process). Both are verified and folded above. Nor a run whose payloads
+      // are sealed (docs/ERASURE.md): their keys are in no bundle.
       const runs = replayableRuns(bundle.records);
-      const expected = Object.values(views.runs).filter((v) => isPlaneHost(v.host) && v.agent in Object.fromEntries(views.agents.map((a) => [a.name, 1])));
+      const sealedRuns = new Set(bundle.records.filter((r) => r.kind === 'RunAdmitted' && payloadSealed(r)).map((r) => r.runId));
+      const expected = Object.values(views.runs).filter((v) => isPlaneHost(v.host) && v.agent in Object.fromEntries(views.agents.map((a) => [a.name, 1])) && !sealedRuns.has(v.runId));
       expect(runs.sort()).toEqual(expected.map((v) => v.runId).sort());
       expect(await replayProblems(bundle.records, views)).toEqual([]);
     });

@@ -16,7 +16,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { PlaneStatusSchema } from '../src-shared/ipc/contract';
-import { CredentialUseSchema, recordBodies } from '../src-shared/journal/records';
+import { CredentialUseSchema, HoldTargetKindSchema, recordBodies } from '../src-shared/journal/records';
 import { DecisionSchema, PermissionOutcomeSchema, RecoveryResolutionSchema } from '../src-shared/vocabulary/decisions';
 import { DispositionSchema, EffectKindSchema } from '../src-shared/vocabulary/effects';
 import { FailureCodeSchema } from '../src-shared/vocabulary/failures';
@@ -54,6 +54,7 @@ const VOCABULARY: VocabularyEnum[] = [
   { name: 'run trigger', members: recordBodies.RunAdmitted[1].shape.trigger.shape.via.options, home: 'src-shared/journal/records.ts' },
   { name: 'peer lifecycle event', members: recordBodies.PeerLifecycle[1].shape.event.options, home: 'src-shared/journal/records.ts' },
   { name: 'credential kind', members: CredentialUseSchema.shape.kind.options, home: 'src-shared/journal/records.ts' },
+  { name: 'hold target kind', members: HoldTargetKindSchema.options, home: 'src-shared/journal/records.ts' },
   { name: 'plane state', members: PlaneStatusSchema.shape.state.options, home: 'src-shared/ipc/contract.ts' },
   { name: 'plane host', members: PlaneStatusSchema.shape.host.options, home: 'src-shared/ipc/contract.ts' },
 ];

@@ -40,6 +40,7 @@ export const COMMAND_MODULES = {
   a2a: () => import('./a2a-commands').then((m): AddCommands => m.addA2aCommands),
   cases: () => import('./case-commands').then((m): AddCommands => m.addCaseCommands),
   witness: () => import('./witness-commands').then((m): AddCommands => m.addWitnessCommands),
+  erasure: () => import('./erasure-commands').then((m): AddCommands => m.addErasureCommands),
 } as const;
 
 /**
@@ -66,6 +67,10 @@ export const COMMAND_MODULE_OF: Readonly<Record<string, keyof typeof COMMAND_MOD
   cases: 'cases',
   audit: 'cases',
   witness: 'witness',
+  erase: 'erasure',
+  holds: 'erasure',
+  retention: 'erasure',
+  sealing: 'erasure',
 };
 
 /** The first word of the command line that is not an option: the subcommand asked for. */

@@ -5,6 +5,7 @@
  * has one more: a run left waiting for a person exits WAITING_EXIT_CODE (3), neither done nor
  * failed, and says the command that decides it.
  */
+import { describeErasure } from '../../src-shared/journal/erased-payload';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { BrokenAgent, CommandResponse, RunView } from '../../src-shared/ipc/contract';
 import { modelCallsOf, modelCallWords } from '../../src-shared/vocabulary/model-refs';
@@ -252,6 +253,7 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       out(describeRun(run));
       for (const line of calls) out(line);
       for (const line of describeWait(run)) out(line);
+      if (run.erased) out(`  payloads ${describeErasure(run.erased)}`);
       if (run.result !== undefined) out(`  result: ${JSON.stringify(run.result)}`);
       if (run.error) out(`  error: ${run.error.code}: ${run.error.message}`);
     }),

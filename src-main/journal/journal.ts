@@ -11,8 +11,9 @@
  * sharing the data dir (a peer started from the CLI beside the desktop app) are folded in
  * before our own, so the tree always covers seqs 1..head in order.
  */
-import { CanonicalJsonError, canonicalize } from '../../src-shared/journal/canonical-json';
-import { CURRENT_VERSION, recordBodyProblem, type JournalRecord, type AnyRecordDraft, type RecordDraft, type RecordKind } from '../../src-shared/journal/records';
+import type { JournalRecord, AnyRecordDraft, RecordDraft, RecordKind } from '../../src-shared/journal/records';
+import { prepareOnce } from './prepare-draft';
+export { prepare } from './prepare-draft';
 import { CheckpointLog, peekCheckpoint, signCheckpoint, verifyCheckpoint, type SignedCheckpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { JournalError } from './journal-error';
@@ -27,6 +28,7 @@ import { journalPath, SqliteJournalStore } from './sqlite-store';
 import { PostgresJournalStore } from './postgres-store';
 import { postgresLimitsFrom } from './postgres-url';
 import { TeamJournal } from './team-journal';
+import { PayloadSealer } from './payload-sealer';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1000;
 export interface JournalOptions {
@@ -51,6 +53,8 @@ export interface JournalOptions {
   readOnly?: boolean;
   /** Hears what a slow migration says before it runs (a first start after an upgrade), for the operator. */
   onMigrationNotice?: (message: string) => void;
+  /** Seal new payloads (docs/ERASURE.md) or not, whatever the data dir's setting says; absent: the setting. */
+  sealPayloads?: boolean;
 }
 
 export type AppendListener = (records: readonly JournalRecord[]) => void;
@@ -87,6 +91,8 @@ export class Journal {
   private pool: JournalWorkers | null = null;
   /** On a store other instances share: the keyring admission and checkpoint publishing (team-journal.ts). */
   private team: TeamJournal | null = null;
+  /** Seals payloads as they are written and opens them as they are read (payload-sealer.ts); null on PostgreSQL. */
+  private sealer: PayloadSealer | null = null;
 
   private constructor(
     readonly dataDir: string,
@@ -122,6 +128,10 @@ export class Journal {
         options.readOnly ?? false,
       );
       if (options.databaseUrl !== undefined) journal.refuseAnotherJournalsDataDir();
+      else {
+        const lookups = { headSeq: async () => (await store.head()).seq, erasures: (head: number) => store.readKinds(1, head, ['SubjectErased'], Number.MAX_SAFE_INTEGER) };
+        journal.sealer = PayloadSealer.forDataDir(options.dataDir, options, async (runId) => ownerOfAdmission((await store.readRun(runId, 1, 1))[0]), lookups);
+      }
       const head = (await store.head()).seq;
       const restored = await journal.restoreTree(head);
       await journal.fold(() => journal.catchUp(head));
@@ -196,8 +206,9 @@ export class Journal {
     if (this.closed) throw new JournalError('Closed', 'the journal is closed');
     if (this.readOnly) throw new JournalError('Refused', 'this journal was opened read-only');
     // Validated and canonicalised here, so a bad draft fails alone, before any group forms.
-    const prepared = drafts.map(prepareOnce);
+    let prepared = drafts.map(prepareOnce);
     if (prepared.length === 0) return [];
+    if (this.sealer?.sealing) prepared = await this.sealer.sealAll(prepared, this.now());
     return new Promise<JournalRecord[]>((resolve, reject) => {
       this.pending.push({ prepared, resolve, reject });
       if (!this.flushScheduled) {
@@ -378,16 +389,26 @@ export class Journal {
     return this.#store.head();
   }
 
+  // Records read through the journal come with sealed payloads opened (or marked erased);
+  // `bodyText` stays the stored text, so what is hashed and exported is what was written.
   readRange(fromSeq: number, toSeq: number | null, limit: number): Promise<StoredRecord[]> {
-    return this.#store.readRange(fromSeq, toSeq, limit);
+    return this.#store.readRange(fromSeq, toSeq, limit).then(this.opened);
   }
 
   readRun(runId: string, fromSeq: number, limit: number): Promise<StoredRecord[]> {
-    return this.#store.readRun(runId, fromSeq, limit);
+    return this.#store.readRun(runId, fromSeq, limit).then(this.opened);
   }
 
   readKinds(fromSeq: number, toSeq: number, kinds: readonly string[], limit: number): Promise<StoredRecord[]> {
-    return this.#store.readKinds(fromSeq, toSeq, kinds, limit);
+    return this.#store.readKinds(fromSeq, toSeq, kinds, limit).then(this.opened);
+  }
+
+  private readonly opened = (records: StoredRecord[]): StoredRecord[] | Promise<StoredRecord[]> => (this.sealer ? this.sealer.openAll(records) : records);
+
+  /** The payload sealer (docs/ERASURE.md), its key store opened or made now; refused on PostgreSQL, where the keys are not shared yet. */
+  erasure(): PayloadSealer {
+    if (this.sealer === null) throw new JournalError('Refused', `the journal at ${this.location} does not seal payloads: crypto-erasure needs a SQLite data dir (docs/ERASURE.md)`);
+    return this.sealer.ensureKeys(this.readOnly);
   }
 
   runs(limit: number): Promise<RunSummaryRow[]> {
@@ -481,6 +502,7 @@ export class Journal {
       await this.team?.settled();
     } finally {
       this.closed = true;
+      this.sealer?.close();
       await this.#store.close();
     }
   }
@@ -526,61 +548,9 @@ export class Journal {
   }
 }
 
-/**
- * What `prepare` made, and nothing else: appendBatch trusts an object's `bodyText` only when it
- * was made here, so a look-alike built elsewhere (a `bodyText` that is not its body's canonical
- * text) is checked as the draft it also is, and its `bodyText` ignored. The proof is the private
- * field, which no object made outside this class can carry. It replaced a WeakSet of prepared
- * drafts: adding to a WeakSet cost about 0.9 µs a record (an entry in an ephemeron table the
- * garbage collector must also trace), about a twentieth of a record's whole append in a group
- * commit.
- */
-class Prepared implements PreparedDraft {
-  readonly #madeHere = true;
-
-  constructor(
-    readonly runId: string | null,
-    readonly kind: RecordKind,
-    readonly v: number,
-    readonly bodyText: string,
-    readonly body: Record<string, unknown>,
-  ) {
-    Object.freeze(this);
-  }
-
-  static madeHere(draft: object): draft is Prepared {
-    return #madeHere in draft;
-  }
-}
-
-/** A draft prepared now, or one `prepare` already made (see appendBatch). */
-function prepareOnce(draft: AnyRecordDraft | PreparedDraft): PreparedDraft {
-  return Prepared.madeHere(draft) ? draft : prepare(draft as AnyRecordDraft);
-}
-
-/**
- * Validates a draft against its kind's schema and canonicalises its body, outside the write lock.
- * The result is frozen and can be appended as it is (appendBatch), which a caller that must
- * refuse a bad draft before it goes on (Runtime.run's admission) uses so the work is done once:
- * it was a tenth of a loaded peer's canonical JSON, the admission being every call's largest
- * record. The draft's body must not change after it is prepared: what is written is the text
- * made here.
- */
-export function prepare(draft: AnyRecordDraft): PreparedDraft {
-  const v = (CURRENT_VERSION as Record<string, number | undefined>)[draft.kind];
-  if (v === undefined) throw new JournalError('Refused', `unknown record kind ${String(draft.kind)}`);
-  const problem = recordBodyProblem(draft.kind, v, draft.body);
-  if (problem !== null) throw new JournalError('Refused', `${draft.kind} body is invalid: ${problem}`);
-  let bodyText: string;
-  try {
-    // The draft's own body, not zod's parse output: zod strips unknown keys, and a record
-    // must hold exactly what its writer meant or be refused; the schema check above is a gate.
-    bodyText = canonicalize(draft.body);
-  } catch (error) {
-    if (error instanceof CanonicalJsonError) throw new JournalError('Refused', `${draft.kind} body ${error.message}`);
-    throw error;
-  }
-  return new Prepared(draft.runId, draft.kind, v, bodyText, draft.body as Record<string, unknown>);
+/** The owner a run's first record names, when it is its admission. */
+function ownerOfAdmission(first: JournalRecord | undefined): string | null {
+  return first?.kind === 'RunAdmitted' && typeof first.body.owner === 'string' ? first.body.owner : null;
 }
 
 /** The store `options` name: PostgreSQL at databaseUrl, or the data dir's SQLite file. */

@@ -3,7 +3,7 @@
  * Records go out with their envelope intact (hashes included) and a `known` flag, so a record
  * of a kind from a newer AgentPlane is shown raw and labelled rather than dropped.
  */
-import { unknownVersion } from '../../src-shared/journal/records';
+import { sealedFieldsOf, unknownVersion } from '../../src-shared/journal/records';
 import type { CommandHandlers } from './dispatch';
 import type { Journal } from '../journal/journal';
 import { BundleError } from '../journal/bundle-error';
@@ -21,7 +21,9 @@ export function recordView(record: StoredRecord): RecordView {
   const { bodyText: _bodyText, ...envelope } = record;
   // Known or not by kind and version alone: a view shows the body as written, valid or not.
   const why = unknownVersion(record.kind, record.v);
-  return why === null ? { ...envelope, known: true } : { ...envelope, known: false, note: why };
+  // A sealed record opened to its payload (or to `erased`): the stored body goes with it, for the hash check.
+  const stored = sealedFieldsOf(record.kind, record.v) !== null ? { stored: JSON.parse(record.bodyText) as Record<string, unknown> } : {};
+  return why === null ? { ...envelope, known: true, ...stored } : { ...envelope, known: false, note: why };
 }
 
 /** Every journal command but journal.changes, which plane.ts serves (journal-changes.ts). */

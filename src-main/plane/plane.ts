@@ -16,6 +16,7 @@ import { databaseOptions, DATABASE_URL_ENV, type DatabaseChoice } from '../journ
 import { journalHandlers } from './journal-handlers';
 import { acpHandlers } from './acp-handlers';
 import { caseHandlers } from './case-handlers';
+import { erasureHandlers, startRetention } from './erasure-handlers';
 import { TranscriptStore } from '../journal/transcript-store';
 import { mcpEndpointHandlers } from './mcp-endpoint';
 import { mcpClientHandlers } from './mcp-client-handlers';
@@ -303,6 +304,9 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   // Beside the journal, not in it: what people read of evidence-recorded ACP sessions (acp-handlers.ts).
   const transcripts = TranscriptStore.open(config.dataDir);
   const acp = acpHandlers(journal, LOCAL_USER, { store: transcripts, grew: (runId, lastWire) => events.publish('acp.transcript', { runId, lastWire }) });
+  // Retention (docs/ERASURE.md): old unheld payloads erased in the background, journaled like an erase.
+  const forgetFolded = () => runtime.forgetFoldedRuns();
+  const stopRetention = startRetention(journal, config.dataDir, now, forgetFolded, (error) => logger.log('error', 'retention failed', errorFields(error)));
   const handlers: CommandHandlers = {
     'plane.status': () => status(),
     'witness.status': () => witnessStatusOf(witness),
@@ -313,6 +317,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     ...peerHandlers(peers),
     ...acp.handlers,
     ...caseHandlers(journal, LOCAL_USER),
+    ...erasureHandlers(journal, LOCAL_USER, now, forgetFolded),
     ...mcpEndpointHandlers(config.dataDir, runtime),
     ...mcpClientHandlers(mcpPool),
     ...a2aClientHandlers(config.dataDir, {
@@ -400,6 +405,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
         // After every client that sends through it: its idle sockets go with it.
         await netguard.close();
         announcer.stop();
+        stopRetention();
         transcripts.close();
         // Before the journal closes: the shutdown checkpoint reaches the witness at the next start.
         await witness?.close();

@@ -35,6 +35,7 @@ export function runView(history: RunSummary): RunView {
     ...(history.result !== undefined ? { result: history.result } : {}),
     ...(history.error ? { error: history.error } : {}),
     ...(history.fork ? { forkOf: { runId: history.fork.parent, step: history.fork.step } } : {}),
+    ...(history.erased ? { erased: history.erased } : {}),
   };
 }
 

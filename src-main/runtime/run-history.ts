@@ -8,6 +8,7 @@
  * only by snoozes: anything the run did afterwards (an effect, a seal) means the wait was
  * answered.
  */
+import { erasureOfBody } from '../../src-shared/journal/erased-payload';
 import type { DecisionV1Body, JournalRecord, RecordBody } from '../../src-shared/journal/records';
 import { decisionValueFromV1 } from '../../src-shared/vocabulary/decisions';
 import { waitIdParts } from '../../src-shared/vocabulary/ids';
@@ -54,6 +55,8 @@ export interface RunHistory {
   heldBy?: Array<{ seq: number; host: string }>;
   /** The context it continues (the id of the run that opened it); absent, the run is its own context. */
   context?: string;
+  /** Its owner's payloads erased (docs/ERASURE.md): when, by whom, why; its input and results read as gone. */
+  erased?: { at: string; by: string; reason: string };
   admittedAt: string;
   /** The RunAdmitted's seq. */
   admittedSeq: number;
@@ -93,6 +96,12 @@ export interface RunHistory {
  * such runs, and the Runs list never appeared under that limit).
  */
 export type RunSummary = Omit<RunHistory, 'steps' | 'decisions' | 'waits'>;
+
+/** An admission whose payload was erased gives its history `erased`. */
+function erasedOf(body: Record<string, unknown>): { erased?: RunHistory['erased'] } {
+  const erased = erasureOfBody(body);
+  return erased ? { erased } : {};
+}
 
 export function summaryOf(history: RunHistory): RunSummary {
   const { steps: _steps, decisions: _decisions, waits: _waits, ...summary } = history;
@@ -167,6 +176,7 @@ export class RunFold {
       host: admitted.host ?? 'plane',
       heldBy: [{ seq: first.seq, host: admitted.host ?? 'plane' }],
       ...(admitted.context !== undefined ? { context: admitted.context } : {}),
+      ...erasedOf(first.body),
       admittedAt: first.time,
       admittedSeq: first.seq,
       budget: { ...admitted.budget },

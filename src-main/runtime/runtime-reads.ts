@@ -143,6 +143,17 @@ export class RunReads {
     this.historyRecords -= held.records;
   }
 
+  /**
+   * Drops every folded history and summary: an erasure (docs/ERASURE.md) changed what a run's
+   * records open to without moving its last seq, so a view folded before it would still show the
+   * payloads it destroyed.
+   */
+  forgetAll(): void {
+    this.histories.clear();
+    this.historyRecords = 0;
+    this.summaries.clear();
+  }
+
   /** How many runs and records the folded-history cache holds now (for tests and diagnostics). */
   get historyCache(): { runs: number; records: number } {
     return { runs: this.histories.size, records: this.historyRecords };

@@ -283,6 +283,11 @@ export class Runtime {
     return this.reads.summary(runId, knownLastSeq);
   }
 
+  /** Forgets every folded run view: after an erasure, views are folded again from what the records open to now (docs/ERASURE.md). */
+  forgetFoldedRuns(): void {
+    this.reads.forgetAll();
+  }
+
   /** How many runs and records the folded-history cache holds now (for tests and diagnostics). */
   get historyCache(): { runs: number; records: number } {
     return this.reads.historyCache;

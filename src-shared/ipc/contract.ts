@@ -22,6 +22,7 @@ import { AgentWaitSchema, RecordedWaitSubjectSchema, WaitReasonSchema } from '..
 import { SessionSummarySchema, SessionViewSchema } from '../protocol/acp/session-view';
 import { TranscriptLineSchema } from '../protocol/acp/evidence';
 import { AuditSchema, CaseBindingSchema, CaseIdSchema, CaseRowSchema } from '../protocol/acp/cases';
+import { ErasureReasonSchema, ErasureSchema, ErasureSettingsSchema, HoldSchema, RetentionDaysSchema, RetentionPassSchema, SubjectIdSchema } from '../protocol/erasure';
 import { McpEndpointViewSchema, McpServerConfigSchema, McpServerNameSchema, McpServerViewSchema } from '../protocol/mcp';
 import { A2aRemotesRequestSchema, A2aRemotesSchema } from '../protocol/a2a';
 import { NetAllowEntrySchema, NetAllowListSchema, NetOriginInputSchema } from '../protocol/net-allow';
@@ -88,6 +89,11 @@ export const RecordViewSchema = deferred(() => JournalRecordSchema.extend({
   known: z.boolean(),
   /** Why the body is shown raw: a kind or version from a newer AgentPlane. */
   note: z.string().optional(),
+  /**
+   * A sealed record's body as stored and hashed (docs/ERASURE.md), where `body` is what it opens
+   * to (its payload, or `erased`): what a hash check recomputes from.
+   */
+  stored: z.record(z.string(), z.unknown()).optional(),
 }));
 export type RecordView = z.infer<typeof RecordViewSchema>;
 
@@ -183,6 +189,8 @@ export const RunViewSchema = deferred(() => z.object({
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   /** A fork (`runs.fork`): its parent run and the first step it performed live. */
   forkOf: z.object({ runId: RunIdSchema, step: z.number().int().nonnegative() }).optional(),
+  /** Its owner's payloads erased (docs/ERASURE.md): when, by whom and why; its input and result are gone. */
+  erased: z.object({ at: z.string(), by: z.string(), reason: z.string() }).optional(),
 }));
 export type RunView = z.infer<typeof RunViewSchema>;
 
@@ -554,6 +562,34 @@ export const commands = lazyEntries({
   'audit.runs': () => ({
     request: z.object({ limit: z.number().int().min(1).max(1000).default(200) }).strict(),
     response: AuditSchema,
+  }),
+  /**
+   * Erases a subject (docs/ERASURE.md): its data keys destroyed and a SubjectErased record
+   * journaled; every payload sealed under them then reads as erased. Refused for a subject under
+   * a legal hold (naming the hold) and for one with no sealed payload here.
+   */
+  'erasure.erase': () => ({
+    request: z.object({ subject: SubjectIdSchema, reason: ErasureReasonSchema.optional() }).strict(),
+    response: ErasureSchema,
+  }),
+  /** The data dir's erasure settings (sealing of new payloads, retention in days; null: none), set when given. */
+  'erasure.settings': () => ({
+    request: z.object({ sealPayloads: z.boolean().optional(), retentionDays: RetentionDaysSchema.nullable().optional() }).strict(),
+    response: ErasureSettingsSchema,
+  }),
+  /** Applies retention now (the plane also does, in the background): erases every unheld key whose month ended `retentionDays` ago. */
+  'erasure.retentionApply': () => ({ request: Empty, response: RetentionPassSchema }),
+  /** Places a legal hold on a subject or a case (a HoldPlaced record). */
+  'holds.add': () => ({
+    request: z.object({ subject: SubjectIdSchema.optional(), caseId: CaseIdSchema.optional(), reason: ErasureReasonSchema.optional() }).strict(),
+    response: HoldSchema,
+  }),
+  /** The legal holds in force, oldest first. */
+  'holds.list': () => ({ request: Empty, response: z.object({ holds: z.array(HoldSchema) }) }),
+  /** Lifts the holds on a subject or a case (HoldLifted records). */
+  'holds.remove': () => ({
+    request: z.object({ subject: SubjectIdSchema.optional(), caseId: CaseIdSchema.optional(), reason: ErasureReasonSchema.optional() }).strict(),
+    response: z.object({ removed: z.array(HoldSchema) }),
   }),
   /** The answers people gave at the plane in one observed session after `afterSeq`: what the tap polls. */
   'acp.decisions': () => ({

@@ -60,40 +60,114 @@ export const CredentialUseSchema = z.object({
 const ErrorInfo = z.object({ code: z.string(), message: z.string() });
 
 /**
+ * A payload sealed under a subject's data key (docs/ERASURE.md): the record's data-carrying
+ * fields (a run's input, an effect's request or result, a sealed run's result), canonical JSON
+ * encrypted with AES-256-GCM under the key `key` of `subject` for `period` (a UTC month), with
+ * a random 96-bit nonce. The record's hash covers this ciphertext, so destroying the key (an
+ * erasure) leaves every hash, checkpoint and export valid while nobody can read the payload again.
+ */
+export const SealedPayloadSchema = z.object({
+  subject: z.string().min(1),
+  /** The UTC month (YYYY-MM) the key serves: retention destroys old months' keys only. */
+  period: z.string().regex(/^\d{4}-\d{2}$/, 'a UTC month as YYYY-MM'),
+  /** The data key's id in the plane's subject key store. */
+  key: z.string().regex(/^[0-9a-f]{32}$/, 'a key id as 32 lowercase hex digits'),
+  nonce: z.string().regex(/^[A-Za-z0-9+/]{16}$/, 'a 12-byte nonce in base64'),
+  /** Ciphertext then the 16-byte GCM tag, base64. */
+  data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
+});
+export type SealedPayload = z.infer<typeof SealedPayloadSchema>;
+
+/** What a legal hold (HoldPlaced) is on: a subject (a run owner), or a case (the owners of the runs bound to it). */
+export const HoldTargetKindSchema = z.enum(['subject', 'case']);
+export type HoldTargetKind = z.infer<typeof HoldTargetKindSchema>;
+
+/** RunAdmitted v1: what v2 keeps clear is this without `input`. */
+const runAdmittedV1 = () =>
+  z.object({
+    agent: z.string(),
+    /** The principal at the root of the delegation chain: whose run this is. */
+    owner: z.string(),
+    /** Who acts for whom, root first. */
+    chain: z.array(z.string()),
+    input: Json,
+    /** Where the input came from: `user:<id>`, `peer:<id>`, `plane`. Untrusted unless `plane`. */
+    inputProvenance: z.string(),
+    budget: BudgetSchema,
+    trigger: z.object({ via: z.enum(['ipc', 'cli', 'web', 'peer', 'mcp', 'a2a', 'plane']), by: z.string() }),
+    /**
+     * The run whose effect made this call, and that effect's step, as the caller stated them
+     * (a peer's skill run called by a plane run). A claim by the caller: the plane confirms it
+     * against the parent's own EffectStarted before it shows the link as confirmed
+     * (runtime/run-links.ts).
+     */
+    parentRunId: z.string().optional(),
+    parentStep: Step.optional(),
+    /** Which process executes the run: `plane` (when absent too) or `peer:<id>`. */
+    host: z.string().optional(),
+    /**
+     * The context the run continues: the id of the run that opened it, which belongs to the
+     * same owner and host (runtime.ts checks it at admission). Absent: the run is its own
+     * context (every run before contexts existed reads so, with nothing migrated).
+     */
+    context: z.string().optional(),
+  });
+
+const effectStartedV1 = () =>
+  z.object({
+    step: Step,
+    effect: EffectKindSchema,
+    name: z.string(),
+    /** Canonical hash of everything that defines the effect; replay compares it. */
+    key: HashHexSchema,
+    request: Json,
+    destination: z.string().optional(),
+    credential: CredentialUseSchema.optional(),
+  });
+
+const effectDoneV1 = () =>
+  z.object({
+    step: Step,
+    key: HashHexSchema,
+    result: Json,
+    spend: SpendSchema,
+    /** Label of what came back: `peer:<id>`, `model:<provider>`, `plane`. */
+    provenance: z.string(),
+  });
+
+const runSealedV1 = () =>
+  z.object({
+    outcome: RunOutcomeSchema,
+    result: Json.optional(),
+    error: ErrorInfo.optional(),
+    spend: SpendSchema,
+    /** How many records the run wrote before this one: a record deleted from a sealed run is detectable. */
+    records: Count,
+  });
+
+/** One step of an EffectReused v1 (v2 keeps it without `request` and `result`). */
+const reusedStepV1 = () =>
+  z.object({
+    step: Step,
+    effect: EffectKindSchema,
+    name: z.string(),
+    key: HashHexSchema,
+    request: Json,
+    result: Json,
+    provenance: z.string(),
+    from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
+  });
+
+/**
  * Body schemas by kind, then by version. Each is built the first time it is read
  * (lazyEntries): a process checks the bodies of the kinds it writes, and most (each CLI call, the
  * page in every window) check none, so building all of them on load was wasted start-up.
  */
 export const recordBodies = {
   RunAdmitted: lazyEntries({
-    1: () => z.object({
-      agent: z.string(),
-      /** The principal at the root of the delegation chain: whose run this is. */
-      owner: z.string(),
-      /** Who acts for whom, root first. */
-      chain: z.array(z.string()),
-      input: Json,
-      /** Where the input came from: `user:<id>`, `peer:<id>`, `plane`. Untrusted unless `plane`. */
-      inputProvenance: z.string(),
-      budget: BudgetSchema,
-      trigger: z.object({ via: z.enum(['ipc', 'cli', 'web', 'peer', 'mcp', 'a2a', 'plane']), by: z.string() }),
-      /**
-       * The run whose effect made this call, and that effect's step, as the caller stated them
-       * (a peer's skill run called by a plane run). A claim by the caller: the plane confirms it
-       * against the parent's own EffectStarted before it shows the link as confirmed
-       * (runtime/run-links.ts).
-       */
-      parentRunId: z.string().optional(),
-      parentStep: Step.optional(),
-      /** Which process executes the run: `plane` (when absent too) or `peer:<id>`. */
-      host: z.string().optional(),
-      /**
-       * The context the run continues: the id of the run that opened it, which belongs to the
-       * same owner and host (runtime.ts checks it at admission). Absent: the run is its own
-       * context (every run before contexts existed reads so, with nothing migrated).
-       */
-      context: z.string().optional(),
-    }),
+    1: () => runAdmittedV1(),
+    /** v1 with `input` sealed under the owner's data key (docs/ERASURE.md). */
+    2: () => runAdmittedV1().omit({ input: true }).extend({ sealed: SealedPayloadSchema }),
   }),
   AdmissionRefused: lazyEntries({
     1: () => z.object({
@@ -105,26 +179,14 @@ export const recordBodies = {
     }),
   }),
   EffectStarted: lazyEntries({
-    1: () => z.object({
-      step: Step,
-      effect: EffectKindSchema,
-      name: z.string(),
-      /** Canonical hash of everything that defines the effect; replay compares it. */
-      key: HashHexSchema,
-      request: Json,
-      destination: z.string().optional(),
-      credential: CredentialUseSchema.optional(),
-    }),
+    1: () => effectStartedV1(),
+    /** v1 with `request` sealed under the run owner's data key (docs/ERASURE.md). */
+    2: () => effectStartedV1().omit({ request: true }).extend({ sealed: SealedPayloadSchema }),
   }),
   EffectDone: lazyEntries({
-    1: () => z.object({
-      step: Step,
-      key: HashHexSchema,
-      result: Json,
-      spend: SpendSchema,
-      /** Label of what came back: `peer:<id>`, `model:<provider>`, `plane`. */
-      provenance: z.string(),
-    }),
+    1: () => effectDoneV1(),
+    /** v1 with `result` sealed under the run owner's data key (docs/ERASURE.md). */
+    2: () => effectDoneV1().omit({ result: true }).extend({ sealed: SealedPayloadSchema }),
   }),
   EffectFailed: lazyEntries({
     1: () => z.object({
@@ -220,14 +282,9 @@ export const recordBodies = {
     1: () => z.object({ scope: z.string(), lifted: z.boolean(), by: z.string(), reason: z.string().optional() }),
   }),
   RunSealed: lazyEntries({
-    1: () => z.object({
-      outcome: RunOutcomeSchema,
-      result: Json.optional(),
-      error: ErrorInfo.optional(),
-      spend: SpendSchema,
-      /** How many records the run wrote before this one: a record deleted from a sealed run is detectable. */
-      records: Count,
-    }),
+    1: () => runSealedV1(),
+    /** v1 with `result` sealed under the run owner's data key (docs/ERASURE.md). */
+    2: () => runSealedV1().omit({ result: true }).extend({ sealed: SealedPayloadSchema }),
   }),
   Observation: lazyEntries({
     1: () => z.object({
@@ -293,21 +350,9 @@ export const recordBodies = {
    * a record with none): a fork of a long run writes one record per thousand steps, not one per step.
    */
   EffectReused: lazyEntries({
-    1: () => z.object({
-      steps: z
-        .array(
-          z.object({
-            step: Step,
-            effect: EffectKindSchema,
-            name: z.string(),
-            key: HashHexSchema,
-            request: Json,
-            result: Json,
-            provenance: z.string(),
-            from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
-          }),
-        ),
-    }),
+    1: () => z.object({ steps: z.array(reusedStepV1()) }),
+    /** v1 with each step's `request` and `result` sealed, together, under the fork owner's data key (docs/ERASURE.md). */
+    2: () => z.object({ steps: z.array(reusedStepV1().omit({ request: true, result: true })), sealed: SealedPayloadSchema }),
   }),
   /**
    * A public key admitted to the plane's keyring: checkpoints it signs over this journal are the
@@ -323,6 +368,37 @@ export const recordBodies = {
    */
   KeyRetired: lazyEntries({
     1: () => z.object({ keyId: z.string().min(1), by: z.string().min(1), reason: z.string().optional() }),
+  }),
+  /**
+   * A subject's data keys destroyed (docs/ERASURE.md): every payload sealed under them can no
+   * longer be read, and reads as erased by `by` at this record's time because of `reason`. The
+   * sealed records stay as written, so every hash, checkpoint and export still verifies.
+   * `keys` names each key destroyed and the month it served; `retention` is set when the
+   * plane's retention (not a person) erased them.
+   */
+  SubjectErased: lazyEntries({
+    1: () =>
+      z.object({
+        subject: z.string().min(1),
+        keys: z.array(z.object({ key: z.string().regex(/^[0-9a-f]{32}$/), period: z.string() })),
+        by: z.string().min(1),
+        reason: z.string().max(500),
+        retention: z.object({ days: z.number().int().positive() }).optional(),
+      }),
+  }),
+  /** A legal hold placed on a subject or a case: while it stands, neither erase nor retention destroys their keys. */
+  HoldPlaced: lazyEntries({
+    1: () =>
+      z.object({
+        holdId: z.string().min(1),
+        target: z.object({ kind: HoldTargetKindSchema, id: z.string().min(1) }),
+        by: z.string().min(1),
+        reason: z.string().max(500).optional(),
+      }),
+  }),
+  /** A legal hold lifted (it names the HoldPlaced's holdId). */
+  HoldLifted: lazyEntries({
+    1: () => z.object({ holdId: z.string().min(1), by: z.string().min(1), reason: z.string().max(500).optional() }),
   }),
 } as const;
 
@@ -351,7 +427,45 @@ export const CURRENT_VERSION = {
   RunForked: 1,
   EffectReused: 1,
   ProvenanceVerdict: 1,
+  SubjectErased: 1,
+  HoldPlaced: 1,
+  HoldLifted: 1,
 } as const satisfies { [K in RecordKind]: keyof (typeof recordBodies)[K] };
+
+/**
+ * The kinds whose payload a data dir that seals payloads (docs/ERASURE.md) writes sealed, the
+ * version it writes them at, and the fields that version moves into `sealed`. Every other field
+ * stays clear: kinds, steps, keys, spend and the owner are what the journal's indexes, verify
+ * and the run list read, and none of them is what a person typed or a model answered.
+ */
+export const SEALED_VERSION = {
+  RunAdmitted: { v: 2, fields: ['input'] },
+  EffectStarted: { v: 2, fields: ['request'] },
+  EffectDone: { v: 2, fields: ['result'] },
+  RunSealed: { v: 2, fields: ['result'] },
+  /** Each of `steps`' request and result. */
+  EffectReused: { v: 2, fields: ['request', 'result'], within: 'steps' },
+} as const satisfies { [K in RecordKind]?: { v: keyof (typeof recordBodies)[K]; fields: readonly string[]; within?: string } };
+export type SealedKind = keyof typeof SEALED_VERSION;
+
+/** The fields a record of this kind and version holds sealed, or null when it holds none sealed. */
+export function sealedFieldsOf(kind: string, v: number): readonly string[] | null {
+  const sealed = Object.hasOwn(SEALED_VERSION, kind) ? SEALED_VERSION[kind as SealedKind] : undefined;
+  return sealed !== undefined && sealed.v === v ? sealed.fields : null;
+}
+
+/** The array field whose items hold the sealed fields (EffectReused's `steps`), or null when they are the body's own. */
+export function sealedWithin(kind: string): string | null {
+  const sealed = Object.hasOwn(SEALED_VERSION, kind) ? (SEALED_VERSION[kind as SealedKind] as { within?: string }) : undefined;
+  return sealed?.within ?? null;
+}
+
+/**
+ * What a reader finds in place of a sealed payload whose key was destroyed (an opened body's
+ * `erased`), or whose key this data dir does not hold (`erased` absent, `sealedUnreadable` set).
+ */
+export const ErasedPayloadSchema = z.object({ at: z.string(), by: z.string(), reason: z.string() });
+export type ErasedPayload = z.infer<typeof ErasedPayloadSchema>;
 
 type Bodies = typeof recordBodies;
 /** The body a writer writes now, by kind: the kind's schema at its CURRENT_VERSION. */

@@ -267,6 +267,23 @@ const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
     await plane.journal.append({ runId: null, kind: KEY_RETIRED, body: { keyId: other.key.keyId, by: 'cli:golden', reason: 'golden journal: an instance retired' } });
     return made;
   },
+  // Crypto-erasure (docs/ERASURE.md): payload sealing on, a run whose input, requests, results
+  // and seal are sealed (v2) under its owner's key, and a fork of it; a legal hold placed on the
+  // owner (its erasure refused), lifted, and the owner erased (SubjectErased): both runs read as erased.
+  async erasure(dataDir) {
+    const made = await planeWith(dataDir, [MANIFESTS.summarize]);
+    const { plane } = made;
+    await call(plane, 'erasure.settings', { sealPayloads: true });
+    const { runId } = await call(plane, 'runs.start', { agent: 'summarize', input: { text: 'Erasing a subject destroys its key; every proof over its records stays valid.' }, wait: true });
+    // A fork of it at step 1: its step 0 taken from the sealed parent (EffectReused v2).
+    await call(plane, 'runs.fork', { runId, at: 1, wait: true });
+    const { owner } = await call(plane, 'runs.get', { runId });
+    await call(plane, 'holds.add', { subject: owner, reason: 'golden journal: a legal hold' });
+    await failure(plane, 'erasure.erase', { subject: owner, reason: 'refused while held' });
+    await call(plane, 'holds.remove', { subject: owner, reason: 'golden journal: the matter closed' });
+    await call(plane, 'erasure.erase', { subject: owner, reason: 'golden journal: an erasure request' });
+    return made;
+  },
   // A team plane's takeover (docs/TEAM-PLANE.md): two instances on an empty PostgreSQL journal;
   // a run started at the first waits for a person; the first stops; the second takes the run
   // over (RunAdopted), a person approves it there, and it finishes.

@@ -18,7 +18,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CURRENT_VERSION, type AnyRecordDraft, type JournalRecord } from '../../src-shared/journal/records';
+import { CURRENT_VERSION, sealedFieldsOf, type AnyRecordDraft, type JournalRecord, type RecordKind } from '../../src-shared/journal/records';
+import { prepareSealed } from '../../src-main/journal/prepare-draft';
 import type { RunView } from '../../src-shared/ipc/contract';
 import { silentLogger } from '../../src-main/base/logger';
 import { Journal } from '../../src-main/journal/journal';
@@ -35,7 +36,7 @@ import { compileAgent, type LoadedAgent } from '../../src-main/runtime/manifest'
 export const GOLDEN_DIR = join(import.meta.dirname, '..', 'fixtures', 'journals');
 
 /** The kinds of run a golden journal is made for, one bundle each per generation. */
-export const GOLDEN_KINDS = ['local', 'peer-call', 'approval', 'mcp', 'a2a', 'acp-observation', 'acp-case', 'budget-wait', 'keyring', 'team', 'fork', 'provenance'] as const;
+export const GOLDEN_KINDS = ['local', 'peer-call', 'approval', 'mcp', 'a2a', 'acp-observation', 'acp-case', 'budget-wait', 'keyring', 'team', 'fork', 'provenance', 'erasure'] as const;
 export type GoldenKind = (typeof GOLDEN_KINDS)[number];
 
 /**
@@ -88,11 +89,15 @@ export async function importBundle(records: readonly JournalRecord[], dataDir: s
   try {
     for (const record of records) {
       const current = (CURRENT_VERSION as Record<string, number | undefined>)[record.kind];
-      if (current !== record.v) {
+      // A sealed record (docs/ERASURE.md) is written as it was sealed, at its sealed version.
+      const sealed = current !== record.v && sealedFieldsOf(record.kind, record.v) !== null;
+      if (current !== record.v && !sealed) {
         throw new Error(`seq ${record.seq}: ${record.kind} v${record.v} cannot be imported: Journal.append writes ${record.kind} v${current ?? '?'} only, and the plane has no import that keeps a record's version`);
       }
       clock = Date.parse(record.time);
-      const written = await journal.append({ runId: record.runId, kind: record.kind, body: record.body } as AnyRecordDraft);
+      const written = sealed
+        ? (await journal.appendBatch([prepareSealed({ runId: record.runId, kind: record.kind as RecordKind, v: record.v, body: record.body })]))[0]!
+        : await journal.append({ runId: record.runId, kind: record.kind, body: record.body } as AnyRecordDraft);
       if (options.checkHashes !== false && (written.seq !== record.seq || written.hash !== record.hash)) {
         throw new Error(`seq ${record.seq} (${record.kind}) imported as seq ${written.seq} with hash ${written.hash}, not the bundle's ${record.hash}`);
       }
@@ -176,8 +181,17 @@ export async function replayRuntime(journal: Journal, agents: readonly LoadedAge
 export function replayableRuns(records: readonly JournalRecord[]): string[] {
   const sealed = new Set(records.filter((r) => r.kind === 'RunSealed' && r.runId).map((r) => r.runId!));
   return records
-    .filter((r) => r.kind === 'RunAdmitted' && r.runId && sealed.has(r.runId) && isPlaneHost((r.body.host as string | undefined) ?? 'plane'))
+    .filter((r) => r.kind === 'RunAdmitted' && r.runId && sealed.has(r.runId) && isPlaneHost((r.body.host as string | undefined) ?? 'plane') && !payloadSealed(r))
     .map((r) => r.runId!);
+}
+
+/**
+ * Whether a run's admission holds its input sealed (docs/ERASURE.md): such a run is not replayed
+ * from a bundle, whose payloads need a data key no bundle carries (the erasure golden journal's
+ * keys were destroyed, too); it is verified and folded like any other.
+ */
+export function payloadSealed(admission: JournalRecord): boolean {
+  return sealedFieldsOf(admission.kind, admission.v) !== null;
 }
 
 /** A host the plane's own runtime executes runs as: `plane`, or a team plane instance's `plane@<id>` (not a peer's). */

@@ -6,9 +6,10 @@
 import { recordPreimage } from '../../../src-shared/journal/record-hash';
 import type { JournalRecord } from '../../../src-shared/journal/records';
 
-export function preimageOf(record: JournalRecord): string {
+export function preimageOf(record: JournalRecord & { stored?: Record<string, unknown> }): string {
   const { hash: _hash, ...fields } = record;
-  return recordPreimage({ seq: fields.seq, runId: fields.runId, kind: fields.kind, v: fields.v, time: fields.time, body: fields.body, prevHash: fields.prevHash });
+  // A sealed record's hash covers its stored (sealed) body, not the payload it opened to (docs/ERASURE.md).
+  return recordPreimage({ seq: fields.seq, runId: fields.runId, kind: fields.kind, v: fields.v, time: fields.time, body: fields.stored ?? fields.body, prevHash: fields.prevHash });
 }
 
 export async function sha256Hex(text: string): Promise<string | null> {

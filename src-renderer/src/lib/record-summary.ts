@@ -10,6 +10,7 @@ import { clip, mcpCallWords, mcpResultText, mcpServerOfProvenance, readMcpCall }
 import { readA2aCall } from './wait-description';
 import { answeredModelOf, modelRef, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
 import { trustClass } from '../../../src-shared/vocabulary/provenance';
+import { describeErasure, erasureOfBody } from '../../../src-shared/journal/erased-payload';
 
 type Body = Record<string, unknown>;
 
@@ -122,6 +123,9 @@ export function reusedFrom(step: Body | undefined): string {
 export function summarizeRecord(record: RecordView): string {
   const body = record.body as Body;
   if (!record.known) return `${record.kind} v${record.v} (${record.note ?? 'unknown to this build'})`;
+  // A payload whose key was destroyed (docs/ERASURE.md) says when, by whom and why, not what it was.
+  const erased = erasureOfBody(body);
+  if (erased) return `${record.kind === 'RunAdmitted' ? `${str(body.agent)} for ${str(body.owner)} · ` : ''}payload ${describeErasure(erased)}`;
   switch (record.kind) {
     case 'RunAdmitted':
       return `${str(body.agent)} for ${str(body.owner)} via ${str((body.trigger as Body | undefined)?.via)}${body.host ? `, hosted by ${str(body.host)}` : ''}`;

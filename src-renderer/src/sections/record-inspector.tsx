@@ -14,6 +14,7 @@ import { preimageOf, sha256Hex } from '../lib/record-hash-check';
 import { recordAt } from '../store/timeline-slice';
 import { useApp } from '../store/store-context';
 import { McpRecordDetails } from './mcp-record-details';
+import { describeErasure, erasureOfBody } from '../../../src-shared/journal/erased-payload';
 
 function HashCheck({ preimage, hash }: { preimage: string | null; hash: string }) {
   const [computed, setComputed] = useState<{ for: string; hex: string | null } | null>(null);
@@ -70,6 +71,7 @@ export function RecordInspector() {
     }
   }, [record]);
 
+  const erased = record ? erasureOfBody(record.body) : null;
   if (!record) {
     return (
       <aside className="inspector" aria-label="Record inspector">
@@ -97,6 +99,14 @@ export function RecordInspector() {
         <dd>
           <HashCheck preimage={preimage} hash={record.hash} />
         </dd>
+        {erased ? (
+          <>
+            <dt>Payload</dt>
+            <dd>
+              <StatusPill tone="warn">Payload {describeErasure(erased)}</StatusPill>
+            </dd>
+          </>
+        ) : null}
       </dl>
       <McpRecordDetails record={record} />
       {preimage !== null ? <JsonBlock label="Canonical JSON (RFC 8785), the bytes the hash covers" text={preimage} /> : null}

@@ -10,6 +10,7 @@
  * comparison with its parent, and any run can be replayed dry against a changed manifest,
  * model or input.
  */
+import { describeErasure } from '../../../src-shared/journal/erased-payload';
 import { useId, useState } from 'react';
 import type { RunView } from '../../../src-shared/ipc/contract';
 import type { WitnessStatusView } from '../../../src-shared/protocol/witness';
@@ -163,6 +164,16 @@ function ForkOf({ run }: { run: RunView }) {
   );
 }
 
+/** A run whose owner was erased (docs/ERASURE.md): when, by whom and why its payloads went; its records still verify. */
+function ErasedNote({ run }: { run: RunView }) {
+  if (!run.erased) return null;
+  return (
+    <p className="fork-of" role="note">
+      Payloads {describeErasure(run.erased)}. Its records, hashes and checkpoints still verify; what it was asked and answered cannot be read.
+    </p>
+  );
+}
+
 function RunHeader({ run, runId, replaying, onReplay }: { run: RunView | undefined; runId: string; replaying: boolean; onReplay(): void }) {
   const host = useApp((s) => s.runHosts[runId]);
   const navigate = useApp((s) => s.navigate);
@@ -207,6 +218,7 @@ function RunHeader({ run, runId, replaying, onReplay }: { run: RunView | undefin
         ) : null}
       </dl>
       <ForkOf run={run} />
+      <ErasedNote run={run} />
       <RunLinksFacts run={run} />
       {run.pending ? (
         <p className="pending-note">
