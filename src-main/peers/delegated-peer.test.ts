@@ -4,8 +4,9 @@
  * issuer (tests/doubles/fake-token-issuer.ts), a real peer server, a real journal. The peer
  * refuses the plane's own credentials and tokens minted for another peer or without the
  * plane as actor; the hop journals which credential it used; an issuer's refusal fails the
- * hop by its OAuth error code alone; and a subject halted while the exchange is in flight
- * never reaches the peer (counted at the peer), the run waiting on the halt.
+ * hop by its OAuth error code alone; an issuer netguard refuses is never asked; and a subject
+ * halted while the exchange is in flight never reaches the peer (counted at the peer), the run
+ * waiting on the halt.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -26,6 +27,7 @@ import { createPeerCaller } from './peer-caller';
 import { verifyDelegatedToken } from './delegated-tokens';
 import { PeerRegistry } from './peer-registry';
 import { TokenExchanger, tokenIssuersFilePath } from './token-exchange';
+import { createNetguard } from '../net/netguard';
 
 const CLIENT_ID = 'agentplane-plane';
 const CLIENT_SECRET = 'delegated-client-secret-42';
@@ -37,6 +39,9 @@ let peer: TestPeer;
 let journal: Journal;
 let runtime: Runtime;
 let exchanger: TokenExchanger;
+/** The origins the exchanger's netguard allows: the fake issuer's (a loopback server, allowed explicitly as a person would). */
+const allowed = new Set<string>();
+const netguard = createNetguard({ allow: { allows: (origin) => allowed.has(origin) } });
 /** The exchanger's clock: moved past a cached token's life rather than waited for. */
 const clock = { now: Date.now() };
 /** Skill calls that reached the peer, from its own access log. */
@@ -51,7 +56,8 @@ beforeAll(async () => {
   peer = await startTestPeer('beta', { secret: 'beta-shared-secret', ratePerSecond: 1000, logger: countingLogger });
   peer.registry.create({ id: 'gamma', port: 0 });
   peer.registry.update('beta', (p) => ({ ...p, tokenIssuer: { name: 'corp', issuer: issuer.issuer, actor: CLIENT_ID, jwksUrl: issuer.jwksUrl } }));
-  exchanger = new TokenExchanger({ dataDir: planeDir, signingKey: async () => planeKey, env: { CORP_SECRET: CLIENT_SECRET }, now: () => clock.now });
+  allowed.add(issuer.url);
+  exchanger = new TokenExchanger({ dataDir: planeDir, netguard, signingKey: async () => planeKey, env: { CORP_SECRET: CLIENT_SECRET }, now: () => clock.now });
   journal = await Journal.open({ dataDir: planeDir });
   runtime = await Runtime.create({
     journal,
@@ -70,6 +76,7 @@ afterAll(async () => {
   await journal?.close();
   await peer?.close();
   await issuer?.close();
+  await netguard.close();
 });
 
 /** Calls beta's `ask` presenting `token` as the bearer: the peer's refusal, or null when it answered the call. */
@@ -152,6 +159,8 @@ describe('an identity-only peer (trusts a token issuer)', () => {
     const port = (closed.address() as { port: number }).port;
     await new Promise((r) => closed.close(r));
     writeFileSync(file, configured.replace(issuer.tokenEndpoint, `http://127.0.0.1:${port}/token`));
+    // Allowed, so that what fails is the connection, not netguard.
+    allowed.add(`http://127.0.0.1:${port}`);
     clock.now += 3_600_000;
     const before = peerCalls.length;
     try {
@@ -163,6 +172,26 @@ describe('an identity-only peer (trusts a token issuer)', () => {
       expect(peerCalls.length - before).toBe(0);
     } finally {
       writeFileSync(file, configured);
+    }
+  });
+
+  it("an issuer netguard refuses fails the hop as DidNotHappen with netguard's reason; nothing reaches the issuer or the peer", async () => {
+    allowed.delete(issuer.url);
+    clock.now += 3_600_000;
+    const asked = issuer.requests.length;
+    const before = peerCalls.length;
+    try {
+      const { runId } = await runtime.start({ agent: 'ask-peer', input: { query: 'guarded?' }, chain: [OWNER], via: 'cli' });
+      await runtime.settled(runId);
+      const failed = (await journal.readRun(runId, 1, 100)).find((r) => r.kind === 'EffectFailed')!;
+      expect(failed.body).toMatchObject({ disposition: 'DidNotHappen', error: { code: 'TokenIssuerUnavailable' } });
+      expect((failed.body as { error: { message: string } }).error.message).toBe(
+        `issuer corp at ${issuer.tokenEndpoint} was not asked: netguard refused ${issuer.url} (127.0.0.1): 127.0.0.1 is loopback (127.0.0.0/8): this machine; ${issuer.url} is not on the allow list; nothing was sent to the peer`,
+      );
+      expect(issuer.requests.length).toBe(asked);
+      expect(peerCalls.length - before).toBe(0);
+    } finally {
+      allowed.add(issuer.url);
     }
   });
 

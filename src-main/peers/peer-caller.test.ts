@@ -17,6 +17,7 @@ import { loadAgents, loadPolicy } from '../plane/plane-config';
 import { appRoot } from '../base/app-paths';
 import { PeerRegistry } from './peer-registry';
 import { createPeerCaller } from './peer-caller';
+import { createNetguard, staticAllowList } from '../net/netguard';
 import { createLocalProvider } from '../providers/local-provider';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf } from '../runtime/tools';
@@ -53,6 +54,8 @@ let dataDir: string;
 let journal: Journal;
 let runtime: Runtime;
 let port = 0;
+/** What token issuers would be reached through: none is configured here, so nothing is allowed. */
+const netguard = createNetguard({ allow: staticAllowList([]) });
 
 beforeAll(async () => {
   dataDir = tempDataDir('ap-peer-dispositions-');
@@ -67,12 +70,13 @@ beforeAll(async () => {
     tools: builtinTools,
     toolContext: { workspace: workspaceOf(dataDir) },
     logger: silentLogger,
-    peers: createPeerCaller({ registry, portOf: () => port, timeoutMs: 700 }),
+    peers: createPeerCaller({ registry, portOf: () => port, timeoutMs: 700, netguard }),
   });
 });
 
 afterAll(async () => {
   await runtime.close();
+  await netguard.close();
   await journal.close();
 });
 

@@ -25,16 +25,27 @@ import { audienceOf } from './peer-credentials';
 import { mintSession } from './session-token';
 import { TokenExchangeError, TokenExchanger } from './token-exchange';
 import { loadOrCreatePlaneKey } from '../journal/plane-key';
+import type { Netguard } from '../net/netguard';
 
-export interface PeerCallerDeps {
+export type PeerCallerDeps = {
   registry: PeerRegistry;
   /** Where a running peer listens now (the supervisor knows; a stopped peer has none). */
   portOf(peerId: string): number | null;
   /** How long a call may wait for the peer's answer (headers, then each part of the body). */
   timeoutMs?: number;
-  /** Where delegated credentials come from (token-exchange.ts); by default the data dir's issuers and plane key. */
-  exchanger?: TokenExchanger;
-}
+} & (
+  | {
+      /**
+       * What token issuers are reached through (the plane's netguard), for the default exchanger:
+       * the data dir's issuers and plane key.
+       */
+      netguard: Netguard;
+    }
+  | {
+      /** Where delegated credentials come from (token-exchange.ts), made by the caller. */
+      exchanger: TokenExchanger;
+    }
+);
 
 /**
  * JSON-RPC errors a peer sends when it refused a call before running it: a malformed or
@@ -87,7 +98,7 @@ function exchangeFailure(error: TokenExchangeError): EffectFailure {
 
 export function createPeerCaller(deps: PeerCallerDeps): PeerCaller {
   const dataDir = deps.registry.dataDir;
-  const exchanger = deps.exchanger ?? new TokenExchanger({ dataDir, signingKey: () => loadOrCreatePlaneKey(dataDir) });
+  const exchanger = 'exchanger' in deps ? deps.exchanger : new TokenExchanger({ dataDir, netguard: deps.netguard, signingKey: () => loadOrCreatePlaneKey(dataDir) });
 
   /**
    * The credential for this hop: a peer that trusts a token issuer gets a token exchanged for

@@ -1,7 +1,8 @@
 /**
  * Token exchange (RFC 8693) against a real issuer on loopback (tests/doubles/fake-token-issuer.ts):
  * the form the issuer receives, the cache (counted at the issuer, with a clock the test moves),
- * a refusal reported by its OAuth error code alone, and an issuer nobody answers at.
+ * a refusal reported by its OAuth error code alone, an issuer nobody answers at, and one whose
+ * address netguard refuses (never asked: counted at the issuer).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDataDir } from '../../tests/support/journal-support';
 import { startFakeIssuer, type FakeIssuer } from '../../tests/doubles/fake-token-issuer';
+import { createNetguard, staticAllowList, type Netguard } from '../net/netguard';
 import { EXPIRY_SKEW_MS, TokenExchangeError, TokenExchanger, tokenIssuersFilePath } from './token-exchange';
 
 const CLIENT_ID = 'agentplane-test';
@@ -18,23 +20,31 @@ const CLIENT_SECRET = 'client-secret-0123456789';
 const planeKey = generateKeyPairSync('ed25519');
 let issuer: FakeIssuer;
 let dataDir: string;
+let netguard: Netguard;
 
 beforeAll(async () => {
   issuer = await startFakeIssuer({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, planePublicKey: planeKey.publicKey, ttlSeconds: 300 });
   dataDir = tempDataDir('ap-token-exchange-');
+  const gonePort = await closedPort();
+  // Loopback test servers are allowed explicitly, by exact origin, as a person would allow theirs.
+  netguard = createNetguard({ allow: staticAllowList([issuer.url, `http://127.0.0.1:${gonePort}`]) });
   writeFileSync(join(dataDir, 'client-secret'), `${CLIENT_SECRET}\n`, { mode: 0o600 });
   writeFileSync(
     tokenIssuersFilePath(dataDir),
     JSON.stringify({
       issuers: {
         corp: { tokenEndpoint: issuer.tokenEndpoint, clientId: CLIENT_ID, clientSecretFile: join(dataDir, 'client-secret') },
-        gone: { tokenEndpoint: `http://127.0.0.1:${await closedPort()}/token`, clientId: CLIENT_ID, clientSecretEnv: 'TEST_ISSUER_SECRET' },
+        gone: { tokenEndpoint: `http://127.0.0.1:${gonePort}/token`, clientId: CLIENT_ID, clientSecretEnv: 'TEST_ISSUER_SECRET' },
+        metadata: { tokenEndpoint: 'http://169.254.169.254/token', clientId: CLIENT_ID, clientSecretEnv: 'TEST_ISSUER_SECRET' },
       },
     }),
     { mode: 0o600 },
   );
 });
-afterAll(() => issuer.close());
+afterAll(async () => {
+  await issuer.close();
+  await netguard.close();
+});
 
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -44,8 +54,8 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-function exchanger(clock: { now: number }): TokenExchanger {
-  return new TokenExchanger({ dataDir, signingKey: async () => ({ privateKey: planeKey.privateKey, keyId: 'plane-key' }), now: () => clock.now, env: { TEST_ISSUER_SECRET: CLIENT_SECRET } });
+function exchanger(clock: { now: number }, guard: Netguard = netguard): TokenExchanger {
+  return new TokenExchanger({ dataDir, netguard: guard, signingKey: async () => ({ privateKey: planeKey.privateKey, keyId: 'plane-key' }), now: () => clock.now, env: { TEST_ISSUER_SECRET: CLIENT_SECRET } });
 }
 
 describe('token exchange', () => {
@@ -123,6 +133,30 @@ describe('token exchange', () => {
     expect(error).toMatchObject({ stage: 'unavailable' });
     expect((error as Error).message).toMatch(/issuer gone could not be reached at http:\/\/127\.0\.0\.1:\d+\/token/);
     expect((error as Error).message).not.toContain(CLIENT_SECRET);
+  });
+
+  it("an issuer on loopback that netguard does not allow is refused with netguard's reason, and never asked", async () => {
+    const unlisted = createNetguard({ allow: staticAllowList([]) });
+    try {
+      const before = issuer.requests.length;
+      const error = await exchanger({ now: Date.now() }, unlisted).tokenFor({ issuer: 'corp', subject: 'user:alice', audience: 'peer:beta' }).then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(TokenExchangeError);
+      expect(error).toMatchObject({ stage: 'unavailable' });
+      expect((error as Error).message).toBe(
+        `issuer corp at ${issuer.tokenEndpoint} was not asked: netguard refused ${issuer.url} (127.0.0.1): 127.0.0.1 is loopback (127.0.0.0/8): this machine; ${issuer.url} is not on the allow list; nothing was sent to the peer`,
+      );
+      expect(issuer.requests.length).toBe(before);
+    } finally {
+      await unlisted.close();
+    }
+  });
+
+  it("an issuer at the cloud metadata address is refused with netguard's reason", async () => {
+    const error = await exchanger({ now: Date.now() }).tokenFor({ issuer: 'metadata', subject: 'user:alice', audience: 'peer:beta' }).then(() => null, (e: unknown) => e);
+    expect(error).toMatchObject({ stage: 'unavailable' });
+    expect((error as Error).message).toBe(
+      'issuer metadata at http://169.254.169.254/token was not asked: netguard refused http://169.254.169.254 (169.254.169.254): 169.254.169.254 is the cloud metadata address; http://169.254.169.254 is not on the allow list; nothing was sent to the peer',
+    );
   });
 
   it('an issuer not declared: a configuration error naming the file', async () => {

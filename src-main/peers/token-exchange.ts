@@ -22,6 +22,13 @@
  * echo what it was sent, and is never copied into a record, a log or an error. Configuration:
  * `<data dir>/token-issuers.json`; the client secret is read from a file or an environment
  * variable the entry names, never from the JSON itself, and never written anywhere.
+ *
+ * The issuer is reached through netguard (net/netguard.ts `guardedRequest`), as every other
+ * outbound request of the plane is: the request carries the client secret, so its address is
+ * judged at connect, a redirect is not followed and the answer is read under a cap. Declaring
+ * an issuer does not allow its origin: one on loopback or a private network is refused, with
+ * netguard's reason and before any request is made, until a person allows that origin
+ * (docs/SECURITY.md, "Delegated credentials").
  */
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
@@ -29,6 +36,7 @@ import { decodeJwt, SignJWT } from 'jose';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
 import { readRegularFile } from '../base/private-files';
+import { GuardedRequestError, guardedRequest, NetguardRefusal, type GuardedAnswer, type Netguard } from '../net/netguard';
 import { PeerCredential } from './peer-credential';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -37,6 +45,8 @@ export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 /** An issued token is used until this long before its expiry, then exchanged again. */
 export const EXPIRY_SKEW_MS = 30_000;
 const ASSERTION_TTL_SECONDS = 60;
+/** A token endpoint's answer is a few fields and a token: anything larger is not one. */
+const ANSWER_MAX_BYTES = 64 * 1024;
 
 const IssuerEntrySchema = z
   .object({
@@ -124,11 +134,27 @@ function misissued(token: string, request: ExchangeRequest, clientId: string): s
   return null;
 }
 
+/**
+ * Why the issuer was not asked or did not answer: netguard's refusal in its own words (it names
+ * the address and the rule), a redirect, cap or deadline as the guarded request said it, else
+ * the connection's error code. Never the request: it carries the secret.
+ */
+function unreachable(where: string, endpoint: string, error: unknown): string {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const refusal = error instanceof NetguardRefusal ? error : cause instanceof NetguardRefusal ? cause : null;
+  if (refusal) return `${where} at ${endpoint} was not asked: ${refusal.message}`;
+  if (error instanceof GuardedRequestError) return `${where}: ${error.message}`;
+  const code = (error as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code ?? (error as Error).name;
+  return `${where} could not be reached at ${endpoint} (${String(code)})`;
+}
+
 /** RFC 6749 appendix A.7: an error code is printable ASCII without `"` or `\`; anything else is not repeated. */
 const OAUTH_ERROR_CODE = /^[\x20\x21\x23-\x5B\x5D-\x7E]{1,64}$/;
 
 export interface TokenExchangerOptions {
   dataDir: string;
+  /** Every request to an issuer goes through it: the plane passes its own (plane.ts). */
+  netguard: Netguard;
   /** The plane's signing key (its Ed25519 key and the key's id), for the subject and actor tokens. */
   signingKey(): Promise<{ privateKey: KeyObject; keyId: string }>;
   /** The clock, ms since the epoch (injectable: tests move it instead of sleeping). */
@@ -200,27 +226,26 @@ export class TokenExchanger {
     });
     const basic = Buffer.from(`${encodeURIComponent(entry.clientId)}:${encodeURIComponent(secret)}`).toString('base64');
     const where = `issuer ${request.issuer}`;
-    let response: Response;
+    let response: GuardedAnswer;
     try {
-      response = await fetch(entry.tokenEndpoint, {
+      response = await guardedRequest(this.options.netguard, entry.tokenEndpoint, {
         method: 'POST',
         headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: form.toString(),
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+        maxBytes: ANSWER_MAX_BYTES,
+        deadlineMs: this.options.timeoutMs ?? 10_000,
       });
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-      throw new TokenExchangeError('unavailable', `${where} could not be reached at ${entry.tokenEndpoint} (${cause}); nothing was sent to the peer`);
+      throw new TokenExchangeError('unavailable', `${unreachable(where, entry.tokenEndpoint, error)}; nothing was sent to the peer`);
     }
     let body: unknown;
     try {
-      body = await response.json();
+      body = JSON.parse(response.body.toString('utf8'));
     } catch {
       throw new TokenExchangeError('unavailable', `${where} answered HTTP ${response.status} without a JSON body; nothing was sent to the peer`);
     }
     const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-    if (!response.ok) {
+    if (response.status < 200 || response.status >= 300) {
       const code = typeof fields.error === 'string' && OAUTH_ERROR_CODE.test(fields.error) ? fields.error : null;
       if (response.status >= 500 || code === null) throw new TokenExchangeError('unavailable', `${where} answered HTTP ${response.status} without an OAuth error code; nothing was sent to the peer`);
       // error_description is deliberately dropped (see the module comment).

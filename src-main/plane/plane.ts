@@ -235,7 +235,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   let providers: Map<string, ModelProvider>;
   // The MCP servers the user declared, for agents' `mcp` steps; connected on first use.
   // netguard: the one dispatcher the plane's outbound HTTP clients share (providers, MCP over
-  // HTTP), judging every address at connect. Its allow list is read live: the person's
+  // HTTP, A2A, token issuers), judging every address at connect. Its allow list is read live: the person's
   // net-allow.json plus the provider base URLs and MCP server URLs they configured.
   const netAllow = new NetAllowStore(config.dataDir);
   if (netAllow.problem) logger.log('warn', 'the outbound allow list is not in force', { reason: netAllow.problem });
@@ -266,7 +266,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       tools,
       toolContext: { workspace: workspaceOf(config.dataDir) },
       logger,
-      peers: createPeerCaller({ registry: peers.registry, portOf: (id) => peers.portOf(id) }),
+      peers: createPeerCaller({ registry: peers.registry, portOf: (id) => peers.portOf(id), netguard }),
       mcp: mcpPool,
       a2a: a2aClient,
       // A model's answer while it streams, to every connected client (never journaled: the

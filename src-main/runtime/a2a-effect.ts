@@ -34,6 +34,9 @@
  *   follow is then recorded as a Landed failure naming the task and what the cancel got, and the
  *   run is sealed cancelled (replay reads the same record and never calls again). A cancel that
  *   lands between the send and the follow is passed on too.
+ * - Halts: checked between steps and again at the hop, after the card is fetched and judged and
+ *   right before SendMessage leaves (run-context.ts `hop`, as for a peer call): a halt that came
+ *   during the card fetch stops the send there, journaled `HaltedAtHop` (DidNotHappen).
  * - What comes back is labelled `a2a:<origin>`: untrusted.
  * - Signed cards only: a grant with `signed: true` (manifest.ts) makes verification mandatory for
  *   its card. It reaches the caller as `requireSigned` on the request, and an unsigned card is
@@ -50,7 +53,7 @@
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import { journaledValue, LARGE_VALUE_BYTES, type LargeValue } from './large-values';
 import type { Grant } from './grants';
-import type { EffectAt, RunContext } from './run-context';
+import type { EffectAt, OutsideHop, RunContext } from './run-context';
 import { EffectFailure, RunCancelled } from './run-signals';
 
 /** What is sent: a text part (a string) or a data part (an object, as is). */
@@ -117,8 +120,10 @@ export interface A2aCaller {
   /**
    * Fetches and judges the card and sends the message (SendMessage, returnImmediately): the
    * answer when it came at once (a message, or a task already ended), else the accepted task.
+   * `hop`'s `beforeDispatch` is called after the card is judged, immediately before each
+   * SendMessage leaves: a halt that came meanwhile stops the send there.
    */
-  send(request: A2aSendRequest, at: EffectAt): Promise<A2aAnswer | A2aAccepted>;
+  send(request: A2aSendRequest, at: EffectAt, hop: OutsideHop): Promise<A2aAnswer | A2aAccepted>;
   /**
    * Follows an accepted task until it ends (streaming or polling, as the card allows). Only
    * reads (SubscribeToTask, GetTask), so it may be performed again after a restart. `signal`
@@ -165,7 +170,7 @@ export async function callA2a(cx: RunContext, caller: A2aCaller, request: A2aSen
     estimate: { ...NO_SPEND, effects: 1 },
     async perform(at) {
       // The remote receives the whole message; only the journal holds its digest.
-      const answer = await caller.send({ card, ...(skill !== undefined ? { skill } : {}), message, ...(requireSigned ? { requireSigned } : {}), agent: cx.agent }, at);
+      const answer = await caller.send({ card, ...(skill !== undefined ? { skill } : {}), message, ...(requireSigned ? { requireSigned } : {}), agent: cx.agent }, at, cx.hop());
       return { result: isAccepted(answer) ? answer : journaledAnswer(answer, card), spend: { ...NO_SPEND, effects: 1 }, provenance };
     },
   })) as A2aAnswer | A2aAccepted;

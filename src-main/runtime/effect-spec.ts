@@ -24,6 +24,18 @@ export interface EffectAt {
   step: number;
 }
 
+/**
+ * What an effect that reaches outside hands the caller performing its hop (a peer, an MCP
+ * server, an A2A agent): the run's last word before the request leaves. Halts are checked
+ * between steps, but a caller does work of its own first (a token exchange, a connect and
+ * handshake, a card fetch), and a halt can come meanwhile; `beforeDispatch` is called after
+ * that work, immediately before the request is sent, and throws an EffectFailure (DidNotHappen)
+ * when it must not leave. RunContext.hop makes it; docs/GOVERNED-RUNTIME.md, "Halts at the hop".
+ */
+export interface OutsideHop {
+  beforeDispatch(): void;
+}
+
 export interface EffectSpec {
   effect: EffectKind;
   name: string;

@@ -11,7 +11,9 @@
  * implements (protocols/mcp/client/mcp-client-pool.ts): the runtime never imports the SDK. The
  * effect's request holds the server, the tool and the arguments, never the server's env or
  * headers (credentials stay in the servers file). What comes back is labelled `mcp:<server>`:
- * untrusted.
+ * untrusted. Halts are checked between steps and again at the hop, once the connection is open
+ * and right before the tools/call leaves (run-context.ts `hop`, as for a peer call): a halt that
+ * came while the server was being connected to stops the call there, journaled `HaltedAtHop`.
  *
  * Large values: arguments or a result larger than LARGE_VALUE_BYTES of JSON are journaled as
  * their digest and size (large-values.ts), because the journal keeps every byte for ever. The
@@ -20,7 +22,7 @@
  */
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import { journaledValue, LARGE_VALUE_BYTES, type LargeValue } from './large-values';
-import type { EffectAt, RunContext } from './run-context';
+import type { EffectAt, OutsideHop, RunContext } from './run-context';
 
 /** How runs reach declared MCP servers. Implemented in protocols/mcp/client, wired in plane/. */
 export interface McpToolCaller {
@@ -28,9 +30,11 @@ export interface McpToolCaller {
   destinationOf(server: string): string;
   /**
    * Performs one tools/call. A failure is an `EffectFailure` whose disposition says whether the
-   * tool can have run (see protocols/mcp/client/mcp-client-pool.ts for the rules).
+   * tool can have run (see protocols/mcp/client/mcp-client-pool.ts for the rules). `hop`'s
+   * `beforeDispatch` is called once the connection is open (connect and handshake done),
+   * immediately before the tools/call is sent: a halt that came meanwhile stops it there.
    */
-  callTool(server: string, tool: string, args: Record<string, unknown>, at: EffectAt): Promise<{ result: unknown; provenance: string }>;
+  callTool(server: string, tool: string, args: Record<string, unknown>, at: EffectAt, hop: OutsideHop): Promise<{ result: unknown; provenance: string }>;
   /**
    * The tool as the server lists it (description and inputSchema), for offering it to a model;
    * null when the server does not list it. Optional: a caller without it offers a permissive
@@ -50,7 +54,7 @@ export async function callMcpTool(cx: RunContext, caller: McpToolCaller, server:
     grant: `mcp:${server}/${tool}`,
     estimate: { ...NO_SPEND, effects: 1 },
     async perform(at) {
-      const { result, provenance } = await caller.callTool(server, tool, args, at);
+      const { result, provenance } = await caller.callTool(server, tool, args, at, cx.hop());
       const journaled = journaledValue(result);
       const value: unknown = journaled.large
         ? ({ large: journaled.large, note: `the result of ${server}/${tool} was larger than ${LARGE_VALUE_BYTES} bytes of JSON; the journal keeps its digest and size only` } satisfies LargeValue)

@@ -13,8 +13,8 @@
  * replay. Halts are checked between steps and once more at the hop itself, after the
  * credential is in hand and right before the request leaves (`beforeDispatch`): a subject
  * halted while a token exchange was in flight never reaches the peer, and the run waits on the
- * halt as it would between steps (run-context.ts, `assertNotHalted`). The call names the run and step that made it
- * (`context.caller`), so the peer's skill run records its parent and the journal links the two
+ * halt as it would between steps (run-context.ts, `hop`; the MCP and A2A effects check the same
+ * way). The call names the run and step that made it (`context.caller`), so the peer's skill run records its parent and the journal links the two
  * runs both ways (run-links.ts). What comes back is labelled `peer:<id>`:
  * untrusted.
  */
@@ -22,7 +22,7 @@ import type { z } from 'zod';
 import type { CredentialUseSchema } from '../../src-shared/journal/records';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import type { Traced } from '../../src-shared/vocabulary/provenance';
-import type { EffectAt, RunContext } from './run-context';
+import type { EffectAt, OutsideHop, RunContext } from './run-context';
 import { EffectFailure } from './run-signals';
 import { DelegationError, extendChain } from './policy';
 
@@ -39,15 +39,13 @@ export interface PeerCaller {
   call(peerId: string, skill: string, args: Record<string, unknown>, caller: EffectAt, hop: PeerHop): Promise<{ result: unknown; provenance: string }>;
 }
 
-/** What the runtime tells the peer caller about the hop it performs. */
-export interface PeerHop {
+/**
+ * What the runtime tells the peer caller about the hop it performs: `beforeDispatch` is called
+ * once the credential is in hand, immediately before the request leaves (OutsideHop).
+ */
+export interface PeerHop extends OutsideHop {
   /** Whom the call acts for: the run's owner (a delegated credential names them). */
   principal: string;
-  /**
-   * Called once the credential is in hand, immediately before the request leaves; throws (an
-   * EffectFailure, DidNotHappen) when the call must not leave (a halt that came meanwhile).
-   */
-  beforeDispatch(): void;
 }
 
 /**
@@ -72,7 +70,7 @@ export async function callPeer(cx: RunContext, peers: PeerCaller, peerId: string
         if (error instanceof DelegationError) throw new EffectFailure('DelegationRefused', error.message, 'DidNotHappen');
         throw error;
       }
-      const { result, provenance } = await peers.call(peerId, skill, args, at, { principal: cx.owner, beforeDispatch: () => cx.assertNotHalted() });
+      const { result, provenance } = await peers.call(peerId, skill, args, at, { ...cx.hop(), principal: cx.owner });
       return { result, spend: { ...NO_SPEND, effects: 1 }, provenance };
     },
   });

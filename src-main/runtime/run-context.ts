@@ -35,11 +35,11 @@ import type { ModelTextSink } from './model-stream';
 import { decisionOn, type RunHistory } from './run-history';
 import { DivergenceError, EffectFailure, ReplayStop, ReplayUngranted, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import { describeUnaccepted, sinkVerdict } from './sink-check';
-import type { EffectOutcome, EffectSpec, ForkReuse, ReuseAnswer, RunGovernance } from './effect-spec';
+import type { EffectOutcome, EffectSpec, ForkReuse, OutsideHop, ReuseAnswer, RunGovernance } from './effect-spec';
 
-export type { EffectAt, EffectOutcome, EffectSpec, ForkReuse, ReuseAnswer, RunGovernance } from './effect-spec';
+export type { EffectAt, EffectOutcome, EffectSpec, ForkReuse, OutsideHop, ReuseAnswer, RunGovernance } from './effect-spec';
 
-/** The failure of an effect stopped by a halt right before it left (assertNotHalted). */
+/** The failure of an effect stopped by a halt right before it left (assertNotHalted, via hop()). */
 const HALTED_AT_HOP = 'HaltedAtHop';
 
 /** An effect's answer and the provenance it was journaled with. */
@@ -382,12 +382,20 @@ export class RunContext {
   }
 
   /**
-   * A halt checked once more inside an effect, right before its request leaves (a peer hop,
-   * after its credential is in hand): the halt may have come while the effect was being
-   * prepared. Throws a DidNotHappen failure, which `complete` journals and then waits on the
-   * halt like `boundary` does.
+   * The hop an outside effect hands its caller (effect-spec.ts OutsideHop): every hop (peer,
+   * MCP, A2A) checks halts through this one place.
    */
-  assertNotHalted(): void {
+  hop(): OutsideHop {
+    return { beforeDispatch: () => this.assertNotHalted() };
+  }
+
+  /**
+   * A halt checked once more inside an effect, right before its request leaves (after a peer's
+   * credential is in hand, an MCP server's connection is open, an A2A card is fetched): the
+   * halt may have come while the effect was being prepared. Throws a DidNotHappen failure,
+   * which `complete` journals and then waits on the halt like `boundary` does.
+   */
+  private assertNotHalted(): void {
     const halted = this.governance.haltedBy(this.history);
     if (halted) throw new EffectFailure(HALTED_AT_HOP, `withheld by halt ${halted} before the call left; it will be performed once the halt is lifted`, 'DidNotHappen');
   }

@@ -17,6 +17,9 @@
  * - `refuseSend` answers every SendMessage with that JSON-RPC error instead (a plane's admission
  *   refusal, or a foreign server's look-alike); with `refuseSendTimes`, only the first that many. `sends` records each SendMessage as it arrived:
  *   its HTTP headers, and the message's `extensions` and `metadata` as the SDK parsed them.
+ * - `holdCards()` keeps every later card answer until `releaseCards()`; `cardRequested()`
+ *   resolves when the next card fetch has arrived (and is held, if holding), so a test can act
+ *   while a caller's card fetch is in flight.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -76,6 +79,11 @@ export interface SdkRemote {
   refusedIds: string[];
   /** Ends a `forever` task's work (it then completes). */
   release(): void;
+  /** Holds every later card answer until releaseCards(). */
+  holdCards(): void;
+  releaseCards(): void;
+  /** Resolves when the next card fetch arrives. */
+  cardRequested(): Promise<void>;
   /** Serves the card signed by `key` from now on, or unsigned with null. */
   sign(key: PlaneKey | null): Promise<void>;
   close(): Promise<void>;
@@ -93,6 +101,8 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
   let refused = 0;
   const headersOf = new Map<string, IncomingHttpHeaders>();
   const releases = new Set<() => void>();
+  let heldCards: Array<() => void> | null = null;
+  let cardWaiters: Array<() => void> = [];
   const answer = options.answer ?? ((input, skill) => ({ echoed: input, skill }));
   const executor: AgentExecutor = {
     async execute(ctx: RequestContext, bus: ExecutionEventBus) {
@@ -169,11 +179,15 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
         return;
       }
       methods.push('GET card');
-      if (options.redirectCard) {
-        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(cardJson));
+      for (const wake of cardWaiters.splice(0)) wake();
+      void (async () => {
+        if (heldCards) await new Promise<void>((resolve) => heldCards!.push(resolve));
+        if (options.redirectCard) {
+          res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(cardJson));
+      })();
       return;
     }
     const chunks: Buffer[] = [];
@@ -209,7 +223,7 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
     });
   });
 
-  return {
+  const remote: SdkRemote = {
     server,
     origin,
     cardUrl: `${origin}/.well-known/agent-card.json`,
@@ -222,13 +236,27 @@ export async function startSdkRemote(options: SdkRemoteOptions = {}): Promise<Sd
       for (const release of releases) release();
       releases.clear();
     },
+    holdCards() {
+      heldCards = [];
+    },
+    releaseCards() {
+      const waiting = heldCards ?? [];
+      heldCards = null;
+      for (const go of waiting) go();
+    },
+    cardRequested() {
+      return new Promise((resolve) => cardWaiters.push(resolve));
+    },
     async sign(key) {
       cardJson = await served(key ?? undefined);
     },
     async close() {
+      remote.releaseCards();
+      cardWaiters = [];
       // An SSE answer the client dropped is still open on this side: close it rather than wait.
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },
   };
+  return remote;
 }

@@ -22,10 +22,10 @@
  *    client does not), echoing its tenant when it has one; an interface on another origin than
  *    the card's is refused (A2aInterfaceOffOrigin, nothing sent): the grant names the card's
  *    origin only, and a card cannot widen it;
- * 4. SendMessage with returnImmediately, the capability in message.metadata.skill, the
- *    caller-context extension declared (a2a-caller-context.ts); `send` ends
- *    here, answering the accepted task's id and its interface (the run journals them: the send
- *    effect's result) unless the answer came at once;
+ * 4. the run's hop check (a halt placed meanwhile stops it), then SendMessage with returnImmediately,
+ *    the capability in message.metadata.skill, the caller-context extension declared
+ *    (a2a-caller-context.ts); `send` ends here, answering the accepted task's id and its
+ *    interface (the run journals them: the send effect's result) unless the answer came at once;
  * 5. `follow` the task by its id and interface alone (so a restarted plane re-attaches) until it
  *    ends: SubscribeToTask (SSE) when the card says streaming, opened again when it drops or
  *    goes quiet (it is resumable), else GetTask polling with backoff, bounded overall by
@@ -50,9 +50,9 @@ import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { FailureCode } from '../../../../src-shared/vocabulary/failures';
 import { undici } from '../../../net/undici';
-import type { A2aAnswer, A2aCaller, A2aSendRequest } from '../../../runtime/a2a-effect';
+import type { A2aAccepted, A2aAnswer, A2aCaller, A2aSendRequest } from '../../../runtime/a2a-effect';
 import { RunParked } from '../../../runtime/agent-effect';
-import type { EffectAt } from '../../../runtime/run-context';
+import type { EffectAt, OutsideHop } from '../../../runtime/run-context';
 import { EffectFailure } from '../../../runtime/run-signals';
 import type { JWK } from 'jose';
 import { verifyAgentCard, type SignableCard } from '../card-signature';
@@ -112,6 +112,8 @@ export interface A2aClientOptions {
 
 export interface A2aClient extends A2aCaller {
   readonly pins: A2aPins;
+  /** A2aCaller's send; without a hop (a call from outside a run) no halt is checked. */
+  send(request: A2aSendRequest, at: EffectAt, hop?: OutsideHop): Promise<A2aAnswer | A2aAccepted>;
   /** send, then follow the accepted task: one call from outside a run (a run uses the two as two effects). */
   call(request: A2aSendRequest, at: EffectAt, signal: AbortSignal): Promise<A2aAnswer>;
   /** Aborts every follow in flight: each is parked (RunParked), its remote task goes on, and the next plane follows it again. */
@@ -337,7 +339,7 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     return parsed.result;
   }
 
-  async function send(endpoint: Endpoint, request: A2aSendRequest, at: EffectAt): Promise<Json> {
+  async function send(endpoint: Endpoint, request: A2aSendRequest, at: EffectAt, hop: OutsideHop | undefined): Promise<Json> {
     const context = request.agent !== undefined ? callerContextOf(at, request.agent) : null;
     const metadata = { ...(request.skill !== undefined ? { skill: request.skill } : {}), ...context?.metadata };
     const message = {
@@ -349,6 +351,9 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
     };
     // The same message (its messageId too) on every attempt: a refused one was never admitted.
     for (let attempt = 1; ; attempt++) {
+      // The run's last word before each SendMessage leaves: a halt that came during the card
+      // fetch (or a quota backoff) stops it here (runtime/a2a-effect.ts).
+      hop?.beforeDispatch();
       const sent = await sendOnce(endpoint, message, context?.extensions);
       if (sent !== 'busy') return sent;
       if (attempt > busy.retries) throw new EffectFailure('A2aRemoteBusy', `${endpoint.url} refused SendMessage ${attempt} times: this caller's quota of open tasks there is full; nothing was admitted, try again later`, 'DidNotHappen');
@@ -528,10 +533,10 @@ export function createA2aClient(options: A2aClientOptions): A2aClient {
         return card;
       }
     },
-    async send(request, at) {
+    async send(request, at, hop?: OutsideHop) {
       const { card, verified } = await fetchCard(request.card, request.requireSigned === true);
       const endpoint = chooseInterface(request.card, card);
-      const answer = await send(endpoint, request, at);
+      const answer = await send(endpoint, request, at, hop);
       if (isRecord(answer.message)) return answerOf(answer.message, verified);
       if (!isRecord(answer.task) || typeof answer.task.id !== 'string') {
         throw new EffectFailure('A2aAnswerInvalid', 'SendMessage answered neither one task nor one message; the message may have been acted on', 'InDoubt');

@@ -24,7 +24,7 @@ import type { Dispatcher } from 'undici';
 import { type McpServerConfig, type McpServerView, McpServerConfigSchema, McpServerNameSchema } from '../../../../src-shared/protocol/mcp';
 import type { Logger } from '../../../base/logger';
 import type { McpToolCaller } from '../../../runtime/mcp-effect';
-import type { EffectAt } from '../../../runtime/run-context';
+import type { EffectAt, OutsideHop } from '../../../runtime/run-context';
 import { EffectFailure } from '../../../runtime/run-signals';
 import { failureOf, failureOfErrorResult } from './mcp-call-failure';
 import { displayUrl, messageOf, withoutUndefined } from './mcp-client-text';
@@ -151,7 +151,7 @@ export class McpClientPool implements McpToolCaller {
   }
 
   // `_at` (the run and step) is not sent: an MCP server has no use for the plane's run ids.
-  async callTool(server: string, tool: string, args: Record<string, unknown>, _at?: EffectAt): Promise<{ result: unknown; provenance: string }> {
+  async callTool(server: string, tool: string, args: Record<string, unknown>, _at?: EffectAt, hop?: OutsideHop): Promise<{ result: unknown; provenance: string }> {
     let connection: Connection;
     try {
       connection = this.connection(server);
@@ -168,6 +168,10 @@ export class McpClientPool implements McpToolCaller {
         // The call was never sent: nothing can have happened.
         throw new EffectFailure('McpConnectFailed', `${server}/${tool} was not called: ${(error as Error).message}`, 'DidNotHappen');
       }
+      // The last word before the tools/call leaves: a halt that came while the connection was
+      // being opened (a spawn, a handshake, a slow server) stops the call here. What the SDK
+      // does inside callTool before sending reads its own cache only, never the wire.
+      hop?.beforeDispatch();
       let result: Awaited<ReturnType<Client['callTool']>>;
       try {
         result = await deadline.race(client.callTool({ name: tool, arguments: args }, { timeout: deadline.remaining(), maxTotalTimeout: deadline.remaining(), signal: deadline.signal }));
