@@ -98,7 +98,7 @@ export function erasureHandlers(journal: Journal, by: string, now: () => number 
   return {
     async 'erasure.erase'({ subject, reason }) {
       const sealer = erasureOf(journal);
-      if (!sealer.keys.knowsSubject(subject)) throw new PlaneError(ErrorCode.NotFound, `no payload of subject "${subject}" is sealed in this data dir: nothing to erase (is payload sealing on? \`agentplane erasure settings\`)`);
+      if (!sealer.keys.knowsSubject(subject)) throw new PlaneError(ErrorCode.NotFound, `no payload of subject "${subject}" is sealed in this data dir: nothing to erase (payloads are sealed only while sealing is on: \`agentplane sealing on\`, off by default)`);
       const hold = await holdOn(journal, sealer, subject);
       if (hold !== null) throw new PlaneError(ErrorCode.Conflict, `subject "${subject}" is under legal ${describeHold(hold)}: lift it first (\`agentplane holds remove\`)`);
       const keys = sealer.keys.keysOf(subject);
