@@ -75,6 +75,12 @@ export const recordBodies = {
       input: Json,
       /** Where the input came from: `user:<id>`, `peer:<id>`, `plane`. Untrusted unless `plane`. */
       inputProvenance: z.string(),
+      /**
+       * The input's sensitivity label (docs/GOVERNED-RUNTIME.md, "Sensitivity"), written only when
+       * above the lowest label: absent, the input is the lowest, as every run before labels was.
+       * An optional field v1 still parses, so records written before it and after it both check.
+       */
+      inputSensitivity: z.string().optional(),
       budget: BudgetSchema,
       trigger: z.object({ via: z.enum(['ipc', 'cli', 'web', 'peer', 'mcp', 'a2a', 'plane']), by: z.string() }),
       /**
@@ -124,6 +130,8 @@ export const recordBodies = {
       spend: SpendSchema,
       /** Label of what came back: `peer:<id>`, `model:<provider>`, `plane`. */
       provenance: z.string(),
+      /** Its sensitivity label (docs/GOVERNED-RUNTIME.md, "Sensitivity"), written only when above the lowest; absent, the lowest. */
+      sensitivity: z.string().optional(),
     }),
   }),
   EffectFailed: lazyEntries({
@@ -304,6 +312,8 @@ export const recordBodies = {
             request: Json,
             result: Json,
             provenance: z.string(),
+            /** The parent's answer's sensitivity label, when above the lowest (as EffectDone.sensitivity). */
+            sensitivity: z.string().optional(),
             from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
           }),
         ),
