@@ -5,6 +5,8 @@
  * bundled `summarize` agent on the local deterministic model, the commands run in this process
  * (the plane opened on the data dir, as the CLI does when none is serving it).
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { tempDataDir } from '../../tests/support/journal-support';
@@ -43,5 +45,18 @@ describe('model calls in the CLI', () => {
     expect(json).toHaveLength(1);
     expect(JSON.parse(json[0]!)).toMatchObject({ ok: true, result: { runId, outcome: 'succeeded' } });
     expect(json[0]).not.toContain('  model ');
+  });
+});
+
+describe('run --sensitivity', () => {
+  it("labels the run's input: above the model's ceiling the run fails before the model is called, naming the ceiling", { timeout: 60_000 }, async () => {
+    process.env.AGENTPLANE_DEMO_PEERS = '0';
+    const dataDir = tempDataDir('ap-cli-sensitivity-');
+    writeFileSync(join(dataDir, 'sensitivity.json'), JSON.stringify({ destinations: { 'model:local': { ceiling: 'internal' } } }));
+    const d = ['--data-dir', dataDir];
+    const refused = JSON.parse((await cli(['run', 'summarize', '--input', '{"text":"Foxes are quick."}', '--sensitivity', 'confidential', '--wait', '--json', ...d]))[0]!);
+    expect(refused).toEqual({ ok: false, error: { code: 'AP_CONFLICT', message: expect.stringMatching(/^run run-[0-9a-f]+ failed: SensitivityCeiling: model local: the request carries a confidential value from input\.text, above model:local's ceiling internal; refused before it was sent to model:local$/) } });
+    const within = JSON.parse((await cli(['run', 'summarize', '--input', '{"text":"Foxes are quick."}', '--sensitivity', 'internal', '--wait', '--json', ...d]))[0]!);
+    expect(within).toMatchObject({ ok: true, result: { outcome: 'succeeded' } });
   });
 });

@@ -161,9 +161,9 @@ function haltOver(scopes: readonly string[], agent: string): string | null {
  * when a halt is (asked of the plane right after: the runtime checks halts before policy, so a
  * halt over this run is what refused it), with the command that lifts it.
  */
-async function startRun(plane: PlaneConnection, agent: string, options: Common & { input: unknown; wait?: boolean }): Promise<RunView> {
+async function startRun(plane: PlaneConnection, agent: string, options: Common & { input: unknown; wait?: boolean; sensitivity?: string }): Promise<RunView> {
   try {
-    return await plane.call('runs.start', { agent, input: options.input, wait: options.wait ?? false });
+    return await plane.call('runs.start', { agent, input: options.input, wait: options.wait ?? false, ...(options.sensitivity !== undefined ? { sensitivity: options.sensitivity } : {}) });
   } catch (error) {
     // The runtime's refusal names no rule or halt (a protocol caller learns nothing of policy).
     if (!(error instanceof CommandFailed) || error.code !== ErrorCode.Forbidden) throw error;
@@ -228,8 +228,9 @@ export function addRuntimeCommands(program: Command, out: Out = (l) => process.s
       .description('admit a run of an agent')
       .argument('<agent>', 'agent name')
       .option('--input <json>', 'the run input as JSON', parseJson, {})
+      .option('--sensitivity <label>', "the input's sensitivity label (one of the plane's labels, default the agent's declared one, else the lowest)")
       .option('--wait', `wait until the run ends or waits for a person; exit 0 when it succeeded, 1 when it failed, was denied, cancelled or halted, ${WAITING_EXIT_CODE} when it waits for a person (the command that decides it is printed)`),
-  ).action(async (agent: string, options: Common & { input: unknown; wait?: boolean }) =>
+  ).action(async (agent: string, options: Common & { input: unknown; wait?: boolean; sensitivity?: string }) =>
     act(options, out, async (p) => withModelCalls(p, await startRun(p, agent, options), options, calls), (run) => {
       out(describeRun(run));
       for (const line of calls) out(line);

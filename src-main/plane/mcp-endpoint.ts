@@ -138,11 +138,14 @@ export interface McpEndpointPlane {
   status(): Pick<PlaneStatus, 'version'>;
   /** Runs one command exactly as every transport does (Plane.dispatch). */
   dispatch(name: string, request: unknown, context: CallContext): Promise<Result<unknown>>;
+  /** Its runtime's labels and ceilings (a run resource read is checked against its caller's). */
+  readonly runtime?: Pick<Runtime, 'sensitivity'>;
 }
 
 /** The plane as the MCP surface's door: its dispatch, its journal notifications. */
-export function planeDoor(plane: Pick<McpEndpointPlane, 'dispatch' | 'events'>, approveWith: (runId: string) => string): McpPlaneDoor {
+export function planeDoor(plane: Pick<McpEndpointPlane, 'dispatch' | 'events' | 'runtime'>, approveWith: (runId: string) => string): McpPlaneDoor {
   return {
+    ...(plane.runtime ? { sensitivity: plane.runtime.sensitivity } : {}),
     // In this process, through the same dispatch as every transport; the run acts for the MCP caller.
     dispatch: (name, request, context) => plane.dispatch(name, request, { transport: 'local', caller: { principal: context.principal, via: 'mcp' } }),
     onJournal: (listener) =>

@@ -5,7 +5,7 @@
  * always; Anthropic, OpenAI Responses, an OpenAI-compatible chat server and Gemini from their
  * AGENTPLANE_* variables and the settings stored in <data dir>/providers.json, see loadProviders
  * and provider-settings.ts), priced per model (resources/prices.json, overridden
- * by <data dir>/prices.json).
+ * by <data dir>/prices.json), and the sensitivity labels and ceilings (<data dir>/sensitivity.json).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
@@ -23,6 +23,7 @@ import { loadPrices, type PriceBook } from '../providers/prices';
 import { appRoot } from '../base/app-paths';
 import { SETTABLE_PROVIDERS } from '../../src-shared/protocol/providers';
 import { resolveProviderSettings, type OpenedSettings, type ResolvedProviderSettings } from './provider-settings';
+import { Sensitivity } from '../../src-shared/vocabulary/sensitivity';
 
 export function resourcesDir(): string {
   return join(appRoot(), 'resources');
@@ -82,14 +83,32 @@ export function loadAgents(dataDir: string): LoadedAgent[] {
 export function loadPolicy(dataDir: string): PolicyEngine {
   const own = join(dataDir, 'policy.json');
   const source = existsSync(own) ? own : join(resourcesDir(), 'policy.json');
-  let raw: unknown;
+  return PolicyEngine.parse(readJsonFile(source), source);
+}
+
+/** An operator's settings file, parsed; one that is not JSON throws naming the file. */
+function readJsonFile(source: string): unknown {
   try {
-    raw = JSON.parse(readFileSync(source, 'utf8'));
+    return JSON.parse(readFileSync(source, 'utf8'));
   } catch (error) {
     throw new Error(`${source}: not valid JSON (${(error as Error).message})`);
   }
-  return PolicyEngine.parse(raw, source);
 }
+
+/**
+ * The operator's sensitivity labels and egress ceilings, `<data dir>/sensitivity.json` when
+ * present (docs/GOVERNED-RUNTIME.md, "Sensitivity"), else the defaults (which refuse nothing). A
+ * file that does not parse or validate stops the plane with the file and the field named: a
+ * plane that ignored a ceiling its operator wrote would send what they refused.
+ */
+export function loadSensitivity(dataDir: string): Sensitivity {
+  const source = join(dataDir, SENSITIVITY_FILE);
+  if (!existsSync(source)) return Sensitivity.defaults();
+  return Sensitivity.parse(readJsonFile(source), source);
+}
+
+/** The file in the data dir holding the sensitivity labels and ceilings. */
+export const SENSITIVITY_FILE = 'sensitivity.json';
 
 export interface LoadProvidersOptions {
   /** Where the user's prices.json lives (overrides resources/prices.json); absent: bundled prices only. */

@@ -30,7 +30,7 @@ import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
 import type { LoadedAgent } from '../runtime/manifest';
 import type { PolicyEngine } from '../runtime/policy';
 import type { ModelProvider } from '../runtime/model-provider';
-import { loadPolicy, loadProviders } from './plane-config';
+import { loadPolicy, loadProviders, loadSensitivity } from './plane-config';
 import { AgentFiles, agentFilesHandlers } from './agent-files';
 import { openProviderSettings, providerHandlers } from './provider-handlers';
 import type { KeySealer } from './provider-settings';
@@ -254,6 +254,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
     providers = config.providers ?? loadProviders(env, { dataDir: config.dataDir, stored: providerSettings.settings, dispatcher: netguard.dispatcher });
     startupMark('plane.providers');
     const policy = config.policy ?? loadPolicy(config.dataDir);
+    const sensitivity = loadSensitivity(config.dataDir);
     const tools = config.tools ?? builtinTools;
     agentFiles = config.agents ? null : new AgentFiles({ dataDir: config.dataDir, policy, tools, logger });
     const agents = agentFiles ? agentFiles.load() : { agents: config.agents ?? [], broken: [] };
@@ -263,6 +264,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       brokenAgents: agents.broken,
       policy,
       providers,
+      sensitivity,
       tools,
       toolContext: { workspace: workspaceOf(config.dataDir) },
       logger,

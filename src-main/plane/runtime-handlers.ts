@@ -106,9 +106,9 @@ export function runtimeHandlers(runtime: Runtime): Pick<CommandHandlers, Runtime
       return runView(await runtime.summary(runId));
     },
     'runs.links': ({ runId }) => runtime.links(runId),
-    async 'runs.start'({ agent, input, wait, context: runContext }, context) {
+    async 'runs.start'({ agent, input, wait, context: runContext, sensitivity }, context) {
       const actor = actorOf(context);
-      const request = { agent, input, chain: [actor], via: viaOf(context), inputProvenance: actor, ...(runContext !== undefined ? { context: runContext } : {}) };
+      const request = { agent, input, chain: [actor], via: viaOf(context), inputProvenance: actor, ...(runContext !== undefined ? { context: runContext } : {}), ...(sensitivity !== undefined ? { inputSensitivity: sensitivity } : {}) };
       // Waiting: the run's admission commits with its local effects (Runtime.run).
       if (wait) return runView(await runtime.run(request));
       const { runId } = await runtime.start(request);

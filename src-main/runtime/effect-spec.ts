@@ -10,12 +10,15 @@ import type { CredentialUseSchema } from '../../src-shared/journal/records';
 import type { EffectKind } from '../../src-shared/vocabulary/effects';
 import type { Spend } from '../../src-shared/vocabulary/spend';
 import type { ProtectRule, Traced } from '../../src-shared/vocabulary/provenance';
+import type { Sensitivity } from '../../src-shared/vocabulary/sensitivity';
 import type { RunHistory } from './run-history';
 
 export interface EffectOutcome {
   result: unknown;
   spend: Spend;
   provenance: string;
+  /** Its sensitivity label, when the effect knows it (a stored file's own); absent: its destination's result label. */
+  sensitivity?: string;
 }
 
 /** Which run and step an effect is performed for. */
@@ -96,6 +99,8 @@ export interface ReuseAnswer {
   key: string;
   result: unknown;
   provenance: string;
+  /** Its sensitivity label, when the parent's record holds one above the lowest. */
+  sensitivity?: string;
   seq: number;
   hash: string;
 }
@@ -103,6 +108,8 @@ export interface ReuseAnswer {
 export interface RunGovernance {
   grants: ReadonlyMap<string, { approve: boolean; protect?: Readonly<Record<string, ProtectRule>> }>;
   approveEveryEffect: boolean;
+  /** The operator's labels and ceilings (docs/GOVERNED-RUNTIME.md, "Sensitivity"); absent: none configured. */
+  sensitivity?: Sensitivity;
   /** The halted scope that withholds this run, if any. */
   haltedBy(history: RunHistory): string | null;
   cancelRequested(runId: string): boolean;

@@ -117,6 +117,11 @@ export const ManifestSchema = z
       })
       .strict()
       .default({ approveEveryEffect: false }),
+    /**
+     * The sensitivity label of the agent's input when its starter gives none (docs/GOVERNED-RUNTIME.md,
+     * "Sensitivity"); checked against the plane's labels when a run is admitted.
+     */
+    sensitivity: z.object({ input: z.string().regex(/^[a-z][a-z0-9-]*$/, 'a label (lowercase letters, digits and dashes)') }).strict().optional(),
   })
   .strict();
 export type Manifest = z.infer<typeof ManifestSchema>;

@@ -7,7 +7,9 @@
  *    again; its key must match the record's, or the run has diverged (an edited prompt or
  *    manifest shows up as divergence, not as a run that quietly did something else);
  * 2. boundary: a cancel is honoured and a halted subject is withheld before any new effect;
- * 3. authority: an effect without its grant is refused ("what is not granted is denied");
+ * 3. authority: an effect without its grant is refused ("what is not granted is denied"), and
+ *    one whose request carries a value above its destination's or agent's sensitivity ceiling
+ *    (egress-ceiling.ts) is refused before it is sent;
  * 4. budget: spent + this effect's estimate is checked against the ceilings, and reaching one
  *    suspends the run for a person rather than failing it silently; the verdict is journaled;
  * 5. approval: a grant marked `approve` (or the agent's oversight) suspends the run before the
@@ -35,6 +37,8 @@ import type { ModelTextSink } from './model-stream';
 import { decisionOn, type RunHistory } from './run-history';
 import { DivergenceError, EffectFailure, ReplayStop, ReplayUngranted, RunCancelled, RunDenied, RunSuspended } from './run-signals';
 import { describeUnaccepted, sinkVerdict } from './sink-check';
+import { assertWithinCeiling, egressOf } from './egress-ceiling';
+import { Sensitivity, type Labelled } from '../../src-shared/vocabulary/sensitivity';
 import type { EffectOutcome, EffectSpec, ForkReuse, OutsideHop, ReuseAnswer, RunGovernance } from './effect-spec';
 
 export type { EffectAt, EffectOutcome, EffectSpec, ForkReuse, OutsideHop, ReuseAnswer, RunGovernance } from './effect-spec';
@@ -42,8 +46,8 @@ export type { EffectAt, EffectOutcome, EffectSpec, ForkReuse, OutsideHop, ReuseA
 /** The failure of an effect stopped by a halt right before it left (assertNotHalted, via hop()). */
 const HALTED_AT_HOP = 'HaltedAtHop';
 
-/** An effect's answer and the provenance it was journaled with. */
-type Answer = Pick<EffectOutcome, 'result' | 'provenance'>;
+/** An effect's answer, the provenance it was journaled with, and its sensitivity label (absent: the lowest). */
+type Answer = Pick<EffectOutcome, 'result' | 'provenance' | 'sensitivity'>;
 
 /** Effects that reach outside the plane: a fork asks before performing one its parent performed. */
 const OUTSIDE: ReadonlySet<EffectKind> = new Set(OUTSIDE_EFFECTS);
@@ -88,6 +92,9 @@ export class RunContext {
   private readonly committed: JournalRecord[] = [];
   /** The provenances the current step has read or been answered with (see beginStep). */
   private origin = new Set<string>();
+  /** The highest sensitivity label the current step has read or been answered with, and where from (see beginStep). */
+  private label: Labelled;
+  private readonly labels: Sensitivity;
 
   constructor(
     private readonly history: RunHistory,
@@ -112,6 +119,8 @@ export class RunContext {
     this.spend = history.spend;
     this.budget = history.budget;
     this.held = [...held];
+    this.labels = governance.sensitivity ?? Sensitivity.defaults();
+    this.label = this.labels.bottom();
   }
 
   get runId(): string {
@@ -130,6 +139,16 @@ export class RunContext {
   /** Who supplied the run's input (RunAdmitted.inputProvenance): the first origin a template can read. */
   get inputProvenance(): string {
     return this.history.inputProvenance;
+  }
+
+  /** The input's sensitivity label (RunAdmitted.inputSensitivity; absent, the lowest). */
+  get inputSensitivity(): string {
+    return this.history.inputSensitivity ?? this.labels.lowest;
+  }
+
+  /** The operator's labels and ceilings, for joining labels (step-runner.ts). */
+  get sensitivity(): Sensitivity {
+    return this.labels;
   }
 
   /**
@@ -166,18 +185,29 @@ export class RunContext {
    */
   beginStep(): void {
     this.origin = new Set();
+    this.label = this.labels.bottom();
   }
-  /** The current step read values of these provenances (its rendered arguments). */
-  addOrigin(provenance: Iterable<string>): void {
+  /** The current step read values of these provenances (its rendered arguments), of this sensitivity label. */
+  addOrigin(provenance: Iterable<string>, label?: Labelled): void {
     for (const p of provenance) this.origin.add(p);
+    if (label) this.label = this.labels.join(this.label, label);
   }
   stepProvenance(): string[] {
     return [...this.origin].sort();
   }
+  /**
+   * The highest label the current step has read or been answered with: what any request it sends
+   * next carries (its arguments, and a model's choice mid-step), and what its result is.
+   */
+  stepSensitivity(): Labelled {
+    return this.label;
+  }
 
   async effect(spec: EffectSpec): Promise<unknown> {
-    const { result, provenance } = await this.answer(spec);
+    const at = this.step;
+    const { result, provenance, sensitivity } = await this.answer(spec);
     this.origin.add(provenance);
+    if (sensitivity !== undefined) this.label = this.labels.join(this.label, { label: sensitivity, from: [`the answer of ${egressOf(spec) ?? spec.name} (step ${at})`] });
     return result;
   }
 
@@ -195,10 +225,10 @@ export class RunContext {
     if (last && !last.reused) this.reusing = false;
     if (!last && this.reuse && this.reusing && step < this.reuse.until) {
       const answer = this.reuse.answerAt(step);
-      if (answer?.key === key) return { result: this.reused(step, key, spec, answer), provenance: answer.provenance };
+      if (answer?.key === key) return { result: this.reused(step, key, spec, answer), provenance: answer.provenance, ...(answer.sensitivity !== undefined ? { sensitivity: answer.sensitivity } : {}) };
       this.reusing = false;
     }
-    if (last?.done) return { result: last.done.result, provenance: last.done.provenance };
+    if (last?.done) return { result: last.done.result, provenance: last.done.provenance, ...(last.done.sensitivity !== undefined ? { sensitivity: last.done.sensitivity } : {}) };
     if (last?.failed && last.failed.disposition !== 'InDoubt') {
       // Stopped by a halt at the hop (assertNotHalted): it did not happen, so once the halt is
       // lifted it is performed anew, as a step withheld between steps would be.
@@ -268,7 +298,7 @@ export class RunContext {
    * has room, so consecutive reused steps are one record.
    */
   private reused(step: number, key: string, spec: EffectSpec, answer: ReuseAnswer): unknown {
-    const entry = { step, effect: spec.effect, name: spec.name, key, request: spec.request as never, result: answer.result as never, provenance: answer.provenance, from: { runId: this.reuse!.parentRunId, seq: answer.seq, hash: answer.hash } };
+    const entry = { step, effect: spec.effect, name: spec.name, key, request: spec.request as never, result: answer.result as never, provenance: answer.provenance, ...(answer.sensitivity !== undefined ? { sensitivity: answer.sensitivity } : {}), from: { runId: this.reuse!.parentRunId, seq: answer.seq, hash: answer.hash } };
     const open = this.openReused;
     if (open && this.held.at(-1) === open && open.body.steps.length < MAX_REUSED_STEPS) {
       open.body.steps.push(entry);
@@ -285,6 +315,8 @@ export class RunContext {
     if (spec.grant !== null && !this.governance.grants.has(spec.grant)) {
       throw new EffectFailure('NotGranted', `${spec.grant} is not granted to agent ${this.history.agent}`, 'DidNotHappen');
     }
+    // Above a ceiling it is refused before anything else is asked or written: it must not leave.
+    assertWithinCeiling(spec, this.label, this.history.agent, this.labels);
     await this.checkSinks(step, spec);
     await this.checkBudget(step, spec);
     await this.checkApproval(step, spec);
@@ -345,7 +377,8 @@ export class RunContext {
       }
       throw failure;
     }
-    const done: AnyRecordDraft = { runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result as never, spend: outcome.spend, provenance: outcome.provenance } };
+    const label = this.resultLabel(spec, outcome.sensitivity);
+    const done: AnyRecordDraft = { runId: this.runId, kind: 'EffectDone', body: { step, key, result: outcome.result as never, spend: outcome.spend, provenance: outcome.provenance, ...label } };
     if (isLocal(spec)) {
       this.held.push(done);
       this.written += 1;
@@ -353,7 +386,20 @@ export class RunContext {
       await this.write(done);
     }
     this.spend = addSpend(this.spend, outcome.spend);
-    return { result: outcome.result, provenance: outcome.provenance };
+    return { result: outcome.result, provenance: outcome.provenance, ...label };
+  }
+
+  /**
+   * The label an answer is journaled with: what the effect said of it (a stored file's own
+   * label), else its destination's configured result label, else the lowest. Written only when
+   * above the lowest, so a run under no configuration writes what it wrote before labels; replay
+   * reads it from the record, so a configuration changed since gives the same verdicts.
+   */
+  private resultLabel(spec: EffectSpec, said: string | undefined): { sensitivity?: string } {
+    const sensitivity = this.labels;
+    const egress = egressOf(spec);
+    const label = said ?? (egress === null ? sensitivity.lowest : sensitivity.resultOf(egress));
+    return sensitivity.rank(label) > 0 ? { sensitivity: label } : {};
   }
 
   /**
@@ -373,8 +419,10 @@ export class RunContext {
     if (resolution?.resolution === 'landed') {
       const result = resolution.result ?? null;
       const provenance = `person:${decision.by}`;
-      await this.write({ runId: this.runId, kind: 'EffectDone', body: { step, key, result, spend: NO_SPEND, provenance } });
-      return { result, provenance };
+      // The result a person says landed is what the destination answered: it keeps the destination's label.
+      const label = this.resultLabel(spec, undefined);
+      await this.write({ runId: this.runId, kind: 'EffectDone', body: { step, key, result, spend: NO_SPEND, provenance, ...label } });
+      return { result, provenance, ...label };
     }
     // retry (or an approval without a recovery value, which v1 decisions read as retry): a new
     // attempt at the same step, under the same key.

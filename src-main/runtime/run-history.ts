@@ -45,6 +45,8 @@ export interface RunHistory {
   chain: string[];
   input: unknown;
   inputProvenance: string;
+  /** The input's sensitivity label (RunAdmitted.inputSensitivity); absent, the lowest. */
+  inputSensitivity?: string;
   parentRunId?: string;
   parentStep?: number;
   /** A fork (RunForked): its parent, the first step it performs live, what it changed. */
@@ -171,6 +173,7 @@ export class RunFold {
       chain: admitted.chain,
       input: admitted.input,
       inputProvenance: admitted.inputProvenance,
+      ...(admitted.inputSensitivity !== undefined ? { inputSensitivity: admitted.inputSensitivity } : {}),
       parentRunId: admitted.parentRunId,
       parentStep: admitted.parentStep,
       host: admitted.host ?? 'plane',
@@ -281,7 +284,7 @@ export class RunFold {
         for (const reused of (body as RecordBody<'EffectReused'>).steps) {
           if (this.detail !== true && this.detail !== reused.effect) continue;
           const started = { step: reused.step, effect: reused.effect, name: reused.name, key: reused.key, request: reused.request, seq: record.seq };
-          const done = { step: reused.step, key: reused.key, result: reused.result, spend: NO_SPEND, provenance: reused.provenance, seq: record.seq, hash: record.hash };
+          const done = { step: reused.step, key: reused.key, result: reused.result, spend: NO_SPEND, provenance: reused.provenance, ...(reused.sensitivity !== undefined ? { sensitivity: reused.sensitivity } : {}), seq: record.seq, hash: record.hash };
           history.steps.set(reused.step, [...(history.steps.get(reused.step) ?? []), { started, done, reused: reused.from }]);
         }
         history.pending = null;

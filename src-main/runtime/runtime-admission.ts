@@ -32,6 +32,8 @@ export interface StartRequest {
   chain: string[];
   via: RecordBody<'RunAdmitted'>['trigger']['via'];
   inputProvenance?: string;
+  /** The input's sensitivity label as the starter gave it; absent: the agent's declared one, else the lowest. */
+  inputSensitivity?: string;
   /** The run (and its step) whose effect made this call, as the caller stated them. */
   parentRunId?: string;
   parentStep?: number;
@@ -236,6 +238,7 @@ export class RunAdmission {
     const errors = program.validateInput(request.input);
     if (errors.length > 0) throw new PlaneError(ErrorCode.BadRequest, `input for ${request.agent} does not match its schema: ${errors.join('; ')}`);
     if (request.context !== undefined) await this.assertContextOf(request.chain[0], request.context);
+    const inputSensitivity = this.inputLabel(request, agent);
     const caller = request.chain.at(-1);
     if (!caller) throw new PlaneError(ErrorCode.BadRequest, 'a run must act for someone');
     if (request.chain.length > MAX_CHAIN_DEPTH) {
@@ -255,6 +258,8 @@ export class RunAdmission {
         chain: request.chain,
         input: request.input,
         inputProvenance: request.inputProvenance ?? caller,
+        // Above the lowest only: a run under no labels writes what it wrote before they existed.
+        ...(state.sensitivity.rank(inputSensitivity) > 0 ? { inputSensitivity } : {}),
         budget: budgetCap ? tighterBudget(program.budget, budgetCap) : program.budget,
         trigger: { via: request.via, by: caller },
         host: state.host,
@@ -263,6 +268,21 @@ export class RunAdmission {
         ...(request.context !== undefined ? { context: request.context } : {}),
       },
     };
+  }
+
+  /**
+   * The input's sensitivity label (docs/GOVERNED-RUNTIME.md, "Sensitivity"): the starter's, else
+   * the agent's declared `sensitivity.input`, else the lowest. One the plane's labels do not hold
+   * is refused, naming them: a label nobody ordered cannot be compared with a ceiling.
+   */
+  private inputLabel(request: StartRequest, agent: LoadedAgent | undefined): string {
+    const labels = this.state.sensitivity;
+    const given = request.inputSensitivity ?? agent?.manifest.sensitivity?.input ?? labels.lowest;
+    if (!labels.isLabel(given)) {
+      const whose = request.inputSensitivity !== undefined ? 'sensitivity' : `agent ${request.agent}'s sensitivity.input`;
+      throw new PlaneError(ErrorCode.BadRequest, `${whose}: ${given} is not one of this plane's labels (${labels.labels.join(' < ')})`);
+    }
+    return given;
   }
 
   /**

@@ -81,6 +81,7 @@ export class RunExecution {
     const governance: RunGovernance = {
       grants: program.grants,
       approveEveryEffect: program.approveEveryEffect,
+      sensitivity: state.sensitivity,
       haltedBy: (h) => state.haltedByChain(h.chain, h.agent),
       cancelRequested: (id) => state.cancelRequests.has(id),
     };

@@ -76,7 +76,7 @@ export class RunForks {
     const lastAttempt = (step: number) => parent.steps.get(step)?.at(-1);
     const answerAt = (step: number) => {
       const last = lastAttempt(step);
-      return last?.done?.hash ? { key: last.started.key, result: last.done.result, provenance: last.done.provenance, seq: last.done.seq, hash: last.done.hash } : undefined;
+      return last?.done?.hash ? { key: last.started.key, result: last.done.result, provenance: last.done.provenance, ...(last.done.sensitivity !== undefined ? { sensitivity: last.done.sensitivity } : {}), seq: last.done.seq, hash: last.done.hash } : undefined;
     };
     const outsideAt = (step: number) => {
       const last = lastAttempt(step);
@@ -116,7 +116,7 @@ export class RunForks {
     const { override } = this.effective(recorded.agent, request);
     const program = override?.program ?? this.programOf(recorded);
     if (!program) throw new PlaneError(ErrorCode.NotFound, `agent ${recorded.agent} is no longer declared on this plane; give the manifest to replay against`);
-    const governance: RunGovernance = { grants: program.grants, approveEveryEffect: false, haltedBy: () => null, cancelRequested: () => false };
+    const governance: RunGovernance = { grants: program.grants, approveEveryEffect: false, sensitivity: this.state.sensitivity, haltedBy: () => null, cancelRequested: () => false };
     const cx = new RunContext(recorded, this.state.journal, governance, undefined, [], undefined, true);
     const input = request.input !== undefined ? request.input : recorded.input;
     const report = (divergesAt: ReplayReport['divergesAt'], extra: Partial<ReplayReport> = {}): ReplayReport => ({ runId: recorded.runId, replayed: Math.min(cx.stepsTaken, steps), steps, divergesAt, expected: null, actual: null, ...extra });

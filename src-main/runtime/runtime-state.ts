@@ -18,6 +18,7 @@ import type { McpToolCaller } from './mcp-effect';
 import type { A2aCaller } from './a2a-effect';
 import type { Tool, ToolContext } from './tools';
 import type { ModelTextSink } from './model-stream';
+import { Sensitivity } from '../../src-shared/vocabulary/sensitivity';
 
 export interface RuntimeOptions {
   journal: Journal;
@@ -46,6 +47,8 @@ export interface RuntimeOptions {
    * decide, and their host picks the decision up from the journal.
    */
   host?: string;
+  /** The operator's sensitivity labels and egress ceilings (docs/GOVERNED-RUNTIME.md, "Sensitivity"); default: none configured. */
+  sensitivity?: Sensitivity;
   /** How often to read records other processes appended (decisions, cancels, halts), ms. */
   followMs?: number;
   /** The most records the folded-history cache holds in all (default HISTORY_CACHE_RECORDS). */
@@ -71,6 +74,7 @@ export class RuntimeState {
   readonly journal: Journal;
   readonly logger: Logger;
   readonly host: string;
+  readonly sensitivity: Sensitivity;
   agents: ReadonlyMap<string, LoadedAgent>;
   /** Agent files that did not load, by the name each is listed under (the first of a name). */
   brokenAgents: Map<string, BrokenAgent>;
@@ -90,6 +94,7 @@ export class RuntimeState {
     this.journal = options.journal;
     this.logger = options.logger;
     this.host = options.host ?? 'plane';
+    this.sensitivity = options.sensitivity ?? Sensitivity.defaults();
     this.agents = new Map(options.agents.map((a) => [a.manifest.name, a]));
     this.brokenAgents = brokenByName(options.brokenAgents ?? []);
   }

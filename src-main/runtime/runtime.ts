@@ -17,6 +17,7 @@
  * answers, cancels and halts (runtime-decisions.ts). What stays here is building them, the
  * start-up check of the journal, the agents' set and closing.
  */
+import type { Sensitivity } from '../../src-shared/vocabulary/sensitivity';
 import type { EffectKind } from '../../src-shared/vocabulary/effects';
 import { scanWholeJournal } from '../journal/journal-workers';
 import { runsHeldBy } from '../journal/journal-scan';
@@ -165,6 +166,11 @@ export class Runtime {
       for (const runId of adopted) await this.resume(runId);
     }
     return { adopted, left };
+  }
+
+  /** The operator's sensitivity labels and egress ceilings (docs/GOVERNED-RUNTIME.md, "Sensitivity"). */
+  get sensitivity(): Sensitivity {
+    return this.state.sensitivity;
   }
 
   /** The runtime host this runtime holds runs as (`plane`, `plane@<instance>`, `peer:<id>`). */

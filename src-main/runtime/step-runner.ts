@@ -18,6 +18,7 @@ import type { AgentRunner } from './agent-effect';
 import { DEFAULT_MAX_TURNS, runModelWithTools } from './model-tools';
 import { structuredValue } from './structured-output';
 import { OPERATOR, type Traced } from '../../src-shared/vocabulary/provenance';
+import type { Labelled, Sensitivity } from '../../src-shared/vocabulary/sensitivity';
 
 /**
  * Where each value of a run's scope came from (docs/GOVERNED-RUNTIME.md, "Provenance at protected
@@ -26,19 +27,30 @@ import { OPERATOR, type Traced } from '../../src-shared/vocabulary/provenance';
  * and one that read none is the manifest's literal: the operator's.
  */
 type Origins = Map<string, readonly string[]>;
+/**
+ * The sensitivity label of each scope binding (docs/GOVERNED-RUNTIME.md, "Sensitivity"): `input`
+ * the run's input label, `steps.<as>` the highest label its step read or was answered with.
+ */
+type Labels = Map<string, string>;
 
-function originsOf(path: string, origins: Origins): readonly string[] {
+function bindingsOf<T>(path: string, map: ReadonlyMap<string, T>): T[] {
   const [top, name] = path.split('.');
-  if (top === 'steps' && name === undefined) return [...origins.entries()].filter(([k]) => k.startsWith('steps.')).flatMap(([, v]) => v);
-  return origins.get(top === 'steps' ? `steps.${name}` : top!) ?? [];
+  if (top === 'steps' && name === undefined) return [...map.entries()].filter(([k]) => k.startsWith('steps.')).map(([, v]) => v);
+  const one = map.get(top === 'steps' ? `steps.${name}` : top!);
+  return one === undefined ? [] : [one];
 }
 
+/** A rendered value: what it is, where it came from, and its sensitivity label (the join of every path it read; a literal's is the lowest). */
+type Rendered = Traced & { label: Labelled };
+
 /** Renders a template and says what it was made from. */
-function trace(template: unknown, scope: Record<string, unknown>, origins: Origins): Traced {
+function trace(template: unknown, scope: Record<string, unknown>, origins: Origins, labels: Labels, sensitivity: Sensitivity): Rendered {
   const via: string[] = [];
   const value = render(template, scope, via);
-  const provenance = [...new Set(via.flatMap((path) => originsOf(path, origins)))].sort();
-  return { value, provenance: via.length === 0 ? [OPERATOR] : provenance, via: [...new Set(via)] };
+  const read = [...new Set(via)];
+  const provenance = [...new Set(read.flatMap((path) => bindingsOf(path, origins).flat()))].sort();
+  const label = read.reduce((joined, path) => bindingsOf(path, labels).reduce((j, l) => sensitivity.join(j, { label: l, from: [path] }), joined), sensitivity.bottom());
+  return { value, provenance: via.length === 0 ? [OPERATOR] : provenance, via: read, label };
 }
 
 export interface StepDeps {
@@ -60,11 +72,12 @@ export interface StepDeps {
 /** What a `pay` step's approved effect returns: an intent, recorded; no money moves. */
 export const PAYMENT_NOTE = 'AgentPlane moves no money: this records a payment intent a person approved; settle it yourself.';
 
-async function runStep(step: Step, scope: Record<string, unknown>, origins: Origins, cx: RunContext, deps: StepDeps): Promise<unknown> {
-  // Every argument rendered is part of what the step's result is made from (cx.stepProvenance).
+async function runStep(step: Step, scope: Record<string, unknown>, origins: Origins, labels: Labels, cx: RunContext, deps: StepDeps): Promise<unknown> {
+  // Every argument rendered is part of what the step's result is made from (cx.stepProvenance,
+  // cx.stepSensitivity), and of what any request the step sends carries.
   const t = (value: unknown): Traced => {
-    const traced = trace(value, scope, origins);
-    cx.addOrigin(traced.provenance);
+    const { label, ...traced } = trace(value, scope, origins, labels, cx.sensitivity);
+    cx.addOrigin(traced.provenance, label);
     return traced;
   };
   const r = <T>(value: unknown) => t(value).value as T;
@@ -155,11 +168,12 @@ export async function runAgentSteps(agent: LoadedAgent, input: unknown, cx: RunC
   const deps: StepDeps = { ...shared, a2aSignedOnly: signedOnlyCards(agent.manifest.grants) };
   const scope: Record<string, unknown> = { input, steps: {} };
   const origins: Origins = new Map([['input', [cx.inputProvenance]]]);
+  const labels: Labels = new Map([['input', cx.inputSensitivity]]);
   let last: unknown = null;
   for (const [index, step] of agent.manifest.steps.entries()) {
     try {
       cx.beginStep();
-      last = await runStep(step, scope, origins, cx, deps);
+      last = await runStep(step, scope, origins, labels, cx, deps);
     } catch (error) {
       if (error instanceof TemplateError) throw new EffectFailure('TemplateError', `steps.${index}: ${error.message}`, 'DidNotHappen');
       throw error;
@@ -169,6 +183,7 @@ export async function runAgentSteps(agent: LoadedAgent, input: unknown, cx: RunC
       (scope.steps as Record<string, unknown>)[step.as] = last;
       const made = cx.stepProvenance();
       origins.set(`steps.${step.as}`, made.length > 0 ? made : [OPERATOR]);
+      labels.set(`steps.${step.as}`, cx.stepSensitivity().label);
     }
   }
   return last;

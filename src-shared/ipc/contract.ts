@@ -382,6 +382,8 @@ export const commands = lazyEntries({
         wait: z.boolean().default(false),
         /** Continue a context: the id of the run that opened it, admitted for the same caller (refused otherwise). */
         context: RunIdSchema.optional(),
+        /** The input's sensitivity label (one of the plane's labels; docs/GOVERNED-RUNTIME.md, "Sensitivity"); absent: the agent's declared one, else the lowest. */
+        sensitivity: z.string().min(1).max(64).optional(),
       })
       .strict(),
     response: RunViewSchema,

@@ -93,6 +93,12 @@ const runAdmittedV1 = () =>
     input: Json,
     /** Where the input came from: `user:<id>`, `peer:<id>`, `plane`. Untrusted unless `plane`. */
     inputProvenance: z.string(),
+    /**
+     * The input's sensitivity label (docs/GOVERNED-RUNTIME.md, "Sensitivity"), written only when
+     * above the lowest label: absent, the input is the lowest, as every run before labels was.
+     * An optional field v1 still parses, so records written before it and after it both check.
+     */
+    inputSensitivity: z.string().optional(),
     budget: BudgetSchema,
     trigger: z.object({ via: z.enum(['ipc', 'cli', 'web', 'peer', 'mcp', 'a2a', 'plane']), by: z.string() }),
     /**
@@ -133,6 +139,8 @@ const effectDoneV1 = () =>
     spend: SpendSchema,
     /** Label of what came back: `peer:<id>`, `model:<provider>`, `plane`. */
     provenance: z.string(),
+    /** Its sensitivity label (docs/GOVERNED-RUNTIME.md, "Sensitivity"), written only when above the lowest; absent, the lowest. */
+    sensitivity: z.string().optional(),
   });
 
 const runSealedV1 = () =>
@@ -155,6 +163,8 @@ const reusedStepV1 = () =>
     request: Json,
     result: Json,
     provenance: z.string(),
+    /** The parent's answer's sensitivity label, when above the lowest (as EffectDone.sensitivity). */
+    sensitivity: z.string().optional(),
     from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
   });
 

@@ -24,6 +24,8 @@ export const FailureCodeSchema = z.enum([
   'RecoveryFailed',
   /** A protected field of the effect would take a value from an origin its grant refuses (docs/GOVERNED-RUNTIME.md, "Provenance at protected sinks"). */
   'ProvenanceRefused',
+  /** The effect's request carries a value above its destination's or its agent's sensitivity ceiling (docs/GOVERNED-RUNTIME.md, "Sensitivity"). */
+  'SensitivityCeiling',
   /** A step's template could not be filled in (a placeholder naming nothing). */
   'TemplateError',
   /** A step or tool was called with arguments it cannot take (a bad path, amount or content). */

@@ -9,6 +9,7 @@
  * caller, and the journal says who it was. Nothing here reads the journal or the runtime
  * directly, so the surface can never act with more authority than the door gives it.
  */
+import type { Sensitivity } from '../../../src-shared/vocabulary/sensitivity';
 import type { Result } from '../../../src-shared/ipc/result';
 import type { RunChange } from '../../../src-shared/ipc/contract';
 
@@ -24,4 +25,9 @@ export interface McpPlaneDoor {
   onJournal(listener: (runs: readonly RunChange[]) => void): () => void;
   /** Where a person approves (or answers) this waiting run: the UI's approvals page, or a command. */
   approveWith(runId: string): string;
+  /**
+   * The plane's labels and ceilings, for what the surface hands a caller (a run resource:
+   * run-resource.ts); absent where the surface answers for no plane's configuration.
+   */
+  sensitivity?: Sensitivity;
 }

@@ -25,4 +25,12 @@ describe('provenance in the run timeline', () => {
     expect(kindTone(verdict)).toBe('warn');
     expect(kindTone(record('ProvenanceVerdict', { ...verdict.body as object, verdict: 'refused' }))).toBe('bad');
   });
+
+  it('the hover names the sensitivity label beside the provenance, when the record holds one', () => {
+    expect(provenanceHint(record('EffectDone', { step: 0, key: 'k', result: 'x', spend: {}, provenance: 'peer:beta', sensitivity: 'secret' }))).toBe('This value came from peer:beta (untrusted: an outside party could have chosen it), labelled secret');
+    const reused = record('EffectReused', { steps: [{ step: 0, provenance: 'model:local', sensitivity: 'confidential' }, { step: 1, provenance: 'plane' }] });
+    expect(provenanceHint(reused)).toBe('step 0: from model:local (untrusted: an outside party could have chosen it), labelled confidential\nstep 1: from plane (trusted: made by the plane)');
+    expect(provenanceHint(record('RunAdmitted', { inputProvenance: 'user:local', inputSensitivity: 'confidential' }))).toBe('The input came from user:local (trusted: the operator), labelled confidential');
+    expect(provenanceHint(record('RunAdmitted', { inputProvenance: 'user:local' }))).toBeNull();
+  });
 });

@@ -226,18 +226,28 @@ function provenanceWords(provenance: string): string {
 }
 
 /**
+ * A value's sensitivity label, when its record holds one (docs/GOVERNED-RUNTIME.md,
+ * "Sensitivity"): a record writes it only above the lowest label, so absent says nothing.
+ */
+function labelWords(body: Body): string {
+  return typeof body.sensitivity === 'string' ? `, labelled ${body.sensitivity}` : '';
+}
+
+/**
  * Where a record's value came from, for the timeline row's hover (docs/GOVERNED-RUNTIME.md,
- * "Provenance at protected sinks"): an effect's answer, each step a fork took from its parent, a
- * provenance verdict's fields. Null for a record that carries no value from anywhere.
+ * "Provenance at protected sinks"), with its sensitivity label when it has one: an effect's answer,
+ * each step a fork took from its parent, a labelled input, a provenance verdict's fields. Null for
+ * a record that carries no value from anywhere.
  */
 export function provenanceHint(record: Pick<RecordView, 'kind' | 'body' | 'known'>): string | null {
   if (!record.known) return null;
   const body = record.body as Body;
-  if (record.kind === 'EffectDone' && typeof body.provenance === 'string') return `This value came from ${provenanceWords(body.provenance)}`;
+  if (record.kind === 'EffectDone' && typeof body.provenance === 'string') return `This value came from ${provenanceWords(body.provenance)}${labelWords(body)}`;
   if (record.kind === 'EffectReused') {
     const steps = reusedSteps(body).filter((step) => typeof step.provenance === 'string');
-    return steps.length > 0 ? steps.map((step) => `step ${str(step.step)}: from ${provenanceWords(step.provenance as string)}`).join('\n') : null;
+    return steps.length > 0 ? steps.map((step) => `step ${str(step.step)}: from ${provenanceWords(step.provenance as string)}${labelWords(step)}`).join('\n') : null;
   }
+  if (record.kind === 'RunAdmitted' && typeof body.inputSensitivity === 'string') return `The input came from ${provenanceWords(str(body.inputProvenance))}${labelWords({ sensitivity: body.inputSensitivity })}`;
   if (record.kind === 'ProvenanceVerdict' && Array.isArray(body.fields)) return (body.fields as Body[]).map(originLine).join('\n');
   return null;
 }
