@@ -141,4 +141,45 @@ describe('provider settings through the CLI and the Settings view', () => {
     await card.getByText('Not configured', { exact: true }).waitFor();
     expect(readFileSync(join(dataDir, 'providers.json'), 'utf8')).not.toContain(UI_KEY);
   });
+  it('forgets a subject by click: sealing on, a hold refuses the erasure in the plane’s words, lifted, the subject erased', async () => {
+    await sectionButton(page, 'Settings').click();
+    const section = page.getByRole('main').getByRole('region', { name: 'Forgetting a subject', exact: true });
+    const sealing = section.getByRole('status', { name: 'Sealing', exact: true });
+    await expect.poll(async () => (await sealing.textContent()) ?? '', POLL).toMatch(/written in the clear/);
+    await sealing.getByRole('button', { name: 'Seal new payloads', exact: true }).click();
+    await expect.poll(async () => (await sealing.textContent()) ?? '', POLL).toMatch(/sealed under their owner’s key/);
+
+    const started = await callCommand(plane, 'runs.start', { agent: 'summarize', input: { text: 'a secret worth forgetting' }, wait: true });
+    const run = (started.body as { value: { runId: string; outcome: string } }).value;
+    expect(run.outcome).toBe('succeeded');
+    const records = (await callCommand(plane, 'journal.records', { runId: run.runId })).body as { value: { records: Array<{ body: { owner?: string } }> } };
+    const subject = records.value.records[0]!.body.owner!;
+
+    const hold = section.getByRole('form', { name: 'Place a legal hold', exact: true });
+    await hold.getByLabel('Subject', { exact: true }).fill(subject);
+    await hold.getByLabel('Reason', { exact: true }).fill('litigation');
+    await hold.getByRole('button', { name: 'Place hold', exact: true }).click();
+    const holds = section.getByRole('list', { name: 'Legal holds in force', exact: true });
+    await expect.poll(async () => (await holds.textContent()) ?? '', POLL).toContain(`${subject} by`);
+
+    const erase = section.getByRole('form', { name: 'Erase a subject', exact: true });
+    await erase.getByLabel('Subject to erase', { exact: true }).fill(subject);
+    await erase.getByLabel('Reason', { exact: true }).fill('asked to be forgotten');
+    await erase.getByRole('button', { name: 'Erase…', exact: true }).click();
+    await section.getByRole('status', { name: 'Erasure to confirm', exact: true }).waitFor();
+    const findings = await seriousAxeViolations(page, 'settings-erasure');
+    expect(findings, JSON.stringify(findings, null, 2)).toEqual([]);
+    await erase.getByRole('button', { name: `Erase ${subject} for good`, exact: true }).click();
+    const refusal = section.getByRole('alert');
+    await expect.poll(async () => (await refusal.textContent()) ?? '', POLL).toMatch(/hold.*litigation|litigation.*hold/);
+
+    await holds.getByRole('button', { name: `Lift the hold on ${subject}`, exact: true }).click();
+    await section.getByText('No hold is in force.', { exact: true }).waitFor();
+    await erase.getByRole('button', { name: 'Erase…', exact: true }).click();
+    await erase.getByRole('button', { name: `Erase ${subject} for good`, exact: true }).click();
+    const last = section.getByRole('status', { name: 'Last erasure', exact: true });
+    await expect.poll(async () => (await last.textContent()) ?? '', POLL).toMatch(new RegExp(`^Erased ${subject.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} on .* key`));
+    const after = await callCommand(plane, 'runs.get', { runId: run.runId });
+    expect(JSON.stringify(after.body)).not.toContain('a secret worth forgetting');
+  });
 });

@@ -20,6 +20,7 @@ import { Fact } from '../components/fact';
 import { StatusPill } from '../components/status-pill';
 import type { NetAllowEntry } from '../../../src-shared/protocol/net-allow';
 import { useApp } from '../store/store-context';
+import { ErasureSettings } from './erasure-settings';
 
 const TITLES: Record<SettableProvider, string> = {
   anthropic: 'Anthropic',
@@ -323,6 +324,7 @@ export function SettingsSection({ empty }: { empty: string }) {
         {list ? list.providers.map((view) => <ProviderCard key={view.id} view={view} />) : error ? null : <p className="muted">Reading the provider settings…</p>}
       </section>
       <OutboundConnections />
+      <ErasureSettings />
     </div>
   );
 }

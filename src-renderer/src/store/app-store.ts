@@ -23,6 +23,7 @@ import { createPeersSlice, type PeersSlice } from './peers-slice';
 import { createRunsSlice, type RunsSlice } from './runs-slice';
 import { createRemoteAgentsSlice, type RemoteAgentsSlice } from './remote-agents-slice';
 import { createSettingsSlice, type SettingsSlice } from './settings-slice';
+import { createErasureSlice, type ErasureSlice } from './erasure-slice';
 import { createSpendSlice, type SpendSlice } from './spend-slice';
 import type { SliceDeps, StoreEnv } from './store-types';
 import { createTimelineSlice, type TimelineSlice } from './timeline-slice';
@@ -51,6 +52,7 @@ export type AppState = ConnectionSlice &
   AcpSlice &
   McpSlice &
   SettingsSlice &
+  ErasureSlice &
   RemoteAgentsSlice &
   TimeTravelSlice &
   UiSlice & {
@@ -156,6 +158,7 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       ...createAcpSlice(deps),
       ...createMcpSlice(deps),
       ...createSettingsSlice(deps),
+      ...createErasureSlice(deps),
       ...createRemoteAgentsSlice(deps),
       ...createTimeTravelSlice(deps),
       ...createUiSlice(deps, initialRoute),
