@@ -54,7 +54,7 @@ const VOCABULARY: VocabularyEnum[] = [
   { name: 'run trigger', members: recordBodies.RunAdmitted[1].shape.trigger.shape.via.options, home: 'src-shared/journal/records.ts' },
   { name: 'peer lifecycle event', members: recordBodies.PeerLifecycle[1].shape.event.options, home: 'src-shared/journal/records.ts' },
   { name: 'credential kind', members: CredentialUseSchema.shape.kind.options, home: 'src-shared/journal/records.ts' },
-  { name: 'hold target kind', members: HoldTargetKindSchema.options, home: 'src-shared/journal/records.ts' },
+  { name: 'hold target kind', members: HoldTargetKindSchema.options, home: 'src-shared/vocabulary/holds.ts' },
   { name: 'plane state', members: PlaneStatusSchema.shape.state.options, home: 'src-shared/ipc/contract.ts' },
   { name: 'plane host', members: PlaneStatusSchema.shape.host.options, home: 'src-shared/ipc/contract.ts' },
 ];

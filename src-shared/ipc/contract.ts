@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { deferred } from '../deferred-schema';
 import { lazyEntries } from '../lazy-entries';
-import { HashHexSchema, JournalRecordSchema } from '../journal/records';
+import { HashHexSchema, JournalRecordSchema } from '../journal/record-envelope';
 import { DecisionSchema, DecisionValueSchema, PermissionOutcomeSchema, RecoveryResolutionSchema } from '../vocabulary/decisions';
 import { PeerIdSchema, RunIdSchema, WaitIdSchema } from '../vocabulary/ids';
 import { NewPeerSchema, PeerAuthModeSchema, PeerStatusSchema, SessionRowSchema, IdentityRowSchema, TokenIssuerTrustSchema } from '../vocabulary/peers';

@@ -26,8 +26,11 @@ import { BudgetSchema, CeilingSchema, SpendSchema } from '../vocabulary/spend';
 import { WaitReasonSchema, WaitSubjectSchema } from '../vocabulary/waits';
 import { ProvenanceVerdictSchema } from '../vocabulary/provenance';
 
-export const HASH_HEX = /^[0-9a-f]{64}$/;
-export const HashHexSchema = z.string().regex(HASH_HEX, 'a SHA-256 hash as 64 lowercase hex digits');
+import { HashHexSchema } from './record-envelope';
+import { HoldTargetKindSchema } from '../vocabulary/holds';
+
+export { HASH_HEX, HashHexSchema, JournalRecordSchema, type JournalRecord } from './record-envelope';
+export { HoldTargetKindSchema, type HoldTargetKind } from '../vocabulary/holds';
 /** The most steps one EffectReused record holds. */
 export const MAX_REUSED_STEPS = 1000;
 /** prevHash of the first record. */
@@ -79,8 +82,6 @@ export const SealedPayloadSchema = z.object({
 export type SealedPayload = z.infer<typeof SealedPayloadSchema>;
 
 /** What a legal hold (HoldPlaced) is on: a subject (a run owner), or a case (the owners of the runs bound to it). */
-export const HoldTargetKindSchema = z.enum(['subject', 'case']);
-export type HoldTargetKind = z.infer<typeof HoldTargetKindSchema>;
 
 /** RunAdmitted v1: what v2 keeps clear is this without `input`. */
 const runAdmittedV1 = () =>
@@ -497,17 +498,6 @@ export type WrittenBody<K extends RecordKind> = WrittenBodies[K];
 export type DecisionV1Body = z.infer<(typeof recordBodies)['Decision'][1]>;
 
 /** The envelope every reader understands, whatever the kind. */
-export const JournalRecordSchema = z.object({
-  seq: z.number().int().positive(),
-  runId: z.string().nullable(),
-  kind: z.string().regex(/^[A-Z][A-Za-z0-9]*$/, 'a PascalCase record kind'),
-  v: z.number().int().positive(),
-  time: IsoTime,
-  body: z.record(z.string(), z.unknown()),
-  prevHash: HashHexSchema,
-  hash: HashHexSchema,
-});
-export type JournalRecord = z.infer<typeof JournalRecordSchema>;
 
 /** What a writer hands the journal: the store assigns seq, time and the hashes. */
 export interface RecordDraft<K extends RecordKind = RecordKind> {

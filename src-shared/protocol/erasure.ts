@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { deferred } from '../deferred-schema';
-import { HoldTargetKindSchema } from '../journal/records';
+import { HoldTargetKindSchema } from '../vocabulary/holds';
 import { CaseIdSchema } from './acp/cases';
 
 /** A subject: a principal as a run's admission names its owner (`user:alice`, `peer:beta`, …). */

@@ -22,17 +22,9 @@ import { z } from 'zod';
 export const ProvenanceVerdictSchema = z.enum(['asked', 'refused']);
 export type ProvenanceVerdictKind = z.infer<typeof ProvenanceVerdictSchema>;
 
-/** The trust class of the manifest's literals and of what a person at this plane supplied. */
-export const OPERATOR = 'operator';
-/** The trust class, and the label, of what the plane made itself. */
-export const PLANE = 'plane';
+import { OPERATOR, PLANE, trustClass } from './trust';
 
-/** The trust class of a provenance label: `operator`, `plane`, or null (untrusted). */
-export function trustClass(provenance: string): typeof OPERATOR | typeof PLANE | null {
-  if (provenance === OPERATOR || provenance.startsWith('user:') || provenance.startsWith('person:')) return OPERATOR;
-  if (provenance === PLANE) return PLANE;
-  return null;
-}
+export { OPERATOR, PLANE, trustClass } from './trust';
 
 /**
  * What a protected field's `accept` entry may be: a trust class (`operator`, `plane`), or a

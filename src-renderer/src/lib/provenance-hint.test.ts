@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RecordView } from '../../../src-shared/ipc/contract';
-import { kindTone, provenanceHint, summarizeRecord } from './record-summary';
+import { kindTone, summarizeRecord } from './record-summary';
+import { provenanceHint } from './provenance-hint';
 
 const record = (kind: string, body: Record<string, unknown>): RecordView => ({ seq: 4, time: '2026-12-07T00:00:00.000Z', kind, v: 1, known: true, body, runId: 'run-1', hash: 'ab'.repeat(32) }) as unknown as RecordView;
 

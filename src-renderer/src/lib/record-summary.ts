@@ -9,7 +9,7 @@ import { tokensOf, type Budget, type Spend } from '../../../src-shared/vocabular
 import { clip, mcpCallWords, mcpResultText, mcpServerOfProvenance, readMcpCall } from './mcp-call';
 import { readA2aCall } from './wait-description';
 import { answeredModelOf, modelRef, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
-import { trustClass } from '../../../src-shared/vocabulary/provenance';
+import { trustClass } from '../../../src-shared/vocabulary/trust';
 import { describeErasure, erasureOfBody } from '../../../src-shared/journal/erased-payload';
 
 type Body = Record<string, unknown>;
@@ -212,44 +212,11 @@ export function summarizeRecord(record: RecordView): string {
  * A protected field's value and where it came from: `payee "Mallory" from peer:beta via
  * steps.quote.payee`; the untrusted origins, which are why it was stopped, when there are any.
  */
-function originLine(field: Body): string {
+export function originLine(field: Body): string {
   const via = Array.isArray(field.via) && field.via.length > 0 ? ` via ${(field.via as unknown[]).map(str).join(', ')}` : '';
   const all = Array.isArray(field.provenance) ? (field.provenance as unknown[]).map(str) : [];
   const outside = all.filter((p) => trustClass(p) === null);
   return `${str(field.field)} ${oneLineJson(field.value, 40)} from ${(outside.length > 0 ? outside : all).join(', ') || '?'}${via}`;
-}
-
-/** `peer:beta (untrusted: an outside party could have chosen it)`: one provenance label in words. */
-function provenanceWords(provenance: string): string {
-  const trust = trustClass(provenance);
-  return `${provenance} (${trust === null ? 'untrusted: an outside party could have chosen it' : trust === 'plane' ? 'trusted: made by the plane' : 'trusted: the operator'})`;
-}
-
-/**
- * A value's sensitivity label, when its record holds one (docs/GOVERNED-RUNTIME.md,
- * "Sensitivity"): a record writes it only above the lowest label, so absent says nothing.
- */
-function labelWords(body: Body): string {
-  return typeof body.sensitivity === 'string' ? `, labelled ${body.sensitivity}` : '';
-}
-
-/**
- * Where a record's value came from, for the timeline row's hover (docs/GOVERNED-RUNTIME.md,
- * "Provenance at protected sinks"), with its sensitivity label when it has one: an effect's answer,
- * each step a fork took from its parent, a labelled input, a provenance verdict's fields. Null for
- * a record that carries no value from anywhere.
- */
-export function provenanceHint(record: Pick<RecordView, 'kind' | 'body' | 'known'>): string | null {
-  if (!record.known) return null;
-  const body = record.body as Body;
-  if (record.kind === 'EffectDone' && typeof body.provenance === 'string') return `This value came from ${provenanceWords(body.provenance)}${labelWords(body)}`;
-  if (record.kind === 'EffectReused') {
-    const steps = reusedSteps(body).filter((step) => typeof step.provenance === 'string');
-    return steps.length > 0 ? steps.map((step) => `step ${str(step.step)}: from ${provenanceWords(step.provenance as string)}${labelWords(step)}`).join('\n') : null;
-  }
-  if (record.kind === 'RunAdmitted' && typeof body.inputSensitivity === 'string') return `The input came from ${provenanceWords(str(body.inputProvenance))}${labelWords({ sensitivity: body.inputSensitivity })}`;
-  if (record.kind === 'ProvenanceVerdict' && Array.isArray(body.fields)) return (body.fields as Body[]).map(originLine).join('\n');
-  return null;
 }
 
 /** Text a search matches against: kind, summary and the raw body. */

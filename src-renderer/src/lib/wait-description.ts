@@ -11,7 +11,7 @@ import type { WaitReason, WaitSubjectOf } from '../../../src-shared/vocabulary/w
 import { paymentAmount, readPaymentRequest } from '../../../src-shared/vocabulary/payments';
 import { mcpCallWords, readMcpCall } from './mcp-call';
 import { modelRef, readModelRequest } from '../../../src-shared/vocabulary/model-refs';
-import { trustClass } from '../../../src-shared/vocabulary/provenance';
+import { trustClass } from '../../../src-shared/vocabulary/trust';
 
 export const REASON_LABELS: Record<WaitReason, string> = {
   approval: 'Approval needed',

@@ -5,9 +5,16 @@
  * the plane, and its words (naming the hold) are shown beside the form.
  */
 import { useEffect, useId, useState, type FormEvent } from 'react';
-import { useApp } from '../store/store-context';
+import { useStore } from 'zustand';
+import { useAppStore } from '../store/store-context';
+import { erasureStoreFor, type ErasureSlice } from '../store/erasure-slice';
+
+/** The Settings view's erasure state (its own store, made when the view first shows). */
+function useErasure<T>(selector: (state: ErasureSlice) => T): T {
+  return useStore(erasureStoreFor(useAppStore()), selector);
+}
 import { dateTime } from '../lib/display-format';
-import type { HoldTargetKind } from '../../../src-shared/journal/records';
+import type { HoldTargetKind } from '../../../src-shared/vocabulary/holds';
 
 type Target = HoldTargetKind;
 
@@ -19,8 +26,8 @@ function HoldForm() {
   const kindId = useId();
   const targetId = useId();
   const reasonId = useId();
-  const busy = useApp((s) => s.erasureBusy);
-  const addHold = useApp((s) => s.addHold);
+  const busy = useErasure((s) => s.erasureBusy);
+  const addHold = useErasure((s) => s.addHold);
   const [kind, setKind] = useState<Target>('subject');
   const [target, setTarget] = useState('');
   const [reason, setReason] = useState('');
@@ -58,9 +65,9 @@ function HoldForm() {
 function EraseForm() {
   const subjectId = useId();
   const reasonId = useId();
-  const busy = useApp((s) => s.erasureBusy);
-  const erase = useApp((s) => s.eraseSubject);
-  const last = useApp((s) => s.lastErasure);
+  const busy = useErasure((s) => s.erasureBusy);
+  const erase = useErasure((s) => s.eraseSubject);
+  const last = useErasure((s) => s.lastErasure);
   const [subject, setSubject] = useState('');
   const [reason, setReason] = useState('');
   const [confirming, setConfirming] = useState(false);
@@ -120,15 +127,15 @@ function EraseForm() {
 export function ErasureSettings() {
   const headingId = useId();
   const daysId = useId();
-  const settings = useApp((s) => s.erasureSettings);
-  const holds = useApp((s) => s.holds);
-  const error = useApp((s) => s.erasureError);
-  const actionError = useApp((s) => s.erasureActionError);
-  const busy = useApp((s) => s.erasureBusy);
-  const refresh = useApp((s) => s.refreshErasure);
-  const setSealing = useApp((s) => s.setSealing);
-  const setRetention = useApp((s) => s.setRetention);
-  const removeHold = useApp((s) => s.removeHold);
+  const settings = useErasure((s) => s.erasureSettings);
+  const holds = useErasure((s) => s.holds);
+  const error = useErasure((s) => s.erasureError);
+  const actionError = useErasure((s) => s.erasureActionError);
+  const busy = useErasure((s) => s.erasureBusy);
+  const refresh = useErasure((s) => s.refreshErasure);
+  const setSealing = useErasure((s) => s.setSealing);
+  const setRetention = useErasure((s) => s.setRetention);
+  const removeHold = useErasure((s) => s.removeHold);
   const [days, setDays] = useState('');
   useEffect(() => void refresh(), [refresh]);
   const saveRetention = async (event: FormEvent) => {

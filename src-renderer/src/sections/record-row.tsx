@@ -7,7 +7,8 @@
 import { memo, useMemo } from 'react';
 import type { RecordView } from '../../../src-shared/ipc/contract';
 import { clockTime } from '../lib/display-format';
-import { KIND_LABELS, kindTone, provenanceHint, summarizeRecord } from '../lib/record-summary';
+import { KIND_LABELS, kindTone, summarizeRecord } from '../lib/record-summary';
+import { provenanceHint } from '../lib/provenance-hint';
 
 export const ROW_HEIGHT = 30;
 

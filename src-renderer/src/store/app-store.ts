@@ -23,7 +23,6 @@ import { createPeersSlice, type PeersSlice } from './peers-slice';
 import { createRunsSlice, type RunsSlice } from './runs-slice';
 import { createRemoteAgentsSlice, type RemoteAgentsSlice } from './remote-agents-slice';
 import { createSettingsSlice, type SettingsSlice } from './settings-slice';
-import { createErasureSlice, type ErasureSlice } from './erasure-slice';
 import { createSpendSlice, type SpendSlice } from './spend-slice';
 import type { SliceDeps, StoreEnv } from './store-types';
 import { createTimelineSlice, type TimelineSlice } from './timeline-slice';
@@ -52,12 +51,13 @@ export type AppState = ConnectionSlice &
   AcpSlice &
   McpSlice &
   SettingsSlice &
-  ErasureSlice &
   RemoteAgentsSlice &
   TimeTravelSlice &
   UiSlice & {
     /** Reads the first look and opens the event stream; returns the stream's stop. */
     start(options?: StartOptions): () => void;
+    /** One command to the plane, for a view that keeps its own state (erasure-slice.ts). */
+    tryCommand: PlaneClient['tryCall'];
   };
 
 export interface StartOptions {
@@ -158,10 +158,11 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       ...createAcpSlice(deps),
       ...createMcpSlice(deps),
       ...createSettingsSlice(deps),
-      ...createErasureSlice(deps),
       ...createRemoteAgentsSlice(deps),
       ...createTimeTravelSlice(deps),
       ...createUiSlice(deps, initialRoute),
+
+      tryCommand: (command, request) => client.tryCall(command, request),
 
       async refreshStatus() {
         const result = await client.tryCall('plane.status', {});

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { agent, call, testPlane } from '../../../tests/support/runtime-support';
 import { useSyncedHarnesses } from './testing/store-harness';
+import { erasureStoreFor } from './erasure-slice';
 
 const ECHO = {
   name: 'echo-once',
@@ -16,10 +17,11 @@ const ECHO = {
 };
 const harness = useSyncedHarnesses(() => testPlane({ agents: [agent(ECHO)] }));
 
-describe('the erasure slice', () => {
+describe('the erasure store', () => {
   it('turns sealing on, holds a subject (its erasure refused naming the hold), lifts the hold and erases it', async () => {
     const h = await harness();
-    const state = () => h.store.getState();
+    const erasure = erasureStoreFor(h.store);
+    const state = () => erasure.getState();
     await state().refreshErasure();
     expect(state().erasureSettings).toEqual({ sealPayloads: false, retentionDays: null });
     expect(state().holds).toEqual([]);

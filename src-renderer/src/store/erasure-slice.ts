@@ -4,10 +4,16 @@
  * Like the other settings these are read when the view is shown and after each action (the CLI
  * may have changed them meanwhile); the plane's refusals (a held subject, a subject with nothing
  * sealed, bad days) come back in its words, shown beside the form that asked.
+ *
+ * A store of its own beside the app's, made the first time the Settings view asks for it
+ * (erasureStoreFor): only that view reads it, so it stays out of the page's first load
+ * (docs/PERFORMANCE.md, the renderer's initial JavaScript budget). It reaches the plane through
+ * the app store's `tryCommand` and speaks through its `announce`.
  */
 import type { ErasureView, HoldView } from '../../../src-shared/protocol/erasure';
 import type { Result } from '../../../src-shared/ipc/result';
-import type { SliceDeps } from './store-types';
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type { AppStore } from './app-store';
 
 export interface ErasureSettingsView {
   sealPayloads: boolean;
@@ -32,14 +38,27 @@ export interface ErasureSlice {
   eraseSubject(subject: string, reason?: string): Promise<boolean>;
 }
 
-export function createErasureSlice({ set, get, client }: SliceDeps): ErasureSlice {
+const stores = new WeakMap<AppStore, StoreApi<ErasureSlice>>();
+
+/** The erasure store of this app store, made on first use. */
+export function erasureStoreFor(app: AppStore): StoreApi<ErasureSlice> {
+  let store = stores.get(app);
+  if (!store) {
+    store = createStore<ErasureSlice>((set, get) => createErasureSlice(set, get, app));
+    stores.set(app, store);
+  }
+  return store;
+}
+
+function createErasureSlice(set: StoreApi<ErasureSlice>['setState'], get: StoreApi<ErasureSlice>['getState'], app: AppStore): ErasureSlice {
+  const client = { tryCall: app.getState().tryCommand };
   /** One action: busy while it is sent, its refusal kept, the view read again after it. */
   async function act<T>(send: () => Promise<Result<T>>, announce: (value: T) => string): Promise<boolean> {
     if (get().erasureBusy) return false;
     set({ erasureBusy: true, erasureActionError: null });
     const result = await send();
     set({ erasureBusy: false });
-    if (result.ok) get().announce(announce(result.value));
+    if (result.ok) app.getState().announce(announce(result.value));
     else set({ erasureActionError: result.error.message });
     await get().refreshErasure();
     return result.ok;

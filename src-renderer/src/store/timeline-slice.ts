@@ -21,7 +21,6 @@ import type { Result } from '../../../src-shared/ipc/result';
 import type { WitnessStatusView } from '../../../src-shared/protocol/witness';
 import { isRunId } from '../../../src-shared/vocabulary/ids';
 import { applyModelText, NO_LIVE_ANSWERS, pruneByRecords, type LiveAnswers, type ModelTextUpdate } from '../lib/live-answer';
-import { searchableText } from '../lib/record-summary';
 import { messageOf, type SliceDeps } from './store-types';
 
 export const PAGE_SIZE = 200;
@@ -150,9 +149,26 @@ const EMPTY_SEARCH: SearchState = { kind: '', text: '', scope: 'loaded', scannin
 
 export const searchActive = (search: Pick<SearchState, 'kind' | 'text'>) => search.kind !== '' || search.text.trim() !== '';
 
+/**
+ * What a search matches a record against (record-summary.ts's searchableText), loaded with the
+ * first search rather than with the page: the timeline's own chunk carries record-summary.ts, so
+ * by the time a person types it is usually there already (docs/PERFORMANCE.md, the renderer's
+ * initial JavaScript budget).
+ */
+let searchable: ((record: RecordView) => string) | null = null;
+let searchableLoading: Promise<void> | null = null;
+function loadSearchable(): Promise<void> {
+  searchableLoading ??= import('../lib/record-summary').then((m) => {
+    searchable = m.searchableText;
+  });
+  return searchableLoading;
+}
+
+/** Call only once loadSearchable has settled (searchable is set). */
 function matcher(search: Pick<SearchState, 'kind' | 'text'>): (record: RecordView) => boolean {
   const words = search.text.trim().toLowerCase().split(/\s+/).filter(Boolean);
-  return (record) => (!search.kind || record.kind === search.kind) && (words.length === 0 || words.every((w) => searchableText(record).includes(w)));
+  const text = searchable!;
+  return (record) => (!search.kind || record.kind === search.kind) && (words.length === 0 || words.every((w) => text(record).includes(w)));
 }
 
 export function recordAt(timeline: TimelineState, index: number): RecordView | undefined {
@@ -322,6 +338,10 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
   const recomputeLoadedMatches = () => {
     const { timeline, search } = get();
     if (!searchActive(search)) return;
+    if (!searchable) {
+      void loadSearchable().then(recomputeLoadedMatches);
+      return;
+    }
     const match = matcher(search);
     const matches: RecordView[] = [];
     const pageKeys = Object.keys(timeline.pages)
@@ -485,7 +505,8 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
       // A step's sealed effect ends its live text: the record is the answer now.
       patch(() => ({ pages, anchors, count, lastSeq, contiguous, firstSeq: t.firstSeq ?? fresh[0]!.seq, live: pruneByRecords(t.live, fresh) }));
       const search = get().search;
-      if (searchActive(search)) {
+      // Not loaded yet: the recompute the search is waiting on reads these pages too.
+      if (searchActive(search) && searchable) {
         const match = matcher(search);
         const more = fresh.filter(match);
         if (more.length > 0) set((s) => ({ search: { ...s.search, matches: [...s.search.matches, ...more].slice(0, MAX_MATCHES) } }));
@@ -540,6 +561,8 @@ export function createTimelineSlice({ set, get, client, env }: SliceDeps): Timel
       const { runId, count } = get().timeline;
       if (!runId) return;
       const generation = ++scanGeneration;
+      await loadSearchable();
+      if (generation !== scanGeneration) return;
       const match = matcher(get().search);
       set((s) => ({ search: { ...s.search, scanning: true, scanned: 0, error: null } }));
       const matches: RecordView[] = [];
