@@ -23,6 +23,8 @@ const ED25519_SIGNATURE_BYTES = 64;
 const HASH_BYTES = 32;
 /** A tlog-witness request carries at most this many proof lines (a 2^63-leaf tree's proof). */
 export const MAX_PROOF_LINES = 63;
+/** The header a log offers its verifier key in, for a witness that learns keys on first use (docs/WITNESS.md). */
+export const LOG_KEY_HEADER = 'agentplane-log-key';
 /** Signature lines read from one note at most: the format asks verifiers to accept 16. */
 const MAX_SIGNATURES = 64;
 

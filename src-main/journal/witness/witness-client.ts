@@ -17,9 +17,8 @@ import { peekCheckpoint, type Checkpoint } from '../checkpoints';
 import { fromHex } from '../hex';
 import { leafHash } from '../merkle';
 import { ProofTree } from './proof-tree';
-import { LOG_KEY_HEADER } from './witness-server';
 import { CosignatureLog, logOriginOf } from './cosignature-log';
-import { checkpointText, encodeVerifierKey, NOTE_ED25519, noteSigner, parseCheckpointText, parseSignatureLines, signNote, type NoteSigner } from './signed-note';
+import { checkpointText, encodeVerifierKey, LOG_KEY_HEADER, NOTE_ED25519, noteSigner, parseCheckpointText, parseSignatureLines, signNote, type NoteSigner } from './signed-note';
 
 const HASH_PAGE = 5000;
 const DEFAULT_RETRY_MS = 5000;

@@ -12,14 +12,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { emptyRoot, verifyConsistency } from '../merkle';
-import { checkNoteSignature, cosignatureLine, decodeBase64, MAX_PROOF_LINES, NOTE_ED25519, NoteError, parseCheckpointText, parseNote, parseVerifierKey } from './signed-note';
+import { checkNoteSignature, cosignatureLine, decodeBase64, LOG_KEY_HEADER, MAX_PROOF_LINES, NOTE_ED25519, NoteError, parseCheckpointText, parseNote, parseVerifierKey } from './signed-note';
 import { addLogKeys, openWitnessFiles, readWitnessState, writeWitnessState, type WitnessFiles, type WitnessState } from './witness-state';
 
 /** A request body larger than this is refused: a checkpoint and 63 proof lines fit many times over. */
 const MAX_BODY_BYTES = 64 * 1024;
 export const TLOG_SIZE_TYPE = 'text/x.tlog.size';
-/** The header a log offers its verifier key in, for a witness that learns keys on first use. */
-export const LOG_KEY_HEADER = 'agentplane-log-key';
 
 export interface WitnessOptions {
   dataDir: string;
