@@ -1,8 +1,8 @@
 /**
  * What sealing payloads costs an append (docs/ERASURE.md). Subject: `Journal.append` and
  * `Journal.appendBatch` (100 per commit) on a journal that seals payloads (the run's input, each
- * effect's request and result, the seal's result encrypted with AES-256-GCM under the owner's
- * key for the month, then the sealed body canonicalised again). Baseline: the same appends of
+ * effect's request and result, the seal's result encrypted as slices of the owner's AES-256-CTR
+ * stream for the month, the sealed body's text written around them). Baseline: the same appends of
  * the same drafts on a journal that does not seal, in the same process and run, rounds
  * alternating which goes first. The ratio is what sealing adds to a durable append.
  */
@@ -71,7 +71,7 @@ async function run(): Promise<BenchResult> {
     const singleCount = ROUNDS * SINGLES_PER_ROUND;
     const groupCount = ROUNDS * GROUPS_PER_ROUND * GROUP_SIZE;
     return {
-      subject: 'Journal.append / appendBatch with payload sealing (AES-256-GCM under the owner’s key)',
+      subject: 'Journal.append / appendBatch with payload sealing (slices of the owner’s AES-256-CTR stream)',
       baseline: 'the same appends of the same kind of drafts on a journal that does not seal',
       measurements: [
         { metric: 'per record, one per commit', unit: 'µs', subject: us(ms.sealedSingle, singleCount), baseline: us(ms.clearSingle, singleCount), better: 'lower', judged: true },

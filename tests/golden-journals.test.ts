@@ -9,7 +9,7 @@
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CURRENT_VERSION, checkRecordBody, type JournalRecord, type RecordBody } from '../src-shared/journal/records';
+import { CURRENT_VERSION, SEALED_VERSION, checkRecordBody, type JournalRecord, type RecordBody } from '../src-shared/journal/records';
 import { canonicalize } from '../src-shared/journal/canonical-json';
 import { verifyBundleFile } from '../src-main/journal/bundle-verify';
 import type { Plane } from '../src-main/plane/plane';
@@ -82,7 +82,8 @@ async function replayProblems(records: readonly JournalRecord[], views: GoldenVi
 /** The record versions this build writes (CURRENT_VERSION) that none of these bundles holds. */
 function versionsWithoutGolden(bundles: readonly string[]): string[] {
   const present = new Set(bundles.flatMap((name) => readBundle(join(GOLDEN_DIR, name)).records.map((r) => `${r.kind} v${r.v}`)));
-  return Object.entries(CURRENT_VERSION)
+  // The versions written clear, and those a data dir that seals payloads writes (docs/ERASURE.md).
+  return [...Object.entries(CURRENT_VERSION), ...Object.entries(SEALED_VERSION).map(([kind, sealed]) => [kind, sealed.v] as const)]
     .map(([kind, v]) => `${kind} v${v}`)
     .filter((version) => !present.has(version));
 }

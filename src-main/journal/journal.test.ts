@@ -134,7 +134,12 @@ describe('journal store', () => {
     const [storedForged] = await journal.readRange(fromForged!.seq, fromForged!.seq, 1);
     expect(storedForged!.bodyText).toBe('{"atStep":2,"by":"me","reason":"y"}');
     // A copy of a prepared draft, even one on the same prototype, is a look-alike too.
-    const copied = Object.assign(Object.create(Object.getPrototypeOf(prepared) as object) as object, { ...prepared, bodyText: '{"by":"forged"}' }) as typeof prepared;
+    // (`bodyText` is a getter on that prototype, so the copy's own is defined over it.)
+    const copied = Object.create(Object.getPrototypeOf(prepared) as object, {
+      ...Object.getOwnPropertyDescriptors({ ...prepared }),
+      bodyText: { value: '{"by":"forged"}', enumerable: true },
+    }) as typeof prepared;
+    expect(copied.bodyText).toBe('{"by":"forged"}');
     const [fromCopied] = await journal.appendBatch([copied]);
     const [storedCopied] = await journal.readRange(fromCopied!.seq, fromCopied!.seq, 1);
     expect(storedCopied!.bodyText).toBe('{"atStep":1,"by":"me","reason":"x"}');

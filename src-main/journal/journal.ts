@@ -11,7 +11,7 @@
  * sharing the data dir (a peer started from the CLI beside the desktop app) are folded in
  * before our own, so the tree always covers seqs 1..head in order.
  */
-import type { JournalRecord, AnyRecordDraft, RecordDraft, RecordKind } from '../../src-shared/journal/records';
+import { SEALED_VERSION, type JournalRecord, type AnyRecordDraft, type RecordDraft, type RecordKind } from '../../src-shared/journal/records';
 import { prepareOnce } from './prepare-draft';
 export { prepare } from './prepare-draft';
 import { CheckpointLog, peekCheckpoint, signCheckpoint, verifyCheckpoint, type SignedCheckpoint } from './checkpoints';
@@ -206,9 +206,15 @@ export class Journal {
     if (this.closed) throw new JournalError('Closed', 'the journal is closed');
     if (this.readOnly) throw new JournalError('Refused', 'this journal was opened read-only');
     // Validated and canonicalised here, so a bad draft fails alone, before any group forms.
-    let prepared = drafts.map(prepareOnce);
+    const sealer = this.sealer?.sealing === true ? this.sealer : null;
+    // A draft whose payload will be sealed is written as the sealer's text, not its own: its own is not made.
+    let prepared = drafts.map((draft) => prepareOnce(draft, { textLater: sealer !== null && draft.runId !== null && Object.hasOwn(SEALED_VERSION, draft.kind) }));
     if (prepared.length === 0) return [];
-    if (this.sealer?.sealing) prepared = await this.sealer.sealAll(prepared, this.now());
+    if (sealer !== null) {
+      prepared = await sealer.sealAll(prepared, this.now());
+      // Each text made now (a draft the sealer left clear), so a body without one is refused before any group forms.
+      for (const draft of prepared) void draft.bodyText;
+    }
     return new Promise<JournalRecord[]>((resolve, reject) => {
       this.pending.push({ prepared, resolve, reject });
       if (!this.flushScheduled) {

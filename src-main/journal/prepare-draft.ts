@@ -18,15 +18,24 @@ import type { PreparedDraft } from './journal-store';
  */
 class Prepared implements PreparedDraft {
   readonly #madeHere = true;
+  /** The body's canonical text, made at prepare time or, for a draft prepared `textLater`, when first read. */
+  #text: string | undefined;
 
   constructor(
     readonly runId: string | null,
     readonly kind: RecordKind,
     readonly v: number,
-    readonly bodyText: string,
+    bodyText: string | undefined,
     readonly body: Record<string, unknown>,
   ) {
+    this.#text = bodyText;
     Object.freeze(this);
+  }
+
+  get bodyText(): string {
+    // A private field is not a property: the frozen object still takes it.
+    this.#text ??= canonicalText(this.kind, this.body);
+    return this.#text;
   }
 
   static madeHere(draft: object): draft is Prepared {
@@ -34,9 +43,29 @@ class Prepared implements PreparedDraft {
   }
 }
 
+/** A body's canonical text; a body that has none (a NaN, a cycle) is refused naming its kind. */
+export function canonicalText(kind: RecordKind, body: unknown): string {
+  try {
+    return canonicalize(body);
+  } catch (error) {
+    if (error instanceof CanonicalJsonError) throw new JournalError('Refused', `${kind} body ${error.message}`);
+    throw error;
+  }
+}
+
 /** A draft prepared now, or one `prepare` already made (see appendBatch). */
-export function prepareOnce(draft: AnyRecordDraft | PreparedDraft): PreparedDraft {
-  return Prepared.madeHere(draft) ? draft : prepare(draft as AnyRecordDraft);
+export function prepareOnce(draft: AnyRecordDraft | PreparedDraft, options: PrepareOptions = {}): PreparedDraft {
+  return Prepared.madeHere(draft) ? draft : prepare(draft as AnyRecordDraft, options);
+}
+
+export interface PrepareOptions {
+  /**
+   * Leave the canonical text to its first reader: for a draft whose payload will be sealed
+   * (docs/ERASURE.md), which is written as another text and whose own was a tenth of a sealed
+   * group append. Whoever appends it must read `bodyText` before the draft joins a group, so a
+   * body that has no canonical text is refused alone.
+   */
+  textLater?: boolean;
 }
 
 /**
@@ -47,20 +76,14 @@ export function prepareOnce(draft: AnyRecordDraft | PreparedDraft): PreparedDraf
  * record. The draft's body must not change after it is prepared: what is written is the text
  * made here.
  */
-export function prepare(draft: AnyRecordDraft): PreparedDraft {
+export function prepare(draft: AnyRecordDraft, options: PrepareOptions = {}): PreparedDraft {
   const v = (CURRENT_VERSION as Record<string, number | undefined>)[draft.kind];
   if (v === undefined) throw new JournalError('Refused', `unknown record kind ${String(draft.kind)}`);
   const problem = recordBodyProblem(draft.kind, v, draft.body);
   if (problem !== null) throw new JournalError('Refused', `${draft.kind} body is invalid: ${problem}`);
-  let bodyText: string;
-  try {
-    // The draft's own body, not zod's parse output: zod strips unknown keys, and a record
-    // must hold exactly what its writer meant or be refused; the schema check above is a gate.
-    bodyText = canonicalize(draft.body);
-  } catch (error) {
-    if (error instanceof CanonicalJsonError) throw new JournalError('Refused', `${draft.kind} body ${error.message}`);
-    throw error;
-  }
+  // The draft's own body, not zod's parse output: zod strips unknown keys, and a record
+  // must hold exactly what its writer meant or be refused; the schema check above is a gate.
+  const bodyText = options.textLater === true ? undefined : canonicalText(draft.kind, draft.body);
   return new Prepared(draft.runId, draft.kind, v, bodyText, draft.body as Record<string, unknown>);
 }
 

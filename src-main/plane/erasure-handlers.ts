@@ -64,7 +64,7 @@ const describeHold = (hold: HoldView): string =>
 async function destroy(journal: Journal, sealer: PayloadSealer, subject: string, keys: readonly KeyRow[], by: string, reason: string, retention?: number): Promise<ErasureView> {
   const body = { subject, keys: keys.map((k) => ({ key: k.key, period: k.period })), by, reason, ...(retention !== undefined ? { retention: { days: retention } } : {}) };
   const [record] = await journal.appendBatch([{ runId: null, kind: 'SubjectErased', body }]);
-  sealer.keys.destroy(keys, { at: record!.time, by, reason, seq: record!.seq });
+  sealer.destroyKeys(keys, { at: record!.time, by, reason, seq: record!.seq });
   return { subject, keys: body.keys, by, reason, at: record!.time, seq: record!.seq };
 }
 

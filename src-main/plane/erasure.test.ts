@@ -76,7 +76,7 @@ describe('crypto-erasure', () => {
     expect(journalBytes(journal.dataDir).includes(SECRET)).toBe(false);
 
     const read = await journal.readRun(runId, 1, 100);
-    expect(read.map((r) => r.v)).toEqual([2, 2, 2, 2]);
+    expect(read.map((r) => r.v)).toEqual([3, 3, 3, 3]);
     expect(read[0]!.body.input).toEqual({ text: SECRET });
     expect(read[2]!.body.result).toEqual({ echoed: SECRET });
     expect(read[0]!.bodyText.includes(SECRET)).toBe(false);

@@ -62,24 +62,47 @@ export const CredentialUseSchema = z.object({
  */
 const ErrorInfo = z.object({ code: z.string(), message: z.string() });
 
+/** The longest stream one nonce may key: 2^32 blocks of 16 bytes, the CTR counter's span. */
+export const MAX_SEALED_STREAM_BYTES = 2 ** 36;
+
 /**
  * A payload sealed under a subject's data key (docs/ERASURE.md): the record's data-carrying
- * fields (a run's input, an effect's request or result, a sealed run's result), canonical JSON
- * encrypted with AES-256-GCM under the key `key` of `subject` for `period` (a UTC month), with
- * a random 96-bit nonce. The record's hash covers this ciphertext, so destroying the key (an
- * erasure) leaves every hash, checkpoint and export valid while nobody can read the payload again.
+ * fields (a run's input, an effect's request or result, a sealed run's result) as canonical JSON,
+ * encrypted under the key `key` of `subject` for `period` (a UTC month). The record's hash covers
+ * this ciphertext, so destroying the key (an erasure) leaves every hash, checkpoint and export
+ * valid while nobody can read the payload again.
+ *
+ * Two forms. Version 2 of a kind (SealedPayloadSchema): AES-256-GCM per payload, a random 96-bit
+ * nonce, subject, period and key id as associated data, the tag after the ciphertext. Version 3
+ * (SealedSliceSchema): every payload a commit seals under one key is one AES-256-CTR stream with
+ * a random 96-bit nonce and a 32-bit block counter from 0, and each record holds its own slice
+ * of it (`at`, the slice's first byte in the stream): one cipher a commit instead of one a payload,
+ * which was most of what sealing cost a group commit. It carries no tag of its own: a record's
+ * integrity is its hash, the chain and the signed (and witnessed) checkpoints over it, as for
+ * every clear record, and verify checks those without any key.
  */
-export const SealedPayloadSchema = z.object({
+const SealedKeyFields = {
   subject: z.string().min(1),
   /** The UTC month (YYYY-MM) the key serves: retention destroys old months' keys only. */
   period: z.string().regex(/^\d{4}-\d{2}$/, 'a UTC month as YYYY-MM'),
   /** The data key's id in the plane's subject key store. */
   key: z.string().regex(/^[0-9a-f]{32}$/, 'a key id as 32 lowercase hex digits'),
   nonce: z.string().regex(/^[A-Za-z0-9+/]{16}$/, 'a 12-byte nonce in base64'),
+};
+export const SealedPayloadSchema = z.object({
+  ...SealedKeyFields,
   /** Ciphertext then the 16-byte GCM tag, base64. */
   data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
 });
+export const SealedSliceSchema = z.object({
+  ...SealedKeyFields,
+  /** The slice's first byte in its stream under this key and nonce (below MAX_SEALED_STREAM_BYTES: the sealer ends a stream first). */
+  at: z.number().int().nonnegative(),
+  /** The slice's ciphertext, base64. */
+  data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
+});
 export type SealedPayload = z.infer<typeof SealedPayloadSchema>;
+export type SealedSlice = z.infer<typeof SealedSliceSchema>;
 
 /** What a legal hold (HoldPlaced) is on: a subject (a run owner), or a case (the owners of the runs bound to it). */
 
@@ -179,6 +202,8 @@ export const recordBodies = {
     1: () => runAdmittedV1(),
     /** v1 with `input` sealed under the owner's data key (docs/ERASURE.md). */
     2: () => runAdmittedV1().omit({ input: true }).extend({ sealed: SealedPayloadSchema }),
+    /** v2 with the input's ciphertext a slice of its commit's stream (SealedSliceSchema). */
+    3: () => runAdmittedV1().omit({ input: true }).extend({ sealed: SealedSliceSchema }),
   }),
   AdmissionRefused: lazyEntries({
     1: () => z.object({
@@ -193,11 +218,15 @@ export const recordBodies = {
     1: () => effectStartedV1(),
     /** v1 with `request` sealed under the run owner's data key (docs/ERASURE.md). */
     2: () => effectStartedV1().omit({ request: true }).extend({ sealed: SealedPayloadSchema }),
+    /** v2 with the request's ciphertext a slice of its commit's stream (SealedSliceSchema). */
+    3: () => effectStartedV1().omit({ request: true }).extend({ sealed: SealedSliceSchema }),
   }),
   EffectDone: lazyEntries({
     1: () => effectDoneV1(),
     /** v1 with `result` sealed under the run owner's data key (docs/ERASURE.md). */
     2: () => effectDoneV1().omit({ result: true }).extend({ sealed: SealedPayloadSchema }),
+    /** v2 with the result's ciphertext a slice of its commit's stream (SealedSliceSchema). */
+    3: () => effectDoneV1().omit({ result: true }).extend({ sealed: SealedSliceSchema }),
   }),
   EffectFailed: lazyEntries({
     1: () => z.object({
@@ -296,6 +325,8 @@ export const recordBodies = {
     1: () => runSealedV1(),
     /** v1 with `result` sealed under the run owner's data key (docs/ERASURE.md). */
     2: () => runSealedV1().omit({ result: true }).extend({ sealed: SealedPayloadSchema }),
+    /** v2 with the result's ciphertext a slice of its commit's stream (SealedSliceSchema). */
+    3: () => runSealedV1().omit({ result: true }).extend({ sealed: SealedSliceSchema }),
   }),
   Observation: lazyEntries({
     1: () => z.object({
@@ -364,6 +395,8 @@ export const recordBodies = {
     1: () => z.object({ steps: z.array(reusedStepV1()) }),
     /** v1 with each step's `request` and `result` sealed, together, under the fork owner's data key (docs/ERASURE.md). */
     2: () => z.object({ steps: z.array(reusedStepV1().omit({ request: true, result: true })), sealed: SealedPayloadSchema }),
+    /** v2 with the steps' ciphertext a slice of its commit's stream (SealedSliceSchema). */
+    3: () => z.object({ steps: z.array(reusedStepV1().omit({ request: true, result: true })), sealed: SealedSliceSchema }),
   }),
   /**
    * A public key admitted to the plane's keyring: checkpoints it signs over this journal are the
@@ -445,24 +478,28 @@ export const CURRENT_VERSION = {
 
 /**
  * The kinds whose payload a data dir that seals payloads (docs/ERASURE.md) writes sealed, the
- * version it writes them at, and the fields that version moves into `sealed`. Every other field
- * stays clear: kinds, steps, keys, spend and the owner are what the journal's indexes, verify
- * and the run list read, and none of them is what a person typed or a model answered.
+ * version it writes them at (`v`), the first version that held them sealed (`since`: every
+ * version from it to `v` is sealed, and read), and the fields those versions move into `sealed`.
+ * Every other field stays clear: kinds, steps, keys, spend and the owner are what the journal's
+ * indexes, verify and the run list read, and none of them is what a person typed or a model answered.
  */
 export const SEALED_VERSION = {
-  RunAdmitted: { v: 2, fields: ['input'] },
-  EffectStarted: { v: 2, fields: ['request'] },
-  EffectDone: { v: 2, fields: ['result'] },
-  RunSealed: { v: 2, fields: ['result'] },
+  RunAdmitted: { v: 3, since: 2, fields: ['input'] },
+  EffectStarted: { v: 3, since: 2, fields: ['request'] },
+  EffectDone: { v: 3, since: 2, fields: ['result'] },
+  RunSealed: { v: 3, since: 2, fields: ['result'] },
   /** Each of `steps`' request and result. */
-  EffectReused: { v: 2, fields: ['request', 'result'], within: 'steps' },
-} as const satisfies { [K in RecordKind]?: { v: keyof (typeof recordBodies)[K]; fields: readonly string[]; within?: string } };
+  EffectReused: { v: 3, since: 2, fields: ['request', 'result'], within: 'steps' },
+} as const satisfies { [K in RecordKind]?: { v: keyof (typeof recordBodies)[K]; since: keyof (typeof recordBodies)[K]; fields: readonly string[]; within?: string } };
 export type SealedKind = keyof typeof SEALED_VERSION;
+
+/** The version from which a sealed record's payload is a slice of its commit's stream (SealedSliceSchema), not a payload of its own. */
+export const SEALED_SLICE_SINCE = 3;
 
 /** The fields a record of this kind and version holds sealed, or null when it holds none sealed. */
 export function sealedFieldsOf(kind: string, v: number): readonly string[] | null {
   const sealed = Object.hasOwn(SEALED_VERSION, kind) ? SEALED_VERSION[kind as SealedKind] : undefined;
-  return sealed !== undefined && sealed.v === v ? sealed.fields : null;
+  return sealed !== undefined && v >= sealed.since && v <= sealed.v ? sealed.fields : null;
 }
 
 /** The array field whose items hold the sealed fields (EffectReused's `steps`), or null when they are the body's own. */
