@@ -15,7 +15,7 @@
  * why), or, its key not held here, to its clear fields and `unreadable`.
  */
 import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from 'node:crypto';
-import { MAX_SEALED_STREAM_BYTES, SEALED_SLICE_SINCE, SEALED_VERSION, sealedFieldsOf, sealedWithin, type JournalRecord, type SealedKind, type RecordKind, type SealedPayload, type SealedSlice } from '../../src-shared/journal/records';
+import { MAX_SEALED_STREAM_BYTES, SEALED_VERSION, sealedAsSlice, sealedFieldsOf, sealedWithin, type JournalRecord, type SealedKind, type RecordKind, type SealedPayload, type SealedSlice } from '../../src-shared/journal/records';
 import { canonicalize } from '../../src-shared/journal/canonical-json';
 import type { PreparedDraft } from './journal-store';
 import { canonicalText } from './prepare-draft';
@@ -392,12 +392,12 @@ export class PayloadSealer {
       const record = records[i]!;
       if (record.kind === 'RunAdmitted' && record.runId !== null && typeof record.body.owner === 'string') this.remember(record.runId, record.body.owner);
       if (sealedFieldsOf(record.kind, record.v) === null) continue;
-      records[i] = { ...record, body: this.open(record.body, record.v) };
+      records[i] = { ...record, body: this.open(record.body, sealedAsSlice(record.kind, record.v)) };
     }
     return records;
   }
 
-  private open(body: Record<string, unknown>, v: number): Record<string, unknown> {
+  private open(body: Record<string, unknown>, slice: boolean): Record<string, unknown> {
     const { sealed, ...clear } = body as { sealed?: SealedPayload | SealedSlice } & Record<string, unknown>;
     if (sealed === undefined || typeof sealed !== 'object') return body;
     const key = this.store?.keyById(sealed.key) ?? null;
@@ -407,7 +407,7 @@ export class PayloadSealer {
       return { ...clear, unreadable: `sealed under a data key of ${sealed.subject} (${sealed.period}) this data dir does not hold` };
     }
     try {
-      const text = v >= SEALED_SLICE_SINCE ? decryptSlice(key, sealed as SealedSlice) : decryptPayload(key, sealed as SealedPayload);
+      const text = slice ? decryptSlice(key, sealed as SealedSlice) : decryptPayload(key, sealed as SealedPayload);
       return join(clear, JSON.parse(text) as Record<string, unknown>);
     } catch {
       return { ...clear, unreadable: `the sealed payload does not open under its key (${sealed.key})` };

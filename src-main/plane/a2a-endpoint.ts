@@ -79,6 +79,8 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
   const approveWith = approveWithOf(options.uiOrigin, plane.dataDir);
   // The plane's one door, acting for the A2A caller (trigger via `a2a`).
   const door: A2aPlaneDoor = {
+    // Its labels and ceilings: a push receiver's ceiling bounds what its task's events may carry.
+    sensitivity: plane.runtime.sensitivity,
     dispatch: (name, request, context) => plane.dispatch(name, request, { transport: 'local', caller: { principal: context.principal, via: 'a2a' } }),
     onJournal: (listener) =>
       plane.events.subscribe((event) => {

@@ -46,7 +46,7 @@ export function startA2aPush(options: A2aPushWiringOptions): A2aPushWiring {
   const store = new PushStore(options.dir);
   const worker = startPushWorker({ store, door: options.door, netguard, logger: options.logger });
   return {
-    push: { store, refuseTarget: (url) => refusePushTarget(netguard, url), poke: (taskId) => worker.poke(taskId) },
+    push: { store, refuseTarget: (url) => refusePushTarget(netguard, url), poke: (taskId) => worker.poke(taskId), refuseFor: (taskId, principal, url) => worker.ceilingProblem(taskId, principal, url) },
     close: () => worker.close(),
   };
 }

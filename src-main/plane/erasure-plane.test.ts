@@ -25,6 +25,36 @@ const SUMMARIZE = compileAgent(
   'test:summarize',
 );
 
+/** Echoes its input once a person approves: what the person is asked (the arguments) holds the input. */
+const APPROVE_ECHO = compileAgent(
+  {
+    name: 'approve-echo',
+    description: 'Echo a text once a person approves.',
+    input: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+    steps: [{ as: 'echoed', tool: { name: 'echo', args: { line: '{{input.text}}' } } }, { output: '{{steps.echoed}}' }],
+    grants: [{ kind: 'tool', name: 'echo', approve: true }],
+    budget: { maxEffects: 5 },
+  },
+  'test:approve-echo',
+);
+
+/** Whether any of the journal's database files (main, -wal, -shm) holds `text`, as they are on disk now. */
+function inJournalFiles(dataDir: string, text: string): string[] {
+  const path = journalPath(dataDir);
+  return [path, `${path}-wal`, `${path}-shm`].filter((f) => existsSync(f) && readFileSync(f).includes(text));
+}
+
+/** Polls `read` until it answers something (a run's status moving after a decision, which no call waits for). */
+async function until<T>(read: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const planes: Plane[] = [];
 afterEach(async () => {
   for (const p of planes.splice(0)) await p.close();
@@ -58,7 +88,45 @@ describe('erasure through the plane', () => {
     expect(JSON.stringify(records)).not.toContain(SECRET);
     expect(await call(plane, 'journal.verify', {})).toMatchObject({ ok: true });
 
-    const path = journalPath(dataDir);
-    for (const file of [path, `${path}-wal`, `${path}-shm`].filter((f) => existsSync(f))) expect(readFileSync(file).includes(SECRET), file).toBe(false);
+    expect(inJournalFiles(dataDir, SECRET)).toEqual([]);
+  });
+
+  it('what a person is asked and what they answer are sealed too: the inbox shows them, the files hold neither, an erasure takes both', { timeout: 60_000 }, async () => {
+    const dataDir = tempDataDir('ap-erasure-approval-');
+    const plane = await testPlane({ dataDir, agents: [APPROVE_ECHO] });
+    planes.push(plane);
+    await call(plane, 'erasure.settings', { sealPayloads: true });
+    const REASON = 'PANGOLIN-REASON-9907';
+    // `wait` answers once the run has sealed or waits for a person.
+    const { runId } = await call(plane, 'runs.start', { agent: 'approve-echo', input: { text: SECRET }, wait: true });
+    const wait = (await call(plane, 'approvals.list', {})).waiting.find((r) => r.runId === runId)!.pending!;
+    // The inbox reads the sealed question opened: the arguments a person approves are there.
+    expect(JSON.stringify(wait.subject)).toContain(SECRET);
+    await call(plane, 'approvals.decide', { runId, waitId: wait.waitId, subjectHash: wait.subjectHash, decision: 'approve', reason: REASON });
+    const done = await until(async () => {
+      const view = await call(plane, 'runs.get', { runId });
+      return view.status === 'sealed' ? view : undefined;
+    }, 'the approved run to seal');
+    expect(JSON.stringify(done.result)).toContain(SECRET);
+
+    const { records } = await call(plane, 'journal.records', { runId, fromSeq: 1, limit: 100 });
+    const suspended = records.find((r) => r.kind === 'Suspended')!;
+    const decision = records.find((r) => r.kind === 'Decision')!;
+    expect(suspended.v).toBe(2);
+    expect(decision.v).toBe(3);
+    expect(JSON.stringify(suspended.body.subject)).toContain(SECRET);
+    expect(decision.body.reason).toBe(REASON);
+    expect(inJournalFiles(dataDir, SECRET)).toEqual([]);
+    expect(inJournalFiles(dataDir, REASON)).toEqual([]);
+
+    await call(plane, 'erasure.erase', { subject: done.owner, reason: 'asked to be forgotten' });
+    const after = await call(plane, 'journal.records', { runId, fromSeq: 1, limit: 100 });
+    expect(JSON.stringify(after.records)).not.toContain(SECRET);
+    expect(JSON.stringify(after.records)).not.toContain(REASON);
+    expect(after.records.find((r) => r.kind === 'Suspended')!.body.erased).toMatchObject({ reason: 'asked to be forgotten' });
+    expect(after.records.find((r) => r.kind === 'Decision')!.body.erased).toMatchObject({ reason: 'asked to be forgotten' });
+    // The run still folds (its question erased) and the journal still verifies.
+    expect((await call(plane, 'runs.get', { runId })).status).toBe('sealed');
+    expect(await call(plane, 'journal.verify', {})).toMatchObject({ ok: true });
   });
 });

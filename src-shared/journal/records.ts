@@ -192,6 +192,38 @@ const reusedStepV1 = () =>
     from: z.object({ runId: z.string().min(1), seq: z.number().int().positive(), hash: HashHexSchema }),
   });
 
+/** Suspended v1 before its refinement: what v2 keeps clear is this without `subject`. */
+const suspendedV1 = () =>
+  z.object({
+    step: Step,
+    reason: WaitReasonSchema,
+    waitId: WaitIdSchema,
+    /** Exactly what a person is asked to decide (effect, arguments, estimated cost). */
+    subject: WaitSubjectSchema,
+    /** Canonical hash of `subject`: a decision names it, so approving anything else is impossible. */
+    subjectHash: HashHexSchema,
+  });
+
+/** Decision v2: what v3 keeps clear is this without `value` and `reason`. */
+const decisionV2 = () =>
+  z.object({
+    waitId: WaitIdSchema,
+    decision: DecisionSchema,
+    by: z.string(),
+    subjectHash: HashHexSchema,
+    reason: z.string().optional(),
+    /** For snooze: when to ask again. */
+    until: IsoTime.optional(),
+    /** What the person supplied, tagged with the reason of the wait it answers: a raised budget, the input asked for, a recovery resolution. */
+    value: DecisionValueSchema.optional(),
+    /**
+     * An answer a protocol caller sent as a message (an A2A message continuing its task): that
+     * message's id. With `by` it is the answer's identity, so the same message sent again finds
+     * this record and is not applied twice (Runtime.answerInput).
+     */
+    messageId: z.string().min(1).max(200).optional(),
+  });
+
 /**
  * Body schemas by kind, then by version. Each is built the first time it is read
  * (lazyEntries): a process checks the bodies of the kinds it writes, and most (each CLI call, the
@@ -268,17 +300,9 @@ export const recordBodies = {
      * already in journals still check; one that does not (another version's) is still read and
      * verified, its subject shown raw (readWaitSubject), never rejected.
      */
-    1: () => z
-      .object({
-        step: Step,
-        reason: WaitReasonSchema,
-        waitId: WaitIdSchema,
-        /** Exactly what a person is asked to decide (effect, arguments, estimated cost). */
-        subject: WaitSubjectSchema,
-        /** Canonical hash of `subject`: a decision names it, so approving anything else is impossible. */
-        subjectHash: HashHexSchema,
-      })
-      .refine((body) => body.subject.kind === body.reason, { message: "the subject's kind must be the wait's reason", path: ['subject', 'kind'] }),
+    1: () => suspendedV1().refine((body) => body.subject.kind === body.reason, { message: "the subject's kind must be the wait's reason", path: ['subject', 'kind'] }),
+    /** v1 with `subject` (what the person is asked, arguments included) sealed under the run owner's data key (docs/ERASURE.md). */
+    2: () => suspendedV1().omit({ subject: true }).extend({ sealed: SealedSliceSchema }),
   }),
   Decision: lazyEntries({
     /**
@@ -297,23 +321,9 @@ export const recordBodies = {
       until: IsoTime.optional(),
       value: Json.optional(),
     }),
-    2: () => z.object({
-      waitId: WaitIdSchema,
-      decision: DecisionSchema,
-      by: z.string(),
-      subjectHash: HashHexSchema,
-      reason: z.string().optional(),
-      /** For snooze: when to ask again. */
-      until: IsoTime.optional(),
-      /** What the person supplied, tagged with the reason of the wait it answers: a raised budget, the input asked for, a recovery resolution. */
-      value: DecisionValueSchema.optional(),
-      /**
-       * An answer a protocol caller sent as a message (an A2A message continuing its task): that
-       * message's id. With `by` it is the answer's identity, so the same message sent again finds
-       * this record and is not applied twice (Runtime.answerInput).
-       */
-      messageId: z.string().min(1).max(200).optional(),
-    }),
+    2: () => decisionV2(),
+    /** v2 with `value` and `reason` (what the person supplied and wrote) sealed under the run owner's data key (docs/ERASURE.md). */
+    3: () => decisionV2().omit({ value: true, reason: true }).extend({ sealed: SealedSliceSchema }),
   }),
   Cancelled: lazyEntries({
     1: () => z.object({ by: z.string(), reason: z.string().optional(), atStep: Step.optional() }),
@@ -479,22 +489,27 @@ export const CURRENT_VERSION = {
 /**
  * The kinds whose payload a data dir that seals payloads (docs/ERASURE.md) writes sealed, the
  * version it writes them at (`v`), the first version that held them sealed (`since`: every
- * version from it to `v` is sealed, and read), and the fields those versions move into `sealed`.
+ * version from it to `v` is sealed, and read), the first holding a slice of a stream (`slices`),
+ * and the fields those versions move into `sealed`.
  * Every other field stays clear: kinds, steps, keys, spend and the owner are what the journal's
  * indexes, verify and the run list read, and none of them is what a person typed or a model answered.
  */
 export const SEALED_VERSION = {
-  RunAdmitted: { v: 3, since: 2, fields: ['input'] },
-  EffectStarted: { v: 3, since: 2, fields: ['request'] },
-  EffectDone: { v: 3, since: 2, fields: ['result'] },
-  RunSealed: { v: 3, since: 2, fields: ['result'] },
+  RunAdmitted: { v: 3, since: 2, slices: 3, fields: ['input'] },
+  EffectStarted: { v: 3, since: 2, slices: 3, fields: ['request'] },
+  EffectDone: { v: 3, since: 2, slices: 3, fields: ['result'] },
+  RunSealed: { v: 3, since: 2, slices: 3, fields: ['result'] },
   /** Each of `steps`' request and result. */
-  EffectReused: { v: 3, since: 2, fields: ['request', 'result'], within: 'steps' },
-} as const satisfies { [K in RecordKind]?: { v: keyof (typeof recordBodies)[K]; since: keyof (typeof recordBodies)[K]; fields: readonly string[]; within?: string } };
+  EffectReused: { v: 3, since: 2, slices: 3, fields: ['request', 'result'], within: 'steps' },
+  Suspended: { v: 2, since: 2, slices: 2, fields: ['subject'] },
+  Decision: { v: 3, since: 3, slices: 3, fields: ['value', 'reason'] },
+} as const satisfies { [K in RecordKind]?: { v: keyof (typeof recordBodies)[K]; since: keyof (typeof recordBodies)[K]; slices: keyof (typeof recordBodies)[K]; fields: readonly string[]; within?: string } };
 export type SealedKind = keyof typeof SEALED_VERSION;
 
-/** The version from which a sealed record's payload is a slice of its commit's stream (SealedSliceSchema), not a payload of its own. */
-export const SEALED_SLICE_SINCE = 3;
+/** Whether a sealed record of this kind and version holds its payload as a slice of a stream (SealedSliceSchema), from its kind's `slices` version on, not as a payload of its own (SealedPayloadSchema). */
+export function sealedAsSlice(kind: string, v: number): boolean {
+  return Object.hasOwn(SEALED_VERSION, kind) && v >= SEALED_VERSION[kind as SealedKind].slices;
+}
 
 /** The fields a record of this kind and version holds sealed, or null when it holds none sealed. */
 export function sealedFieldsOf(kind: string, v: number): readonly string[] | null {

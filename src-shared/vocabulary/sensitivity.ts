@@ -31,7 +31,7 @@ export interface SensitivityConfig {
   agents?: Record<string, string>;
   /**
    * A destination's ceiling and result label, by the label its answers carry (`model:local`,
-   * `peer:beta`, `mcp:files`, `a2a:<card>`, `agent:<name>`, `tool:file.read`) or a pattern
+   * `peer:beta`, `mcp:files`, `a2a:<card>`, `agent:<name>`, `tool:file.read`, `push:<origin>`) or a pattern
    * ending in `*` (`peer:*`); the exact name first, then the longest pattern.
    */
   destinations?: Record<string, DestinationLabels>;
@@ -168,4 +168,35 @@ export class Sensitivity {
   agentCeiling(agent: string): string {
     return this.agents.get(agent) ?? this.highest;
   }
+
+  /** The first label among `held` above `destination`'s ceiling, with that ceiling; null when every one is within it. */
+  firstAbove(held: readonly HeldLabel[], destination: string): (HeldLabel & { ceiling: string }) | null {
+    const ceiling = this.ceilingOf(destination);
+    const above = held.find((l) => this.rank(l.label) > this.rank(ceiling));
+    return above ? { ...above, ceiling } : null;
+  }
+}
+
+/** A label a run's records hold, and where (`its input`, `the answer at step 2`). */
+export interface HeldLabel {
+  label: string;
+  at: string;
+}
+
+/**
+ * The labels a run's records hold: its input's, and each answer's (EffectDone, a fork's
+ * EffectReused steps). What crosses to a reader of the whole run (a run resource, a push
+ * receiver of its task) must be bounded by these without reading the values themselves.
+ */
+export function labelsHeld(records: ReadonlyArray<{ kind: string; body: unknown }>): HeldLabel[] {
+  const found: HeldLabel[] = [];
+  for (const record of records) {
+    const body = (record.body ?? {}) as { inputSensitivity?: unknown; sensitivity?: unknown; step?: unknown; steps?: unknown };
+    if (record.kind === 'RunAdmitted' && typeof body.inputSensitivity === 'string') found.push({ label: body.inputSensitivity, at: 'its input' });
+    if (record.kind === 'EffectDone' && typeof body.sensitivity === 'string') found.push({ label: body.sensitivity, at: `the answer at step ${String(body.step)}` });
+    if (record.kind === 'EffectReused' && Array.isArray(body.steps)) {
+      for (const step of body.steps as Array<{ step?: unknown; sensitivity?: unknown }>) if (typeof step.sensitivity === 'string') found.push({ label: step.sensitivity, at: `the answer at step ${String(step.step)}` });
+    }
+  }
+  return found;
 }

@@ -268,15 +268,20 @@ const MAKERS: Record<GoldenKind, (dataDir: string) => Promise<Made>> = {
     return made;
   },
   // Crypto-erasure (docs/ERASURE.md): payload sealing on, a run whose input, requests, results
-  // and seal are sealed (v2) under its owner's key, and a fork of it; a legal hold placed on the
-  // owner (its erasure refused), lifted, and the owner erased (SubjectErased): both runs read as erased.
+  // and seal are sealed under its owner's key, and a fork of it; a run that asks a person (its
+  // question and the person's answer sealed too); a legal hold placed on the owner (its erasure
+  // refused), lifted, and the owner erased (SubjectErased): every run reads as erased.
   async erasure(dataDir) {
-    const made = await planeWith(dataDir, [MANIFESTS.summarize]);
+    const made = await planeWith(dataDir, [MANIFESTS.summarize, MANIFESTS.approveEcho]);
     const { plane } = made;
     await call(plane, 'erasure.settings', { sealPayloads: true });
     const { runId } = await call(plane, 'runs.start', { agent: 'summarize', input: { text: 'Erasing a subject destroys its key; every proof over its records stays valid.' }, wait: true });
-    // A fork of it at step 1: its step 0 taken from the sealed parent (EffectReused v2).
+    // A fork of it at step 1: its step 0 taken from the sealed parent (EffectReused, sealed).
     await call(plane, 'runs.fork', { runId, at: 1, wait: true });
+    // Suspended and Decision sealed: what the person was asked, and the reason they gave.
+    const asked = await call(plane, 'runs.start', { agent: 'approve-echo', input: { topic: 'a question whose answer is erased with its subject' }, wait: true });
+    await call(plane, 'approvals.decide', { runId: asked.runId, waitId: asked.pending!.waitId, decision: 'approve', subjectHash: asked.pending!.subjectHash, reason: 'golden journal: approved, for a reason the erasure takes' });
+    await mustSettle(plane, asked.runId);
     const { owner } = await call(plane, 'runs.get', { runId });
     await call(plane, 'holds.add', { subject: owner, reason: 'golden journal: a legal hold' });
     await failure(plane, 'erasure.erase', { subject: owner, reason: 'refused while held' });

@@ -19,6 +19,8 @@ export interface A2aPushOptions {
   refuseTarget(url: string): string | null;
   /** A config was set: look at its task now. */
   poke(taskId: string): void;
+  /** Why the task, as it stands, may not be pushed to `url` (a value above the receiver's sensitivity ceiling), or null. */
+  refuseFor?(taskId: string, principal: string, url: string): Promise<string | null>;
 }
 
 export interface PushConfigMethods {
@@ -100,9 +102,12 @@ export function createPushConfigMethods(served: A2aPushOptions | undefined, prin
     check: checkPushConfig,
     put: putPushConfig,
     async create(params) {
-      pushOrRefuse();
+      const push = pushOrRefuse();
       const run = await readOwn(params.taskId);
       checkPushConfig(params);
+      // A task already holding a value above the receiver's ceiling is refused now, not withheld silently later.
+      const refused = await push.refuseFor?.(run.runId, principal, params.url as string);
+      if (refused) throw new RpcError(A2A_ERRORS.invalidParams, `Invalid params: url: ${refused}`, { field: 'url' });
       return putPushConfig(run.runId, params);
     },
     async get(params) {

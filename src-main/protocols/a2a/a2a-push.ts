@@ -29,7 +29,8 @@
  * number of times; then the config waits for the task's next journal commit or a restart. Tokens
  * and credentials never reach the log: only the task, the config id and the failure's message.
  */
-import type { RunView } from '../../../src-shared/ipc/contract';
+import type { CommandResponse, RunView } from '../../../src-shared/ipc/contract';
+import { labelsHeld, type HeldLabel } from '../../../src-shared/vocabulary/sensitivity';
 import type { Logger } from '../../base/logger';
 import { guardedRequest, type Netguard } from '../../net/netguard';
 import type { A2aPlaneDoor } from './a2a-server';
@@ -42,6 +43,8 @@ const MAX_ATTEMPTS = 6;
 const FIRST_BACKOFF_MS = 250;
 /** How long a close waits for POSTs in flight before it aborts them. */
 const CLOSE_GRACE_MS = 2_000;
+/** Records read a page while a task's sensitivity labels are gathered (the journal.records cap). */
+const RECORDS_PER_READ = 5000;
 
 export interface PushWorkerOptions {
   store: PushStore;
@@ -55,6 +58,8 @@ export interface PushWorkerOptions {
 export interface PushWorker {
   /** Looks at a task now (a config was just set). */
   poke(taskId: string): void;
+  /** Why the task, as its records stand now, may not be pushed to `url` (a value above the receiver's sensitivity ceiling), or null. */
+  ceilingProblem(taskId: string, principal: string, url: string): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -67,6 +72,36 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
   const timers = new Set<NodeJS.Timeout>();
   const aborter = new AbortController();
   let closed = false;
+
+  /** Per task: the labels its records hold, read up to `readTo` (each delivery reads only what is new). */
+  const held = new Map<string, { readTo: number; labels: HeldLabel[] }>();
+
+  async function labelsOf(taskId: string, principal: string): Promise<HeldLabel[]> {
+    const known = held.get(taskId) ?? { readTo: 0, labels: [] };
+    held.set(taskId, known);
+    for (;;) {
+      const answer = await door.dispatch('journal.records', { runId: taskId, fromSeq: known.readTo + 1, limit: RECORDS_PER_READ }, { principal });
+      if (!answer.ok) throw new Error(`the task's records could not be read: ${answer.error.message}`);
+      const page = answer.value as CommandResponse<'journal.records'>;
+      known.labels.push(...labelsHeld(page.records));
+      const last = page.records.at(-1);
+      if (last) known.readTo = last.seq;
+      if (page.nextSeq === null || !last) return known.labels;
+    }
+  }
+
+  /**
+   * The receiver's ceiling (docs/GOVERNED-RUNTIME.md, "Sensitivity"): a push sends the task's
+   * states and output, made from every value the run holds, so a run holding one above the
+   * ceiling of `push:<origin>` sends the receiver nothing at all, like a run resource to an MCP
+   * caller above its ceiling.
+   */
+  async function ceilingProblem(taskId: string, principal: string, url: string): Promise<string | null> {
+    if (!door.sensitivity) return null;
+    const destination = pushDestination(url);
+    const above = door.sensitivity.firstAbove(await labelsOf(taskId, principal), destination);
+    return above ? `task ${taskId} holds a ${above.label} value (${above.at}), above ${destination}'s sensitivity ceiling ${above.ceiling}; nothing of it is pushed there` : null;
+  }
 
   const keyOf = (run: RunView) => `${taskStateOf(run)}|${run.status === 'suspended' ? (run.pending?.waitId ?? '') : ''}`;
 
@@ -87,6 +122,14 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
   async function deliver(config: StoredPushConfig): Promise<void> {
     const run = await readRun(config);
     if (!run) return;
+    const withheld = await ceilingProblem(config.taskId, config.owner, config.url);
+    if (withheld) {
+      // Refused before anything is sent, for good: the run's labels only ever grow.
+      logger.log('warn', 'a2a push: withheld', { taskId: config.taskId, config: config.id, reason: withheld });
+      store.advance(config.taskId, config.id, { ...config.cursor, done: true });
+      held.delete(config.taskId);
+      return;
+    }
     const cursor = { ...config.cursor };
     const state = taskStateOf(run);
     const key = keyOf(run);
@@ -106,6 +149,7 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
     }
     cursor.done = isTerminalState(state);
     store.advance(config.taskId, config.id, cursor);
+    if (cursor.done) held.delete(config.taskId);
   }
 
   function schedule(taskId: string, id: string, attempt: number): void {
@@ -147,6 +191,7 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
 
   return {
     poke,
+    ceilingProblem,
     async close() {
       closed = true;
       unsubscribe();
@@ -157,6 +202,11 @@ export function startPushWorker(options: PushWorkerOptions): PushWorker {
       aborter.abort();
     },
   };
+}
+
+/** The destination a push receiver's sensitivity ceiling is configured under: `push:<origin>` (`push:https://hooks.example`, or a pattern `push:*`). */
+export function pushDestination(url: string): string {
+  return `push:${new URL(url).origin}`;
 }
 
 /**

@@ -14,7 +14,7 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type ReadResourceResult, type Resource, type ResourceTemplateType } from '@modelcontextprotocol/server';
 import type { CommandResponse, RunView } from '../../../src-shared/ipc/contract';
 import type { McpCallContext, McpPlaneDoor } from './plane-door';
-import type { Sensitivity } from '../../../src-shared/vocabulary/sensitivity';
+import { labelsHeld, type Sensitivity } from '../../../src-shared/vocabulary/sensitivity';
 
 export const RUN_URI_PREFIX = 'agentplane://runs/';
 const RUN_URI = /^agentplane:\/\/runs\/(run-[0-9a-f]{20})$/;
@@ -72,28 +72,13 @@ export async function readOwnRun(door: McpPlaneDoor, uri: string, context: McpCa
   };
 }
 
-/** The labels a run's records hold: its input's, and each answer's (EffectDone, a fork's EffectReused steps). */
-function labelsIn(records: ReadonlyArray<{ kind: string; body: unknown }>): Array<{ label: string; at: string }> {
-  const found: Array<{ label: string; at: string }> = [];
-  for (const record of records) {
-    const body = (record.body ?? {}) as { inputSensitivity?: unknown; sensitivity?: unknown; step?: unknown; steps?: unknown };
-    if (record.kind === 'RunAdmitted' && typeof body.inputSensitivity === 'string') found.push({ label: body.inputSensitivity, at: 'its input' });
-    if (record.kind === 'EffectDone' && typeof body.sensitivity === 'string') found.push({ label: body.sensitivity, at: `the answer at step ${String(body.step)}` });
-    if (record.kind === 'EffectReused' && Array.isArray(body.steps)) {
-      for (const step of body.steps as Array<{ step?: unknown; sensitivity?: unknown }>) if (typeof step.sensitivity === 'string') found.push({ label: step.sensitivity, at: `the answer at step ${String(step.step)}` });
-    }
-  }
-  return found;
-}
-
 /**
  * A run resource is refused whole when any value in it is above the caller's ceiling: the
  * records hold the values themselves (inputs, answers, requests made from them), and what
  * crosses must be bounded without reading them.
  */
 function assertWithinCallerCeiling(sensitivity: Sensitivity, uri: string, records: ReadonlyArray<{ kind: string; body: unknown }>, caller: string): void {
-  const ceiling = sensitivity.ceilingOf(caller);
-  const above = labelsIn(records).find((l) => sensitivity.rank(l.label) > sensitivity.rank(ceiling));
+  const above = sensitivity.firstAbove(labelsHeld(records), caller);
   if (!above) return;
-  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${uri} holds a ${above.label} value (${above.at}), above ${caller}'s sensitivity ceiling ${ceiling}; it is not sent`, { uri });
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${uri} holds a ${above.label} value (${above.at}), above ${caller}'s sensitivity ceiling ${above.ceiling}; it is not sent`, { uri });
 }
