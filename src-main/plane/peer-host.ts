@@ -28,6 +28,7 @@ import { NetAllowStore, planeAllowList } from './net-allow';
 import type { ModelProvider } from '../runtime/model-provider';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf } from '../runtime/tools';
+import { FileLabels } from '../runtime/file-labels';
 import { CustomSkillRunner, loadCustomSkills, type CustomSkill } from '../peers/custom-skills';
 import { FileStore } from '../peers/file-store';
 import { InputBlobs } from '../peers/input-blobs';
@@ -203,7 +204,7 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
       policy: new PeerPolicy(loadPolicy(dataDir).policy, registry, record.id),
       providers,
       tools: builtinTools,
-      toolContext: { workspace: workspaceOf(dataDir) },
+      toolContext: { workspace: workspaceOf(dataDir), labels: new FileLabels(dataDir) },
       logger,
       // On a team plane, the instance's peer of this name (another instance may run one too).
       host: `peer:${record.id}${journal.instanceId ? `@${journal.instanceId}` : ''}`,

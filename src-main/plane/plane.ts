@@ -27,6 +27,7 @@ import { createNetguard, type Netguard } from '../net/netguard';
 import { NetAllowStore, netAllowHandlers, planeAllowList, type DerivedAllowSources } from './net-allow';
 import { Runtime } from '../runtime/runtime';
 import { builtinTools, workspaceOf, type Tool } from '../runtime/tools';
+import { FileLabels } from '../runtime/file-labels';
 import type { LoadedAgent } from '../runtime/manifest';
 import type { PolicyEngine } from '../runtime/policy';
 import type { ModelProvider } from '../runtime/model-provider';
@@ -266,7 +267,7 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       providers,
       sensitivity,
       tools,
-      toolContext: { workspace: workspaceOf(config.dataDir) },
+      toolContext: { workspace: workspaceOf(config.dataDir), labels: new FileLabels(config.dataDir) },
       logger,
       peers: createPeerCaller({ registry: peers.registry, portOf: (id) => peers.portOf(id), netguard }),
       mcp: mcpPool,

@@ -25,6 +25,8 @@ export interface EffectOutcome {
 export interface EffectAt {
   runId: string;
   step: number;
+  /** The sensitivity label the request carries, when above the lowest (a file written keeps it: file-labels.ts). */
+  carried?: string;
 }
 
 /**

@@ -348,7 +348,7 @@ export class RunContext {
   private async complete(step: number, key: string, spec: EffectSpec): Promise<Answer> {
     let outcome: EffectOutcome;
     try {
-      outcome = await spec.perform({ runId: this.runId, step });
+      outcome = await spec.perform({ runId: this.runId, step, ...(this.labels.rank(this.label.label) > 0 ? { carried: this.label.label } : {}) });
     } catch (error) {
       // The run was parked (the plane closing while a resumable effect waits): nothing is known
       // to have ended, so nothing is written; the next plane continues the open attempt.
@@ -390,15 +390,17 @@ export class RunContext {
   }
 
   /**
-   * The label an answer is journaled with: what the effect said of it (a stored file's own
-   * label), else its destination's configured result label, else the lowest. Written only when
+   * The label an answer is journaled with: the higher of what the effect said of it (a stored
+   * file's own label) and its destination's configured result label (the lowest when it sends
+   * nowhere). Written only when
    * above the lowest, so a run under no configuration writes what it wrote before labels; replay
    * reads it from the record, so a configuration changed since gives the same verdicts.
    */
   private resultLabel(spec: EffectSpec, said: string | undefined): { sensitivity?: string } {
     const sensitivity = this.labels;
     const egress = egressOf(spec);
-    const label = said ?? (egress === null ? sensitivity.lowest : sensitivity.resultOf(egress));
+    const configured = egress === null ? sensitivity.lowest : sensitivity.resultOf(egress);
+    const label = said !== undefined && sensitivity.rank(said) > sensitivity.rank(configured) ? said : configured;
     return sensitivity.rank(label) > 0 ? { sensitivity: label } : {};
   }
 

@@ -117,7 +117,8 @@ async function runStep(step: Step, scope: Record<string, unknown>, origins: Orig
       destination: tool.destination(args, deps.toolContext),
       grant: `tool:${tool.name}`,
       estimate: { ...NO_SPEND, effects: 1 },
-      perform: () => tool.run(args, deps.toolContext),
+      // The label the request carries goes with it: a file written keeps it (file-labels.ts).
+      perform: (at) => tool.run(args, at.carried !== undefined ? { ...deps.toolContext, carried: at.carried } : deps.toolContext),
     });
   }
   if ('pay' in step) {

@@ -10,9 +10,14 @@ import { writePrivateFile } from '../base/private-files';
 import { EffectFailure } from './run-signals';
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
 import type { EffectOutcome } from './run-context';
+import type { FileLabels } from './file-labels';
 
 export interface ToolContext {
   workspace: string;
+  /** The workspace files' sensitivity labels (file-labels.ts); absent, files carry none. */
+  labels?: FileLabels;
+  /** The label the request carries, when above the lowest: what `file.write` stores for its file. */
+  carried?: string;
 }
 
 export interface Tool {
@@ -66,7 +71,10 @@ const fileWrite: Tool = {
     // link at the target's name from redirecting the write outside the workspace.
     mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
     writePrivateFile(target, args.content);
-    return { result: { path: relative(context.workspace, target), bytes: Buffer.byteLength(args.content) }, spend: { ...NO_SPEND, effects: 1 }, provenance: 'plane' };
+    const path = relative(context.workspace, target);
+    // The file now holds what was written: its label is the request's (none when the lowest).
+    context.labels?.set(path, context.carried);
+    return { result: { path, bytes: Buffer.byteLength(args.content) }, spend: { ...NO_SPEND, effects: 1 }, provenance: 'plane' };
   },
 };
 
@@ -79,7 +87,10 @@ const fileRead: Tool = {
     const target = workspacePath(context.workspace, args.path);
     if (!existsSync(target)) throw new EffectFailure('NotFound', `no file ${String(args.path)} in the workspace`, 'DidNotHappen');
     const content = readFileSync(target, 'utf8').slice(0, MAX_FILE_BYTES);
-    return { result: { path: relative(context.workspace, target), content }, spend: { ...NO_SPEND, effects: 1 }, provenance: 'plane' };
+    const path = relative(context.workspace, target);
+    // A file a run wrote answers with the label of what was written into it (file-labels.ts).
+    const label = context.labels?.get(path);
+    return { result: { path, content }, spend: { ...NO_SPEND, effects: 1 }, provenance: 'plane', ...(label !== undefined ? { sensitivity: label } : {}) };
   },
 };
 
