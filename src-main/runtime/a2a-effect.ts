@@ -51,6 +51,7 @@
  *   alike, as the same digest and size it is journaled as (its task id and card kept).
  */
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
+import type { Traced } from '../../src-shared/vocabulary/provenance';
 import { journaledValue, LARGE_VALUE_BYTES, type LargeValue } from './large-values';
 import type { Grant } from './grants';
 import type { EffectAt, OutsideHop, RunContext } from './run-context';
@@ -67,6 +68,8 @@ export interface A2aSendRequest {
   message: A2aMessageInput;
   /** The grant says `signed: true`: an unsigned card is refused before anything is sent. */
   requireSigned?: true;
+  /** Where the message came from, for the grant's `protect:` (its `message`); never sent. */
+  sinks?: { message: Traced };
   /**
    * The agent whose run sends it, for the caller-context extension the client declares (the
    * sender's own account of its request). Not part of the effect's key: the run is.
@@ -155,13 +158,14 @@ const isAccepted = (sent: A2aAnswer | A2aAccepted): sent is A2aAccepted => 'foll
 const CANCEL_POLL_MS = 100;
 
 export async function callA2a(cx: RunContext, caller: A2aCaller, request: A2aSendRequest): Promise<A2aAnswer> {
-  const { card, skill, message, requireSigned } = request;
+  const { card, skill, message, requireSigned, sinks } = request;
   const journaledMessage = journaledValue(message);
   const destination = caller.destinationOf(card);
   const provenance = `a2a:${destination}`;
   // The send: the one act, under the grant. Its result journals the remote task's id and where
   // it lives before anything follows it, so a plane killed while following knows what to re-attach to.
   const sent = (await cx.effect({
+    ...(sinks ? { sinks } : {}),
     effect: 'a2a',
     name: skill ?? 'message',
     request: { card, ...(skill !== undefined ? { skill } : {}), message: journaledMessage.large ? { large: journaledMessage.large } : message },

@@ -5,7 +5,7 @@
  * the effects through model-tools.ts.
  */
 import { z } from 'zod';
-import { ACCEPT_ENTRY, ON_UNACCEPTED, PAYMENT_SINKS, PEER_SINKS } from '../../src-shared/vocabulary/provenance';
+import { A2A_SINKS, ACCEPT_ENTRY, ON_UNACCEPTED, PAYMENT_SINKS, PEER_SINKS } from '../../src-shared/vocabulary/provenance';
 
 /** A name a manifest gives or refers to: an agent, a step's `as`, an MCP server. */
 export const ManifestName = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'a lowercase name: letters, digits and dashes, starting with a letter');
@@ -33,7 +33,7 @@ const protectOf = (fields: readonly string[]) =>
       }
     })
     .optional();
-/** A tool grant protects the tool's arguments, by name. */
+/** A tool grant, and an MCP tool's, protects the tool's arguments, by name. */
 const ToolProtect = z.record(z.string().regex(/^[a-zA-Z_][\w-]*$/, 'a tool argument name'), ProtectRuleSchema).optional();
 
 export const GrantSchema = z.discriminatedUnion('kind', [
@@ -41,7 +41,7 @@ export const GrantSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('tool'), name: z.string().min(1), approve: z.boolean().default(false), protect: ToolProtect }).strict(),
   z.object({ kind: z.literal('peer'), name: z.string().min(1), skills: z.array(z.string().min(1)).min(1), approve: z.boolean().default(false), protect: protectOf(PEER_SINKS) }).strict(),
   // `<server>/<tool>`: one tool of one declared MCP server, exactly (a server cannot widen it).
-  z.object({ kind: z.literal('mcp'), name: z.string().regex(/^[a-z][a-z0-9-]{0,62}\/[^/\s]+$/, 'an MCP tool as <server>/<tool>'), approve: z.boolean().default(false) }).strict(),
+  z.object({ kind: z.literal('mcp'), name: z.string().regex(/^[a-z][a-z0-9-]{0,62}\/[^/\s]+$/, 'an MCP tool as <server>/<tool>'), approve: z.boolean().default(false), protect: ToolProtect }).strict(),
   z.object({ kind: z.literal('payment'), name: z.literal('request'), approve: z.literal(true, { message: 'a payment grant always needs a person: approve must be true' }), protect: protectOf(PAYMENT_SINKS) }).strict(),
   // Another agent of the plane, offered to a model step as the tool `agent:<name>`: each call a
   // child run in the delegation chain (agent-effect.ts). The named agent's own grants were
@@ -52,6 +52,6 @@ export const GrantSchema = z.discriminatedUnion('kind', [
   // verification mandatory: an unsigned card is refused before anything is sent. Without it a
   // card is verified where it is signed (most cards in the wild are not, and a client refusing
   // them all would not be used); with it, nobody can downgrade the call by stripping the signature.
-  z.object({ kind: z.literal('a2a'), name: z.string().regex(A2A_CARD_URL, 'an A2A card as its http(s) URL'), approve: z.boolean().default(false), signed: z.boolean().default(false) }).strict(),
+  z.object({ kind: z.literal('a2a'), name: z.string().regex(A2A_CARD_URL, 'an A2A card as its http(s) URL'), approve: z.boolean().default(false), signed: z.boolean().default(false), protect: protectOf(A2A_SINKS) }).strict(),
 ]);
 export type Grant = z.infer<typeof GrantSchema>;

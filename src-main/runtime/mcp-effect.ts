@@ -21,6 +21,7 @@
  * and size it is journaled as, on the first execution and on replay alike, so both see one value.
  */
 import { NO_SPEND } from '../../src-shared/vocabulary/spend';
+import type { Traced } from '../../src-shared/vocabulary/provenance';
 import { journaledValue, LARGE_VALUE_BYTES, type LargeValue } from './large-values';
 import type { EffectAt, OutsideHop, RunContext } from './run-context';
 
@@ -44,9 +45,11 @@ export interface McpToolCaller {
   describeTool?(server: string, tool: string): Promise<{ description?: string; inputSchema: Record<string, unknown> } | null>;
 }
 
-export async function callMcpTool(cx: RunContext, caller: McpToolCaller, server: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
+export async function callMcpTool(cx: RunContext, caller: McpToolCaller, server: string, tool: string, args: Record<string, unknown>, sinks?: Readonly<Record<string, Traced>>): Promise<unknown> {
   const journaledArgs = journaledValue(args);
   return cx.effect({
+    // Where each argument came from, for the grant's `protect:` (docs/GOVERNED-RUNTIME.md, "Provenance at protected sinks").
+    ...(sinks ? { sinks } : {}),
     effect: 'mcp',
     name: `${server}/${tool}`,
     request: { server, tool, arguments: journaledArgs.large ? { large: journaledArgs.large } : args },

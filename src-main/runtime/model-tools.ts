@@ -129,11 +129,13 @@ async function perform(cx: RunContext, tool: ToolRef, args: Record<string, unkno
   }
   if (tool.kind === 'mcp') {
     if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');
-    return callMcpTool(cx, deps.mcp, tool.server, tool.tool, args);
+    // The model chose the call and every argument: each carries everything the step has read.
+    const chosen = { provenance: cx.stepProvenance(), via: [] };
+    return callMcpTool(cx, deps.mcp, tool.server, tool.tool, args, Object.fromEntries(Object.entries(args).map(([name, value]) => [name, { value, ...chosen }])));
   }
   if (tool.kind === 'a2a') {
     if (!deps.a2a) throw new EffectFailure('NoA2aClient', 'this plane calls no remote A2A agents', 'DidNotHappen');
-    return callA2a(cx, deps.a2a, { card: tool.card, message: args, ...(deps.a2aSignedOnly?.has(tool.card) ? { requireSigned: true as const } : {}) });
+    return callA2a(cx, deps.a2a, { card: tool.card, message: args, sinks: { message: { value: args, provenance: cx.stepProvenance(), via: [] } }, ...(deps.a2aSignedOnly?.has(tool.card) ? { requireSigned: true as const } : {}) });
   }
   if (!deps.agents) throw new EffectFailure('NoAgentTools', `tool ${tool.ref}: this runtime starts no child runs`, 'DidNotHappen');
   return callAgent(cx, deps.agents, tool.name, args);

@@ -48,6 +48,6 @@ export function agentProgram(agent: LoadedAgent, deps: StepDeps): RunProgram {
  */
 function protectOf(grant: Grant): { protect?: Readonly<Record<string, ProtectRule>> } {
   if (grant.kind === 'payment') return { protect: { ...DEFAULT_PAYMENT_PROTECT, ...grant.protect } };
-  if ((grant.kind === 'tool' || grant.kind === 'peer') && grant.protect) return { protect: grant.protect };
+  if ((grant.kind === 'tool' || grant.kind === 'peer' || grant.kind === 'mcp' || grant.kind === 'a2a') && grant.protect) return { protect: grant.protect };
   return {};
 }

@@ -149,12 +149,18 @@ async function runStep(step: Step, scope: Record<string, unknown>, origins: Orig
   }
   if ('mcp' in step) {
     if (!deps.mcp) throw new EffectFailure('NoMcpServers', 'this plane reaches no MCP servers', 'DidNotHappen');
-    return callMcpTool(cx, deps.mcp, step.mcp.server, step.mcp.tool, r<Record<string, unknown>>(step.mcp.args));
+    // Each argument traced on its own where the manifest spells them out (what a grant's `protect:` names); a whole-object template is one value.
+    const spelled = typeof step.mcp.args === 'object' && step.mcp.args !== null && !Array.isArray(step.mcp.args);
+    const sinks = spelled ? Object.fromEntries(Object.entries(step.mcp.args as Record<string, unknown>).map(([name, value]) => [name, t(value)])) : undefined;
+    const args = sinks ? Object.fromEntries(Object.entries(sinks).map(([name, traced]) => [name, traced.value])) : r<Record<string, unknown>>(step.mcp.args);
+    return callMcpTool(cx, deps.mcp, step.mcp.server, step.mcp.tool, args, sinks);
   }
   if ('a2a' in step) {
     if (!deps.a2a) throw new EffectFailure('NoA2aClient', 'this plane calls no remote A2A agents', 'DidNotHappen');
-    const message = r<unknown>(step.a2a.message);
+    const traced = t(step.a2a.message);
+    const message = traced.value;
     return callA2a(cx, deps.a2a, {
+      sinks: { message: traced },
       card: step.a2a.card,
       ...(step.a2a.skill !== undefined ? { skill: step.a2a.skill } : {}),
       ...(deps.a2aSignedOnly?.has(step.a2a.card) ? { requireSigned: true as const } : {}),

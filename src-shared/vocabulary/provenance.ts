@@ -60,6 +60,8 @@ export interface ProtectRule {
 /** The fields a grant of each kind can protect (`tool` grants: the tool's argument names). */
 export const PAYMENT_SINKS = ['amount', 'payee', 'currency'] as const;
 export const PEER_SINKS = ['target', 'arguments'] as const;
+/** An A2A send's message (its text or data, whole). An MCP grant, like a tool grant, protects the tool's arguments by name. */
+export const A2A_SINKS = ['message'] as const;
 
 /**
  * Where a payment grant says nothing: its amount and payee take only trusted values, and any
