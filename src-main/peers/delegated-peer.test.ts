@@ -27,6 +27,7 @@ import { createPeerCaller } from './peer-caller';
 import { verifyDelegatedToken } from './delegated-tokens';
 import { PeerRegistry } from './peer-registry';
 import { TokenExchanger, tokenIssuersFilePath } from './token-exchange';
+import { NetAllowStore } from '../plane/net-allow';
 import { createNetguard } from '../net/netguard';
 
 const CLIENT_ID = 'agentplane-plane';
@@ -57,6 +58,8 @@ beforeAll(async () => {
   peer.registry.create({ id: 'gamma', port: 0 });
   peer.registry.update('beta', (p) => ({ ...p, tokenIssuer: { name: 'corp', issuer: issuer.issuer, actor: CLIENT_ID, jwksUrl: issuer.jwksUrl } }));
   allowed.add(issuer.url);
+  // The peer fetches the issuer's key set through its own netguard: a person allowed the loopback issuer in the peer's data dir.
+  new NetAllowStore(peer.dataDir).add(issuer.url);
   exchanger = new TokenExchanger({ dataDir: planeDir, netguard, signingKey: async () => planeKey, env: { CORP_SECRET: CLIENT_SECRET }, now: () => clock.now });
   journal = await Journal.open({ dataDir: planeDir });
   runtime = await Runtime.create({
@@ -92,6 +95,9 @@ async function presentToBeta(token: string): Promise<string | null> {
   return null;
 }
 
+/** For a trust with one configured key: no key set is fetched, and a fetch would be a fault. */
+const noJwks = (url: string): Promise<Response> => Promise.reject(new Error(`no key set is fetched here (${url})`));
+
 const tokenClaims = (overrides: Record<string, unknown>) => ({ sub: OWNER, aud: 'peer:beta', act: { sub: CLIENT_ID }, exp: Math.floor(Date.now() / 1000) + 300, ...overrides });
 
 describe('an identity-only peer (trusts a token issuer)', () => {
@@ -108,16 +114,34 @@ describe('an identity-only peer (trusts a token issuer)', () => {
     expect(peerCalls.length - before).toBe(7);
   });
 
+  it("fetches an issuer's key set through the peer's netguard: a loopback issuer nobody allowed is never asked, and its tokens are refused", async () => {
+    const other = await startFakeIssuer({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, planePublicKey: (await loadOrCreatePlaneKey(planeDir)).publicKey });
+    const kept = peer.registry.get('beta')!.tokenIssuer;
+    try {
+      peer.registry.update('beta', (p) => ({ ...p, tokenIssuer: { name: 'other', issuer: other.issuer, actor: CLIENT_ID, jwksUrl: other.jwksUrl } }));
+      const token = await other.sign(tokenClaims({}));
+      expect(await presentToBeta(token)).toMatch(/not a valid access token/);
+      expect(other.jwksFetches()).toBe(0);
+      // Allowed by a person in the peer's data dir, the same token is checked against the key set, fetched once.
+      new NetAllowStore(peer.dataDir).add(other.url);
+      expect(await presentToBeta(token)).toBeNull();
+      expect(other.jwksFetches()).toBe(1);
+    } finally {
+      peer.registry.update('beta', (p) => ({ ...p, tokenIssuer: kept }));
+      await other.close();
+    }
+  });
+
   it('checks a token against one configured public key (ES256) as well as against a JWKS', async () => {
     const { kty, crv, x, y } = issuer.publicJwk as { kty: 'EC'; crv: 'P-256'; x: string; y: string };
     const trust = { name: 'corp', issuer: issuer.issuer, actor: CLIENT_ID, publicKey: { kty, crv, x, y } };
     const token = await issuer.sign(tokenClaims({}));
-    expect(await verifyDelegatedToken(trust, 'beta', token)).toEqual({ ok: true, subject: OWNER, actor: CLIENT_ID });
+    expect(await verifyDelegatedToken(trust, 'beta', token, noJwks)).toEqual({ ok: true, subject: OWNER, actor: CLIENT_ID });
     const other = await startFakeIssuer({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, planePublicKey: (await loadOrCreatePlaneKey(planeDir)).publicKey });
     try {
       // Same claims, same issuer name, another key: the signature decides.
       const forged = await other.sign({ ...tokenClaims({}), iss: issuer.issuer });
-      expect(await verifyDelegatedToken(trust, 'beta', forged)).toMatchObject({ ok: false });
+      expect(await verifyDelegatedToken(trust, 'beta', forged, noJwks)).toMatchObject({ ok: false });
     } finally {
       await other.close();
     }

@@ -13,7 +13,7 @@
  * issuer. Only this door makes such a principal, so the peer's policy (peer-policy.ts) can
  * admit it knowing the issuer authorized this very peer for it.
  */
-import { createRemoteJWKSet, importJWK, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, importJWK, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { TokenIssuerTrust } from './peer-registry';
 
 const ALGORITHMS = ['EdDSA', 'ES256'];
@@ -24,25 +24,32 @@ export const delegatedPrincipal = (subject: string) => `${DELEGATED_PREFIX}${sub
 
 export type DelegatedCheck = { ok: true; subject: string; actor: string } | { ok: false; reason: string };
 
+/**
+ * How the issuer's key set is fetched: the peer's own netguard (peer-host.ts), so a JWKS URL is
+ * judged like every other outbound request of the peer (an issuer on loopback or a private network
+ * only once a person allows its origin), never a bare fetch around it.
+ */
+export type JwksFetch = (url: string, init: RequestInit) => Promise<Response>;
+
 /** Remote key sets by URL: jose caches the keys and refetches on an unknown `kid`. */
 const keySets = new Map<string, JWTVerifyGetKey>();
 
 /** The token's claims once its signature and `iss`, `exp` and `sub` hold; throws otherwise. */
-async function verifiedClaims(trust: TokenIssuerTrust, token: string, now: number): Promise<JWTPayload> {
+async function verifiedClaims(trust: TokenIssuerTrust, token: string, now: number, fetchJwks: JwksFetch): Promise<JWTPayload> {
   const rules = { algorithms: ALGORITHMS, issuer: trust.issuer, requiredClaims: ['exp', 'sub'], clockTolerance: CLOCK_TOLERANCE_SECONDS, currentDate: new Date(now) };
   if (trust.jwksUrl) {
     let set = keySets.get(trust.jwksUrl);
-    if (!set) keySets.set(trust.jwksUrl, (set = createRemoteJWKSet(new URL(trust.jwksUrl))));
+    if (!set) keySets.set(trust.jwksUrl, (set = createRemoteJWKSet(new URL(trust.jwksUrl), { [customFetch]: fetchJwks })));
     return (await jwtVerify(token, set, rules)).payload;
   }
   const jwk = trust.publicKey!;
   return (await jwtVerify(token, await importJWK(jwk, jwk.kty === 'EC' ? 'ES256' : 'EdDSA'), rules)).payload;
 }
 
-export async function verifyDelegatedToken(trust: TokenIssuerTrust, me: string, token: string, now = Date.now()): Promise<DelegatedCheck> {
+export async function verifyDelegatedToken(trust: TokenIssuerTrust, me: string, token: string, fetchJwks: JwksFetch, now = Date.now()): Promise<DelegatedCheck> {
   let payload: JWTPayload;
   try {
-    payload = await verifiedClaims(trust, token, now);
+    payload = await verifiedClaims(trust, token, now, fetchJwks);
   } catch {
     return { ok: false, reason: `not a valid access token from ${trust.issuer}` };
   }

@@ -46,7 +46,7 @@ import type { RunProgram } from '../runtime/run-program';
 import { EffectFailure } from '../runtime/run-signals';
 import type { ModelProvider } from '../runtime/model-provider';
 import { looksLikePeerCredential, verifyPeerCredential } from './peer-credentials';
-import { delegatedPrincipal, verifyDelegatedToken } from './delegated-tokens';
+import { delegatedPrincipal, verifyDelegatedToken, type JwksFetch } from './delegated-tokens';
 import { restoreArguments, DigestRefSchema, type InputBlobs } from './input-blobs';
 import { jsonBytes, MAX_JSON_DEPTH, MAX_SKILL_ARGUMENT_BYTES, describeBytes, nestsDeeperThan } from './input-bounds';
 import type { PeerRegistry } from './peer-registry';
@@ -94,6 +94,8 @@ export interface PeerContext {
   blobs: InputBlobs;
   /** The plane's handle on this process (sessions, revocation); loopback only. */
   adminToken: string | null;
+  /** A trusted token issuer's key set is fetched through this (the peer's netguard; delegated-tokens.ts). */
+  fetchJwks: JwksFetch;
 }
 
 interface Caller {
@@ -237,7 +239,7 @@ export async function buildPeerApp(ctx: PeerContext): Promise<FastifyInstance> {
     // A peer that trusts a token issuer takes that issuer's tokens and nothing else (delegated-tokens.ts).
     const trust = ctx.registry.get(ctx.peerId)?.tokenIssuer;
     if (trust) {
-      const check = looksLikePeerCredential(token) ? await verifyDelegatedToken(trust, ctx.peerId, token) : { ok: false as const, reason: `this peer accepts access tokens from ${trust.issuer} only` };
+      const check = looksLikePeerCredential(token) ? await verifyDelegatedToken(trust, ctx.peerId, token, ctx.fetchJwks) : { ok: false as const, reason: `this peer accepts access tokens from ${trust.issuer} only` };
       if (!check.ok) return refuse(check.reason);
       caller = { principal: delegatedPrincipal(check.subject), conversation: delegatedPrincipal(check.subject), ip: clientIpOf(request) };
     } else if (looksLikePeerCredential(token)) {

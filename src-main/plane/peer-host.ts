@@ -23,7 +23,7 @@ import { chooseDatabase, databaseOptions } from '../journal/postgres-url';
 import { appVersion } from '../base/app-paths';
 import { errorFields, type Logger } from '../base/logger';
 import { loadPolicy, loadProviders } from './plane-config';
-import { createNetguard } from '../net/netguard';
+import { createNetguard, guardedRequest, type Netguard } from '../net/netguard';
 import { NetAllowStore, planeAllowList } from './net-allow';
 import type { ModelProvider } from '../runtime/model-provider';
 import { Runtime } from '../runtime/runtime';
@@ -251,6 +251,7 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     logger,
     blobs,
     adminToken: options.adminToken ?? null,
+    fetchJwks: (url, init) => jwksThrough(netguard, url, init),
   });
   let mcp: McpRoute;
   let a2a: PeerA2a | undefined;
@@ -333,3 +334,14 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
   };
 }
 
+/** The most a token issuer's key set may weigh: a JWKS is a few keys. */
+const JWKS_MAX_BYTES = 64 * 1024;
+const JWKS_DEADLINE_MS = 10_000;
+
+/** A trusted issuer's key set, fetched through the peer's netguard (delegated-tokens.ts): jose's fetch, answered as a Response. */
+async function jwksThrough(netguard: Netguard, url: string, init: RequestInit): Promise<Response> {
+  const answer = await guardedRequest(netguard, url, { method: 'GET', headers: { accept: 'application/json' }, maxBytes: JWKS_MAX_BYTES, deadlineMs: JWKS_DEADLINE_MS, ...(init.signal ? { signal: init.signal } : {}) });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(answer.headers)) if (typeof value === 'string') headers.set(name, value);
+  return new Response(new Uint8Array(answer.body), { status: answer.status, headers });
+}

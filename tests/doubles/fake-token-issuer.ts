@@ -27,6 +27,8 @@ export interface FakeIssuer {
   issuer: string;
   publicJwk: JWK;
   requests: IssuerRequest[];
+  /** How many times its key set (GET /jwks) was fetched. */
+  jwksFetches(): number;
   /** Answers every later request with this error (status 400 unless given). */
   refuse(error: string, description: string, status?: number): void;
   /** Answers normally again (and stops misissuing). */
@@ -53,6 +55,7 @@ export async function startFakeIssuer(options: { clientId: string; clientSecret:
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const publicJwk = { ...(await exportJWK(publicKey)), kid: 'fake-issuer-1', alg: 'ES256', use: 'sig' };
   const requests: IssuerRequest[] = [];
+  let jwksFetched = 0;
   let refusal: { error: string; description: string; status: number } | null = null;
   let overrides: Record<string, unknown> = {};
   let held: Array<() => void> | null = null;
@@ -67,7 +70,10 @@ export async function startFakeIssuer(options: { clientId: string; clientSecret:
         response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         response.end(JSON.stringify(body));
       };
-      if (request.method === 'GET' && request.url === '/jwks') return send(200, { keys: [publicJwk] });
+      if (request.method === 'GET' && request.url === '/jwks') {
+        jwksFetched += 1;
+        return send(200, { keys: [publicJwk] });
+      }
       if (request.method !== 'POST' || request.url !== '/token') return send(404, { error: 'not_found' });
       const form = Object.fromEntries(new URLSearchParams(await readBody(request)));
       const seen: IssuerRequest = { form, authorization: request.headers.authorization ?? null };
@@ -99,6 +105,7 @@ export async function startFakeIssuer(options: { clientId: string; clientSecret:
     issuer: base(),
     publicJwk,
     requests,
+    jwksFetches: () => jwksFetched,
     refuse(error, description, status = 400) {
       refusal = { error, description, status };
     },
