@@ -44,6 +44,11 @@ export interface BenchGoal {
 export interface Benchmark {
   name: string;
   goal: BenchGoal;
+  /**
+   * A scale probe (bench/scale-*.bench.ts): minutes of work on a journal of millions of records,
+   * too slow for the default run. bench/run.ts runs these only given `--scale`, and only these then.
+   */
+  scale?: boolean;
   run(): Promise<BenchResult>;
 }
 

@@ -1,6 +1,6 @@
 /**
- * The benchmark runner: `node --import tsx bench/run.ts [name …]` (or `npm run bench`, which
- * builds first). It runs every `bench/*.bench.ts` (or those whose name contains one of the
+ * The benchmark runner: `node --import tsx bench/run.ts [--scale] [name …]` (or `npm run bench`,
+ * which builds first). It runs every `bench/*.bench.ts` (or those whose name contains one of the
  * arguments), one after another so they do not compete for the CPU, prints each one's
  * measurements side by side with its baseline, and ends with a table of ratios and a PASS or
  * MISS against each goal.
@@ -18,6 +18,10 @@
  * long benches (timeline, memory) for a number the ratio does not need. BENCH_PROFILE=0 turns
  * the profile off, to check that a ratio does not move without it.
  *
+ * Scale probes (`scale: true`, bench/scale-*.bench.ts: a journal of millions of records) take
+ * minutes and are skipped unless `--scale` is given; with it, only they run (the name filters
+ * still apply among them).
+ *
  * A bench whose worst judged ratio lands near its goal is run again and judged by its median
  * run (borderline.ts); BENCH_BORDERLINE_RUNS sets how many runs in all (default 3, 1: once).
  */
@@ -25,6 +29,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { costRatio, type Benchmark, type BenchResult } from './bench-types';
+import { parseBenchArgs, SCALE_FLAG, selectBenchmarks } from './bench-selection';
 import { borderlineRuns, isBorderline, medianRun, worstJudged, worstRatio } from './borderline';
 import { profileNotes, summariseProfile, withCpuProfile, type ProfileSummary } from './cpu-profile';
 
@@ -43,20 +48,26 @@ interface Outcome {
 
 function isBenchmark(value: unknown): value is Benchmark {
   const b = value as Partial<Benchmark> | undefined;
-  return typeof b?.name === 'string' && typeof b.run === 'function' && typeof b.goal?.maxRatio === 'number' && typeof b.goal.text === 'string';
+  return (
+    typeof b?.name === 'string' &&
+    typeof b.run === 'function' &&
+    typeof b.goal?.maxRatio === 'number' &&
+    typeof b.goal.text === 'string' &&
+    (b.scale === undefined || typeof b.scale === 'boolean')
+  );
 }
 
-async function loadBenchmarks(filters: readonly string[]): Promise<Benchmark[]> {
+async function loadBenchmarks(): Promise<Benchmark[]> {
   const files = readdirSync(BENCH_DIR)
     .filter((file) => file.endsWith(SUFFIX))
     .sort();
   const loaded: Benchmark[] = [];
   for (const file of files) {
     const module = (await import(pathToFileURL(join(BENCH_DIR, file)).href)) as { default?: unknown };
-    if (!isBenchmark(module.default)) throw new Error(`${file} must default-export { name, goal: { maxRatio, text }, run() }`);
+    if (!isBenchmark(module.default)) throw new Error(`${file} must default-export { name, goal: { maxRatio, text }, scale?, run() }`);
     loaded.push(module.default);
   }
-  return filters.length === 0 ? loaded : loaded.filter((b) => filters.some((f) => b.name.includes(f)));
+  return loaded;
 }
 
 function format(value: number): string {
@@ -115,9 +126,17 @@ function printOutcome({ benchmark, result, error, seconds, profile, ratios }: Ou
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  const benchmarks = await loadBenchmarks(argv);
+  let args: { scale: boolean; filters: string[] };
+  try {
+    args = parseBenchArgs(argv);
+  } catch (error) {
+    console.error((error as Error).message);
+    return 2;
+  }
+  const benchmarks = selectBenchmarks(await loadBenchmarks(), args.scale, args.filters);
   if (benchmarks.length === 0) {
-    console.error(`no benchmark matches ${argv.join(', ')}`);
+    const which = args.scale ? 'scale probe' : `benchmark (scale probes run only with ${SCALE_FLAG})`;
+    console.error(args.filters.length > 0 ? `no ${which} matches ${args.filters.join(', ')}` : `no ${which} found`);
     return 1;
   }
   const outcomes: Outcome[] = [];

@@ -38,7 +38,7 @@ export const BASELINE_LINE = 'BASELINE_URL=';
 const TIMEOUT_MS = 60_000;
 
 /** One start: ms from spawn to the line, and whatever the child wrote on stderr. */
-interface Start {
+export interface Start {
   ms: number;
   stderr: string;
   /** ms from spawn to `then` on stderr, when asked for. */
@@ -80,7 +80,7 @@ export function medianPhases(traces: readonly Phase[][]): Phase[] {
   });
 }
 
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   // What a person's `agentplane serve` sees: no data dir or demo-peer override from the shell
   // that runs the bench (the demo peers are registered as by default, never started).
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
@@ -94,7 +94,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
  * holds it too: serve's start-up check of the journal, which runs on after the URL line); then
  * SIGTERM and the exit.
  */
-async function timeStart(args: string[], line: string, env: NodeJS.ProcessEnv, then?: string): Promise<Start> {
+export async function timeStart(args: string[], line: string, env: NodeJS.ProcessEnv, then?: string): Promise<Start> {
   const started = performance.now();
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -197,7 +197,7 @@ async function profiledStart(root: string, env: NodeJS.ProcessEnv): Promise<stri
   ];
 }
 
-function phaseNote(label: string, traces: Phase[][]): string {
+export function phaseNote(label: string, traces: Phase[][]): string {
   const phases = medianPhases(traces);
   return `${label}, p50 ms by phase: ${phases.map((p) => `${p.phase} ${p.ms.toFixed(0)}`).join(', ')}`;
 }
