@@ -15,7 +15,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { checkRecordBody, type RecordBody, type RecordKind } from '../../src-shared/journal/records';
-import { peekCheckpoint, verifyCheckpoint, type Checkpoint } from './checkpoints';
+import { peekCheckpoint, verifyCheckpointsAll, type Checkpoint } from './checkpoints';
 import type { JournalStore } from './journal-store';
 import { publicPlaneKey } from './plane-key';
 
@@ -212,12 +212,17 @@ export async function verifyCheckpointsWithKeyring(input: KeyringCheckInput): Pr
   if (input.anchored && !keyring.has(input.keyId)) return fail(null, `the bundle's key ${input.keyId} was never admitted to the journal's keyring`);
   const checkpoints: Checkpoint[] = [];
   const keys: string[] = [];
-  for (const jws of input.checkpoints) {
+  // Every signature checked at once on the thread pool (verifyCheckpointsAll), then judged in order: the first failure is the report.
+  const claims = input.checkpoints.map((jws) => peekCheckpoint(jws));
+  const checks = await verifyCheckpointsAll(input.checkpoints, (jws) => {
     const claimed = peekCheckpoint(jws);
+    return claimed && keyring.refusal(claimed.keyId, claimed.treeSize) === null ? (keyring.publicKey(claimed.keyId) ?? null) : null;
+  });
+  for (const [at, claimed] of claims.entries()) {
     if (!claimed) return fail(null, 'a checkpoint is not an AgentPlane checkpoint');
     const refused = keyring.refusal(claimed.keyId, claimed.treeSize);
     if (refused) return fail(claimed.treeSize, refused);
-    const check = await verifyCheckpoint(jws, keyring.publicKey(claimed.keyId)!);
+    const check = checks[at]!;
     if (!check.ok) return fail(claimed.treeSize, `the checkpoint at tree size ${claimed.treeSize}: ${check.reason} (it names key ${claimed.keyId}, admitted to the keyring)`);
     if (check.checkpoint.journalId !== input.journalId) {
       return fail(check.checkpoint.treeSize, `the checkpoint at tree size ${check.checkpoint.treeSize} belongs to another journal (${check.checkpoint.journalId})`);

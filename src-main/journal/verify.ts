@@ -41,7 +41,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { GENESIS_PREV_HASH, recordKinds } from '../../src-shared/journal/records';
-import { verifyCheckpoint, type Checkpoint } from './checkpoints';
+import { verifyCheckpointsAll, type Checkpoint } from './checkpoints';
 import { fromHex, toHex } from './hex';
 import { emptyRoot, leafHash, leafHashOfHex, MerkleAccumulator, sha256Hex, verifyInclusion } from './merkle';
 import { verifyCheckpointsWithKeyring, type Keyring } from './keyring';
@@ -158,8 +158,9 @@ export async function verifyCheckpoints(
     return verifyCheckpointsWithKeyring({ checkpoints: input.checkpoints, journalId: input.journalId, keyring: input.keyring, keyId, anchored: input.anchored ?? false });
   }
   const checkpoints: Checkpoint[] = [];
-  for (const jws of input.checkpoints) {
-    const check = await verifyCheckpoint(jws, input.publicKey);
+  const checks = await verifyCheckpointsAll(input.checkpoints, () => input.publicKey);
+  for (const [at, jws] of input.checkpoints.entries()) {
+    const check = checks[at]!;
     if (!check.ok) {
       const claimed = claimsOf(jws);
       const size = typeof claimed.treeSize === 'number' ? claimed.treeSize : null;
