@@ -116,6 +116,37 @@ describe('folding a long run', () => {
   });
 });
 
+describe('a run that grew', () => {
+  it('is folded on from where its kept summary fold stopped, reading only its new records, to the same summary', async () => {
+    const runtime = await runtimeOver([[id(1), 2600]], 10);
+    const journal = (runtime as unknown as { options: { journal: Journal } }).options.journal;
+    const before = await runtime.summary(id(1));
+    const held = { ...before };
+    const reads = vi.spyOn(journal, 'readRun');
+    await journal.append({ runId: id(1), kind: 'Cancelled', body: { by: 'user:local', reason: 'after the seal' } });
+    const after = await runtime.summary(id(1));
+    // One read, from the record after the last one folded: none of the 5,202 before it again.
+    expect(reads.mock.calls.map(([runId, from]) => [runId, from])).toEqual([[id(1), before.lastSeq + 1]]);
+    expect(after.records).toBe(5203);
+    const { steps: _s, decisions: _d, waits: _w, ...fresh } = readRunHistory(await journal.readRun(id(1), 1, Number.MAX_SAFE_INTEGER));
+    expect(after).toEqual(fresh);
+    // What was handed out before is unchanged by the fold going on.
+    expect(before).toEqual(held);
+  });
+
+  it('is folded on from its kept history when it grew by a few records, to the history a fresh fold gives', async () => {
+    const runtime = await runtimeOver([[id(1), 40]], 1000);
+    const journal = (runtime as unknown as { options: { journal: Journal } }).options.journal;
+    const before = await runtime.history(id(1));
+    const reads = vi.spyOn(journal, 'readRun');
+    await journal.append({ runId: id(1), kind: 'Cancelled', body: { by: 'user:local', reason: 'after the seal' } });
+    const after = await runtime.history(id(1));
+    expect(reads.mock.calls.map(([runId, from]) => [runId, from])).toEqual([[id(1), before.lastSeq + 1]]);
+    expect(after).toEqual(readRunHistory(await journal.readRun(id(1), 1, Number.MAX_SAFE_INTEGER)));
+    expect(before.records).toBe(82);
+  });
+});
+
 describe('runs read for one effect', () => {
   it('holds that effect’s attempts only, and keeps no history', async () => {
     // Every third step of run 1 is an a2a call; run 2 has none. a2a.remotes reads these, and

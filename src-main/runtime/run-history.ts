@@ -314,6 +314,30 @@ export class RunFold {
     if (this.history.status !== 'sealed') this.history.status = this.history.pending ? 'suspended' : 'running';
     return this.history;
   }
+
+  /** The seq of the last record added. */
+  get lastSeq(): number {
+    return this.history.lastSeq;
+  }
+
+  /**
+   * The history as it stands, apart from this fold, which goes on taking records (a kept summary
+   * fold, RunReads): every collection the fold adds to is copied, so what was handed out before
+   * stays what it was. (Only a summary fold is kept, whose steps and decisions stay empty.)
+   */
+  snapshot(): RunHistory {
+    const h = this.history;
+    return {
+      ...h,
+      status: h.status === 'sealed' ? 'sealed' : h.pending ? 'suspended' : 'running',
+      steps: new Map(h.steps),
+      decisions: new Map(h.decisions),
+      waits: new Map(h.waits),
+      heldBy: [...(h.heldBy ?? [])],
+      peersCalled: [...h.peersCalled],
+      paymentsDone: [...h.paymentsDone],
+    };
+  }
 }
 
 /**
