@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError } from './cli-error';
+import { actOnPeers } from './peer-batch';
 import { runAndPrint, type OutputOptions, type PlaneConnection } from './plane-connection';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { PeerAuthModeSchema, type PeerAuthMode, type TokenIssuerTrust } from '../../src-shared/vocabulary/peers';
@@ -120,9 +121,13 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
   ).action((id: string, o: { dataDir?: string; json?: boolean; port: number; publicIp: string; llmMode?: boolean; auth: PeerAuthMode }) =>
     act(o, (p) => p.call('peers.create', { id, port: o.port, publicIp: o.publicIp, llmMode: o.llmMode ?? false, auth: o.auth }), (x) => out(describePeer(x))),
   );
+  // Several ids at once: all checked first, then started (or stopped) side by side, each
+  // reported as it settles (peer-batch.ts). `down` is `stop`, for symmetry with `up`.
   for (const verb of ['start', 'stop', 'restart'] as const) {
-    common(peer.command(verb === 'start' ? 'up' : verb).argument('<id>').description(`${verb} one of the plane's peers`)).action((id: string, o: { dataDir?: string; json?: boolean }) =>
-      live(o, (p) => p.call(`peers.${verb}`, { id }), (x) => out(describePeer(x))),
+    const command = peer.command(verb === 'start' ? 'up' : verb).argument('<id...>', 'one or more peer ids');
+    if (verb === 'stop') command.alias('down');
+    common(command.description(`${verb} the plane's peers named, together; each is reported as it ${verb === 'stop' ? 'stops' : 'becomes healthy'} or fails`)).action(
+      (ids: string[], o: { dataDir?: string; json?: boolean }) => actOnPeers(verb, ids, o, out, describePeer),
     );
   }
   common(peer.command('sessions').argument('<id>').description("a running peer's live sessions")).action((id: string, o: { dataDir?: string; json?: boolean }) =>
