@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError } from './cli-error';
-import { runAndPrint, type OutputOptions, type PlaneConnection } from './plane-connection';
+import type { OutputOptions, PlaneConnection } from './plane-connection';
 import type { PeerSummary } from '../../src-shared/ipc/contract';
 import { PeerAuthModeSchema, type PeerAuthMode, type TokenIssuerTrust } from '../../src-shared/vocabulary/peers';
 import type { StartFlags } from './peer-run';
@@ -99,11 +99,15 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
     });
 
   const common = (command: Command) => command.option('--data-dir <dir>', 'data folder').option('--json', 'print JSON for scripts');
-  const act = <T>(options: OutputOptions, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void) => runAndPrint(options, out, work, print);
+  // The plane's client (its contract's schemas, HTTP and WebSocket transport) is loaded only by
+  // the subcommands that talk to a plane: a peer process (`peer start`) never does, and each of
+  // fifty peers would otherwise hold it idle (docs/PERFORMANCE.md, "Fifty peers").
+  const act = async <T>(options: OutputOptions, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void) =>
+    (await import('./plane-connection')).runAndPrint(options, out, work, print);
   // A peer started, restarted or asked about by a plane this command opened would live only as
   // long as the command: these act only through a running plane, and refuse without one.
   const live = <T>(options: OutputOptions, work: (plane: PlaneConnection) => Promise<T>, print: (value: T) => void) =>
-    runAndPrint(options, out, work, print, { needsRunningPlane: true });
+    import('./plane-connection').then(({ runAndPrint }) => runAndPrint(options, out, work, print, { needsRunningPlane: true }));
 
   common(peer.command('list').description("the plane's peers")).action((o: { dataDir?: string; json?: boolean }) =>
     act(o, (p) => p.call('peers.list', {}), ({ peers }) => (peers.length === 0 ? out('no peers') : peers.forEach((x) => out(describePeer(x))))),
@@ -120,9 +124,13 @@ export function addPeerCommands(program: Command, out: Out = (l) => process.stdo
   ).action((id: string, o: { dataDir?: string; json?: boolean; port: number; publicIp: string; llmMode?: boolean; auth: PeerAuthMode }) =>
     act(o, (p) => p.call('peers.create', { id, port: o.port, publicIp: o.publicIp, llmMode: o.llmMode ?? false, auth: o.auth }), (x) => out(describePeer(x))),
   );
+  // Several ids at once: all checked first, then started (or stopped) side by side, each
+  // reported as it settles (peer-batch.ts). `down` is `stop`, for symmetry with `up`.
   for (const verb of ['start', 'stop', 'restart'] as const) {
-    common(peer.command(verb === 'start' ? 'up' : verb).argument('<id>').description(`${verb} one of the plane's peers`)).action((id: string, o: { dataDir?: string; json?: boolean }) =>
-      live(o, (p) => p.call(`peers.${verb}`, { id }), (x) => out(describePeer(x))),
+    const command = peer.command(verb === 'start' ? 'up' : verb).argument('<id...>', 'one or more peer ids');
+    if (verb === 'stop') command.alias('down');
+    common(command.description(`${verb} the plane's peers named, together; each is reported as it ${verb === 'stop' ? 'stops' : 'becomes healthy'} or fails`)).action(
+      async (ids: string[], o: { dataDir?: string; json?: boolean }) => (await import('./peer-batch')).actOnPeers(verb, ids, o, out, describePeer),
     );
   }
   common(peer.command('sessions').argument('<id>').description("a running peer's live sessions")).action((id: string, o: { dataDir?: string; json?: boolean }) =>

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Plane } from '../plane/plane';
 import { call, failure, testPlane } from '../../tests/support/runtime-support';
 import { Mcpv2Client } from './peer-client';
-import { PeerSupervisor } from './peer-supervisor';
+import { PEER_NODE_OPTIONS, PeerSupervisor } from './peer-supervisor';
 import { silentLogger } from '../base/logger';
 import { useTempFolders } from '../../tests/helpers/temp-folders';
 
@@ -122,5 +122,18 @@ describe('the command a supervisor launches', () => {
     expect(refused).toBeInstanceOf(Error);
     expect(refused?.message).toContain('asked to run peer start --peer-id given');
     expect(supervisor.list().find((p) => p.id === 'given')).toMatchObject({ status: 'failed' });
+  });
+
+  it("runs each peer with the idle-peer V8 settings after the NODE_OPTIONS it would have had", async () => {
+    const dataDir = tempDir();
+    // The stand-in reports the options it was given, and that node took the inherited one (it refuses to start on an option it does not allow).
+    const script = "console.log('agentplane: options ' + process.env.NODE_OPTIONS + ' | stack limit ' + Error.stackTraceLimit); process.exit(3)";
+    const supervisor = new PeerSupervisor(dataDir, silentLogger, () => undefined, [process.execPath, '-e', script], { NODE_OPTIONS: '--stack-trace-limit=7' });
+    supervisor.create({ id: 'flags', port: 0 });
+    const refused = await supervisor.start('flags').then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    expect(refused?.message).toContain(`options --stack-trace-limit=7 ${PEER_NODE_OPTIONS} | stack limit 7`);
   });
 });

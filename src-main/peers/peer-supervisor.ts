@@ -18,6 +18,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { writePrivateFileAtomically } from '../base/private-files';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -35,6 +36,7 @@ import { launchPeerProcess, PeerLaunchError } from './peer-process';
 import { PeerRegistry, RegistryError, type NewPeer, type PeerRecord, type TokenIssuerTrust } from './peer-registry';
 import { IdentityRowSchema, SessionRowSchema, type LivePeerStatus } from '../../src-shared/vocabulary/peers';
 import { redactSession } from './session-token';
+import { Slots } from './slots';
 
 interface Running {
   /** Our child, or null for a peer adopted from an earlier plane or a terminal. */
@@ -68,6 +70,19 @@ export function supervisedPeerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('MCPV2_')));
 }
 
+/**
+ * V8 settings for a supervised peer, which sits idle most of its life (docs/PERFORMANCE.md,
+ * "Fifty peers"): a young generation of 2 MB semi-spaces instead of V8's 16 MB (an idle peer
+ * kept most of them resident: about 13 MB of its RSS), and one V8 platform thread instead of
+ * four (about 4 MB more). A peer's work is short calls that allocate little; its large inputs
+ * are buffers, outside the heap. Added to the NODE_OPTIONS the plane was given, never replacing them.
+ */
+export const PEER_NODE_OPTIONS = '--max-semi-space-size=2 --v8-pool-size=1';
+
+export function peerNodeOptions(inherited: string | undefined): string {
+  return inherited?.trim() ? `${inherited.trim()} ${PEER_NODE_OPTIONS}` : PEER_NODE_OPTIONS;
+}
+
 /** `env` with `changes` applied: a value set, undefined removed. */
 function withEnv(env: NodeJS.ProcessEnv, changes: Readonly<Record<string, string | undefined>>): NodeJS.ProcessEnv {
   const next = { ...env };
@@ -96,6 +111,16 @@ const SessionsAnswerSchema = z.object({ sessions: z.array(SessionRowSchema), ide
 export type PeerSessions = z.infer<typeof SessionsAnswerSchema>;
 
 const START_TIMEOUT_MS = 20_000;
+
+/**
+ * How many peers may be between spawn and healthy at once. A peer's start is mostly CPU (loading
+ * its modules, opening the journal): fifty spawned together on two cores would each take the
+ * whole batch's time to come up, past START_TIMEOUT_MS, and the first healthy one would wait for
+ * all. Two per core keeps the cores busy (one peer's file and socket waits leave room for
+ * another's work) while each start is timed from its own spawn; the rest wait their turn, none
+ * on another's whole start (docs/PERFORMANCE.md, "Fifty peers").
+ */
+export const STARTS_AT_ONCE = Math.max(4, 2 * availableParallelism());
 
 /** peers/running.json: the peers running now, or when the plane last stopped. */
 const RunningFileSchema = z.object({ version: z.literal(1), peers: z.array(z.string()) });
@@ -128,6 +153,9 @@ export class PeerSupervisor {
   readonly registry: PeerRegistry;
   private readonly running = new Map<string, Running>();
   private readonly failures = new Map<string, string>();
+  /** Peers asked to start and waiting for a slot (STARTS_AT_ONCE), so a second start of one is refused. */
+  private readonly queued = new Set<string>();
+  private readonly startSlots = new Slots(STARTS_AT_ONCE);
   /** Set by stopAll: the plane is closing, and the peers it stops stay in running.json. */
   private closing = false;
   private stoppedAtStart: string[] = [];
@@ -175,11 +203,37 @@ export class PeerSupervisor {
     return join(this.registry.dir, id, 'peer.log');
   }
 
+  /**
+   * Starts a peer and resolves once it is healthy. Starts asked for together run side by side,
+   * up to STARTS_AT_ONCE at a time: each is refused or reported on its own, as soon as it is.
+   */
   async start(id: string): Promise<PeerSummary> {
+    this.startable(id);
+    if (this.queued.has(id)) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is already starting`);
+    this.queued.add(id);
+    try {
+      return await this.startSlots.run(() => {
+        this.queued.delete(id);
+        return this.startNow(id);
+      });
+    } finally {
+      this.queued.delete(id);
+    }
+  }
+
+  /** The peer's record, when it may start now: known, not revoked, not running. */
+  private startable(id: string): PeerRecord {
     const record = this.record(id);
     if (record.revoked) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is revoked`);
     const current = this.running.get(id);
     if (current) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is already ${current.status}`);
+    return record;
+  }
+
+  private async startNow(id: string): Promise<PeerSummary> {
+    // Checked again: while it waited for a slot, it may have been revoked or adopted, or the plane began to close.
+    if (this.closing) throw new PlaneError(ErrorCode.Unavailable, `peer ${id} was not started: the plane is closing`);
+    const record = this.startable(id);
     this.failures.delete(id);
     const peerDir = join(this.registry.dir, id);
     // Never a second process for one peer: one already alive is adopted, or the start refused.
@@ -188,13 +242,14 @@ export class PeerSupervisor {
     if (holder) throw new PlaneError(ErrorCode.Conflict, `peer ${id} is already running as process ${holder.pid}, which this plane did not start and which does not answer as ${id}; stop that process first`);
     mkdirSync(peerDir, { recursive: true, mode: 0o700 });
     const adminToken = newAdminToken();
+    const env = withEnv(supervisedPeerEnv(process.env), this.peerEnv);
     const launched = launchPeerProcess({
       command: this.command,
       args: ['--peer-id', id, '--data-dir', this.dataDir, '--no-demo-session'],
       logFile: this.logFile(id),
       logMode: 'append',
       portFile: join(peerDir, 'port'),
-      env: { ...withEnv(supervisedPeerEnv(process.env), this.peerEnv), AGENTPLANE_PEER_ADMIN_TOKEN: adminToken },
+      env: { ...env, NODE_OPTIONS: peerNodeOptions(env.NODE_OPTIONS), AGENTPLANE_PEER_ADMIN_TOKEN: adminToken },
     });
     const exited = launched.exited.then((e) => e.code);
     const entry: Running = { child: launched.child, pid: launched.pid, status: 'starting', port: null, startedAt: Date.now(), adminToken, exited };
