@@ -104,10 +104,18 @@ describe('the Peers and Runs views in Chromium: UI words, schema forms', () => {
     await sectionButton(page, 'Runs').click();
     await sectionHeading(page, 'Runs').waitFor();
     // The Runs view reopens the form a "Run write-note" asked for (runs-section.tsx's
-    // startFormRequest effect), so the toggle is pressed only when the form is closed.
+    // startFormRequest effect), so the toggle is pressed only while the form is closed. That
+    // effect may land between reading the toggle's state and the click (a loaded machine), and
+    // the click then closes what it opened: so the state is read again until the form is open.
     const toggle = page.getByRole('button', { name: 'Start a run', exact: true });
-    if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
     const form = page.getByRole('form', { name: 'Start a run' });
+    await expect
+      .poll(async () => {
+        if (await form.isVisible()) return true;
+        if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+        return form.isVisible();
+      }, { timeout: 30_000 })
+      .toBe(true);
     await form.getByLabel('Agent').selectOption('pay-vendor');
     const amount = form.getByLabel('amount', { exact: true });
     const payee = form.getByLabel('payee', { exact: true });
