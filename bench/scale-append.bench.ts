@@ -25,6 +25,8 @@ const SINGLES_PER_ROUND = 60;
 const GROUP_SIZE = 100;
 const GROUPS_PER_ROUND = 6;
 const WARM_UP = 100;
+/** Past the run count of any generated journal (10,000,000 records hold about 600,000 runs). */
+const NEW_RUNS_FROM = 0x1000_0000;
 
 const yieldOnce = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -39,7 +41,8 @@ interface Side {
 }
 
 function draftsFrom(seed: number): () => AnyRecordDraft {
-  const drafts = scaleDrafts(10_000_000, seed);
+  // New runs, admitted after every run the journals hold (their ids rise past them, as a plane's do).
+  const drafts = scaleDrafts(10_000_000, seed, NEW_RUNS_FROM);
   return () => {
     const next = drafts.next();
     if (next.done) throw new Error('the draft source ran dry');

@@ -25,7 +25,7 @@ import type { WaitSubject } from '../../src-shared/vocabulary/waits';
 import { Journal } from '../../src-main/journal/journal';
 import { seededRandom, ZERO_SPEND } from './journal-support';
 
-export const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 3;
 export const DEFAULT_SCALE_RECORDS = 10_000_000;
 /** Records a commit: the size of a busy plane's group commits, and one fsync each. */
 export const BATCH = 1000;
@@ -72,7 +72,11 @@ class Source {
   private readonly random: () => number;
   private hexCounter = 0;
 
-  constructor(seed: number) {
+  /** `runs`: the count of runs admitted so far, shared by every source of one journal (runId). */
+  constructor(
+    seed: number,
+    private readonly runs: { made: number },
+  ) {
     this.random = seededRandom(seed);
   }
 
@@ -103,8 +107,17 @@ class Source {
     return out.slice(0, digits);
   }
 
+  /**
+   * A run id as the plane makes them (src-main/base/random-ids.ts newRunId): 8 hex digits that
+   * rise with the time the run was admitted, then 12 random. Ids that rise keep the index of
+   * runs' records appending near its right edge, as a real journal's does; random ones (this
+   * generator's first ids) scattered a 10,000,000-record journal's appends over the whole index.
+   */
   runId(): string {
-    return `run-${this.hex(20)}`;
+    this.runs.made += 1;
+    let random = '';
+    while (random.length < 12) random += Math.floor(this.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+    return `run-${this.runs.made.toString(16).padStart(8, '0')}${random.slice(0, 12)}`;
   }
 }
 
@@ -331,14 +344,17 @@ function* longRun(s: Source, records: number): Generator<AnyRecordDraft> {
 /**
  * Exactly `records` drafts: short runs, with the long runs' slices interleaved in proportion
  * (a long run advances as the short ones do, so it spans most of the journal), every run sealed.
+ * Run ids rise from `firstRun` (drafts appended to an existing journal start past its runs, as a
+ * plane's new runs are admitted after its old ones).
  */
-export function* scaleDrafts(records: number, seed = 1): Generator<AnyRecordDraft> {
-  const s = new Source(seed);
+export function* scaleDrafts(records: number, seed = 1, firstRun = 0): Generator<AnyRecordDraft> {
+  const runs = { made: firstRun };
+  const s = new Source(seed, runs);
   const longSizes = longRunSizes(records);
   const longTotal = longSizes.reduce((a, b) => a + b, 0);
   const shortTotal = records - longTotal;
   // Each long run advances in step with its size, so all of them span the whole journal at once.
-  const longs = longSizes.map((size, i) => ({ size, taken: 0, drafts: longRun(new Source(seed + 1000 * (i + 1)), size) }));
+  const longs = longSizes.map((size, i) => ({ size, taken: 0, drafts: longRun(new Source(seed + 1000 * (i + 1), runs), size) }));
   let longWritten = 0;
   let shortWritten = 0;
   const takeLong = function* (): Generator<AnyRecordDraft> {
