@@ -52,6 +52,8 @@ export class RunReads {
   private historyRecords = 0;
   /** Run summaries by run, most recently used last, each true while its run's lastSeq is its own. */
   private readonly summaries = new Map<string, RunSummary>();
+  /** Summary folds under way, by run and last seq (summary()). */
+  private readonly summariesFolding = new Map<string, Promise<RunSummary>>();
 
   constructor(private readonly state: RuntimeState) {}
 
@@ -91,7 +93,18 @@ export class RunReads {
     }
     const cached = this.histories.get(runId);
     if (cached && cached.lastSeq === lastSeq) return this.keepSummary(summaryOf(cached));
-    return this.keepSummary(summaryOf(await this.foldRun(runId, false)));
+    // Lists read at once (the Runs list, the inbox and the recovery list, all on connect) ask
+    // for the same runs' summaries together: one fold of a run answers them all. Folding a run of
+    // 1,000,000 records takes seconds, and three folds of it side by side took three times as
+    // long (docs/PERFORMANCE.md, "At scale").
+    const key = `${runId}@${lastSeq}`;
+    const underway = this.summariesFolding.get(key);
+    if (underway) return underway;
+    const folding = this.foldRun(runId, false)
+      .then((history) => this.keepSummary(summaryOf(history)))
+      .finally(() => this.summariesFolding.delete(key));
+    this.summariesFolding.set(key, folding);
+    return folding;
   }
 
   /** The run's last seq (what its kept history and summary are keyed by); refuses a bad or unknown id. */
