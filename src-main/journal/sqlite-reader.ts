@@ -28,8 +28,9 @@ export const SESSION_RUNS_SQL = `        SELECT o.run_id AS runId, json_extract(
 const RUNS_WALK_PAGE = 2000;
 /**
  * How far that walk goes before grouping every run instead: this many records per run asked
- * for, and at least RUNS_WALK_MIN. A busy plane's runs are short and interleaved (about 16
- * records per run in the newest stretch of the generated 10M journal, tests/support/scale-journal-generator.ts).
+ * for, and at least RUNS_WALK_MIN. A busy plane's runs are short and interleaved: the newest
+ * 1,000 runs of the generated 10M journal (tests/support/scale-journal-generator.ts) lie within
+ * its last 15,400 records, about 15 a run.
  */
 const RUNS_WALK_PER_RUN = 100;
 const RUNS_WALK_MIN = 20_000;
@@ -175,7 +176,7 @@ export class SqliteJournalReader implements JournalReads {
    * The newest `limit` runs by last activity. Read from the head down: the first time a run id
    * is met walking back is its last seq, and runs are met in order of it, so the first `limit`
    * distinct ids are exactly the newest `limit` runs. Each is then counted from its index. On a
-   * journal of 10,000,000 records the newest 1,000 runs lay within its last 16,000 records,
+   * journal of 10,000,000 records the newest 1,000 runs lie within its last 15,400 records,
    * where grouping the whole index of runs took 1.2 s (docs/PERFORMANCE.md, "At scale"). A
    * journal whose newest RUNS_WALK_PER_RUN × limit records hold fewer runs (few, long ones) is
    * grouped whole instead, as it always was. One read transaction: one snapshot throughout.
