@@ -61,7 +61,7 @@ async function populate(dataDir: string): Promise<number> {
   return performance.now() - started;
 }
 
-interface ScrollResult {
+export interface ScrollResult {
   longest: number;
   p95: number;
   frames: number;
@@ -69,9 +69,10 @@ interface ScrollResult {
 
 /**
  * Runs in the page: scrolls `box` to its end by `step` px per frame, timing the frames. The
- * function is serialised into the page, so it is self-contained and typed loosely.
+ * function is serialised into the page, so it is self-contained and typed loosely. The scale
+ * probe of the UI (bench/scale-ui.bench.ts) scrolls the same way.
  */
-const SCROLL_TO_END = `async (step) => {
+export const SCROLL_TO_END = `async (step) => {
   const box = window.__benchBox;
   const gaps = [];
   let last = await new Promise((r) => requestAnimationFrame(r));

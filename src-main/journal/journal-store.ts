@@ -119,6 +119,12 @@ export interface JournalStore {
   /** Seqs of a run's records (for exporting a run with proofs). */
   runSeqs(runId: string): Promise<number[]>;
   /**
+   * The seq of a run's record at `position` in it (0: its first), or null past its last: one
+   * read of the run's index, so a timeline reaches any place in a run whose records are
+   * interleaved with others' without reading the ones before it.
+   */
+  runSeqAt(runId: string, position: number): Promise<number | null>;
+  /**
    * Succeeded runs of `agent` whose admitted input has `value` at `inputPath` (a JSON path
    * under the input, e.g. `$.context.conversation`), oldest first, with their sealed result.
    * What LLM-mode `ask` reads to carry a conversation across turns and restarts.

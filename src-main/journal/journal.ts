@@ -430,6 +430,12 @@ export class Journal {
     return this.#store.runLastSeq(runId);
   }
 
+  /** The seq of a run's record at `position` in it (0: its first), or null past its last. */
+  async runSeqAt(runId: string, position: number): Promise<number | null> {
+    if (!Number.isSafeInteger(position) || position < 0) throw new JournalError('Refused', `a position in a run is a whole number from 0, not ${position}`);
+    return this.#store.runSeqAt(runId, position);
+  }
+
   /** How many records a run holds (0: no such run). */
   async runRecordCount(runId: string): Promise<number> {
     return (await this.#store.runSeqs(runId)).length;

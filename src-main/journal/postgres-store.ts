@@ -346,6 +346,10 @@ export class PostgresJournalStore implements JournalStore {
     return (await this.query<{ seq: number }>('SELECT seq FROM records WHERE run_id = $1 ORDER BY seq', [runId])).map((r) => r.seq);
   }
 
+  async runSeqAt(runId: string, position: number): Promise<number | null> {
+    return (await this.query<{ seq: number }>('SELECT seq FROM records WHERE run_id = $1 ORDER BY seq LIMIT 1 OFFSET $2', [runId, position]))[0]?.seq ?? null;
+  }
+
   async sealedRunResults(agent: string, inputPath: string, value: string, limit: number, host?: string): Promise<Array<{ runId: string; input: unknown; result: unknown }>> {
     if (!/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(inputPath)) throw new JournalError('Refused', `not a plain JSON path: ${inputPath}`);
     const path = ['input', ...inputPath.slice(2).split('.')];

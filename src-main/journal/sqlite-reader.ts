@@ -24,6 +24,17 @@ export const SESSION_RUNS_SQL = `        SELECT o.run_id AS runId, json_extract(
         WHERE o.kind = 'Observation' AND json_extract(o.body, '$.update') = 'tap/started' AND json_extract(o.body, '$.sessionId') = ?
         ORDER BY o.seq`;
 
+/** Records read at a time walking back from the head for the newest runs (SqliteJournalReader.runs). */
+const RUNS_WALK_PAGE = 2000;
+/**
+ * How far that walk goes before grouping every run instead: this many records per run asked
+ * for, and at least RUNS_WALK_MIN. A busy plane's runs are short and interleaved: the newest
+ * 1,000 runs of the generated 10M journal (tests/support/scale-journal-generator.ts) lie within
+ * its last 15,400 records, about 15 a run.
+ */
+const RUNS_WALK_PER_RUN = 100;
+const RUNS_WALK_MIN = 20_000;
+
 /** A stored record without its parsed body: the envelope and the body's canonical text (readRangeText). */
 export type StoredRecordText = Omit<StoredRecord, 'body'>;
 
@@ -60,7 +71,19 @@ export class SqliteJournalReader implements JournalReads {
       hashes: connection.prepare('SELECT hash FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq').pluck(),
       runSeqs: connection.prepare('SELECT seq FROM records WHERE run_id = ? ORDER BY seq').pluck(),
       runLastSeq: connection.prepare('SELECT MAX(seq) FROM records WHERE run_id = ?').pluck(),
-      runs: connection.prepare(`
+      // Counted along the run's covering index (records_by_run): 50-70 ms at the end of a run of 1,000,000.
+      runSeqAt: connection.prepare('SELECT seq FROM records WHERE run_id = ? ORDER BY seq LIMIT 1 OFFSET ?').pluck(),
+      // The newest runs by last activity, found from the head down (runs()): run ids of a
+      // stretch of records below a seq, newest first, through the primary key.
+      runIdsBelow: connection.prepare('SELECT seq, run_id FROM records WHERE seq < ? ORDER BY seq DESC LIMIT ?').raw(),
+      // One run's first seq and count of records up to a seq, from its index (covering).
+      runSpan: connection.prepare('SELECT MIN(seq) AS firstSeq, COUNT(*) AS records FROM records WHERE run_id = ? AND seq <= ?'),
+      runEnds: connection.prepare(`
+        SELECT f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind, json_extract(f.body, '$.agent') AS agent, f.kind AS firstKind
+        FROM records f JOIN records l ON l.seq = ? WHERE f.seq = ?`),
+      // Every run, grouped from the index of runs: what runs() falls back to when the newest
+      // stretch of the journal holds fewer runs than asked for.
+      runsGrouped: connection.prepare(`
         SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
                json_extract(f.body, '$.agent') AS agent, f.kind AS firstKind
         FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
@@ -149,9 +172,48 @@ export class SqliteJournalReader implements JournalReads {
     return pagedRecords((from, to, limit) => this.readRange(from, to, limit), fromSeq, toSeq);
   }
 
+  /**
+   * The newest `limit` runs by last activity. Read from the head down: the first time a run id
+   * is met walking back is its last seq, and runs are met in order of it, so the first `limit`
+   * distinct ids are exactly the newest `limit` runs. Each is then counted from its index. On a
+   * journal of 10,000,000 records the newest 1,000 runs lie within its last 15,400 records,
+   * where grouping the whole index of runs took 1.2 s (docs/PERFORMANCE.md, "At scale"). A
+   * journal whose newest RUNS_WALK_PER_RUN × limit records hold fewer runs (few, long ones) is
+   * grouped whole instead, as it always was. One read transaction: one snapshot throughout.
+   */
   async runs(limit: number): Promise<RunSummaryRow[]> {
     this.assertOpen();
-    return this.stmts.runs.all(limit) as RunSummaryRow[];
+    return this.connection.transaction(() => {
+      const found = this.newestRunIds(limit);
+      if (found === null) return this.stmts.runsGrouped.all(limit) as RunSummaryRow[];
+      return found.map(({ runId, lastSeq }) => {
+        const span = this.stmts.runSpan.get(runId, lastSeq) as { firstSeq: number; records: number };
+        const ends = this.stmts.runEnds.get(lastSeq, span.firstSeq) as Pick<RunSummaryRow, 'firstTime' | 'lastTime' | 'lastKind' | 'agent' | 'firstKind'>;
+        return { runId, firstSeq: span.firstSeq, lastSeq, records: span.records, ...ends };
+      });
+    })();
+  }
+
+  /** The newest `limit` runs' ids and last seqs, newest first (runs()); null when the walk's bound came first. */
+  private newestRunIds(limit: number): Array<{ runId: string; lastSeq: number }> | null {
+    const found: Array<{ runId: string; lastSeq: number }> = [];
+    const seen = new Set<string>();
+    const bound = Math.max(RUNS_WALK_MIN, RUNS_WALK_PER_RUN * limit);
+    let below = Number.MAX_SAFE_INTEGER;
+    for (let walked = 0; walked < bound; ) {
+      const rows = this.stmts.runIdsBelow.all(below, RUNS_WALK_PAGE) as Array<[number, string | null]>;
+      for (const [seq, runId] of rows) {
+        if (runId === null || seen.has(runId)) continue;
+        seen.add(runId);
+        found.push({ runId, lastSeq: seq });
+        if (found.length === limit) return found;
+      }
+      // The journal's first record reached: every run has been met.
+      if (rows.length < RUNS_WALK_PAGE) return found;
+      walked += rows.length;
+      below = rows[rows.length - 1]![0];
+    }
+    return null;
   }
 
   async observedRuns(limit: number): Promise<ObservedRunRow[]> {
@@ -178,6 +240,11 @@ export class SqliteJournalReader implements JournalReads {
   async runSeqs(runId: string): Promise<number[]> {
     this.assertOpen();
     return this.stmts.runSeqs.all(runId) as number[];
+  }
+
+  async runSeqAt(runId: string, position: number): Promise<number | null> {
+    this.assertOpen();
+    return (this.stmts.runSeqAt.get(runId, position) as number | undefined) ?? null;
   }
 
   close(): void {

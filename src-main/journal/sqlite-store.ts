@@ -323,6 +323,11 @@ export class SqliteJournalStore implements JournalStore {
     return this.reads.runSeqs(runId);
   }
 
+  async runSeqAt(runId: string, position: number): Promise<number | null> {
+    this.assertOpen();
+    return this.reads.runSeqAt(runId, position);
+  }
+
   async sealedRunResults(agent: string, inputPath: string, value: string, limit: number, host?: string): Promise<Array<{ runId: string; input: unknown; result: unknown }>> {
     this.assertOpen();
     if (!/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(inputPath)) throw new JournalError('Refused', `not a plain JSON path: ${inputPath}`);

@@ -46,8 +46,11 @@ export function journalHandlers(journal: Journal): Pick<CommandHandlers, Journal
         })),
       };
     },
-    async 'journal.records'({ runId, fromSeq, limit }) {
+    async 'journal.records'({ runId, fromSeq: from, position, limit }) {
       const head = await journal.head();
+      // A place in the run (the contract refuses one without a run): its seq, or nothing past its end.
+      const fromSeq = position !== undefined && runId !== null ? await journal.runSeqAt(runId, position) : from;
+      if (fromSeq === null) return { records: [], nextSeq: null, headSeq: head.seq };
       // One more than asked tells whether another page exists without a second query.
       const rows = runId === null ? await journal.readRange(fromSeq, null, limit + 1) : await journal.readRun(runId, fromSeq, limit + 1);
       const page = rows.slice(0, limit);

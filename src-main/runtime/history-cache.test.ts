@@ -147,6 +147,40 @@ describe('a run that grew', () => {
   });
 });
 
+describe('lists read at once', () => {
+  it('share one fold of each run: the Runs list, the inbox and the recovery list asked together read a run once', async () => {
+    // 2,600 effects: 5,202 records, three pages of the fold.
+    const runtime = await runtimeOver([[id(1), 2600], [id(2), 5]], 10);
+    const journal = (runtime as unknown as { options: { journal: Journal } }).options.journal;
+    const reads = vi.spyOn(journal, 'readRun');
+    const [a, b, c] = await Promise.all([runtime.listRunSummaries(100), runtime.waiting(), runtime.listRunSummaries(100)]);
+    expect(a).toEqual(c);
+    expect(b).toEqual([]);
+    const pagesOf = (runId: string) => reads.mock.calls.filter((call) => call[0] === runId).map((call) => call[1]);
+    // Each page of each run read once: three pages from seq 1, never the same page twice.
+    expect(pagesOf(id(1))).toHaveLength(3);
+    expect(pagesOf(id(1))[0]).toBe(1);
+    expect(new Set(pagesOf(id(1))).size).toBe(3);
+    expect(pagesOf(id(2))).toEqual([1]);
+    expect(a.find((s) => s.runId === id(1))!.records).toBe(5202);
+    // Once folded, none is under way: a run that grew is folded again.
+    await journal.append({ runId: id(2), kind: 'Cancelled', body: { by: 'user:local', reason: 'after the seal' } });
+    reads.mockClear();
+    expect((await runtime.summary(id(2))).records).toBe(13);
+    expect(reads.mock.calls.map((call) => call[0])).toEqual([id(2)]);
+  });
+
+  it('each see a fold that failed, and the next asks again', async () => {
+    const runtime = await runtimeOver([[id(1), 5]], 10);
+    const journal = (runtime as unknown as { options: { journal: Journal } }).options.journal;
+    const reads = vi.spyOn(journal, 'readRun').mockRejectedValueOnce(new Error('disk gone'));
+    const both = await Promise.allSettled([runtime.summary(id(1)), runtime.summary(id(1))]);
+    expect(both.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual(['disk gone', 'disk gone']);
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect((await runtime.summary(id(1))).records).toBe(12);
+  });
+});
+
 describe('runs read for one effect', () => {
   it('holds that effect’s attempts only, and keeps no history', async () => {
     // Every third step of run 1 is an a2a call; run 2 has none. a2a.remotes reads these, and

@@ -63,6 +63,8 @@ export class RunReads {
   private readonly summaries = new Map<string, RunSummary>();
   /** Summary folds kept open by run, most recently used last (OPEN_FOLDS). */
   private readonly folds = new Map<string, RunFold>();
+  /** Summary folds under way, by run and last seq (summary()). */
+  private readonly summariesFolding = new Map<string, Promise<RunSummary>>();
 
   constructor(private readonly state: RuntimeState) {}
 
@@ -104,7 +106,21 @@ export class RunReads {
     }
     const cached = this.histories.get(runId);
     if (cached && cached.lastSeq === lastSeq) return this.keepSummary(summaryOf(cached));
-    // A summary fold kept open goes on from its last record; else one is folded from the start and kept open.
+    // Lists read at once (the Runs list, the inbox and the recovery list, all on connect) ask
+    // for the same runs' summaries together: one fold of a run answers them all. Folding a run of
+    // 1,000,000 records takes seconds, and three folds of it side by side took three times as
+    // long (docs/PERFORMANCE.md, "At scale").
+    const key = `${runId}@${lastSeq}`;
+    const underway = this.summariesFolding.get(key);
+    if (underway) return underway;
+    const folding = this.foldSummary(runId, lastSeq).finally(() => this.summariesFolding.delete(key));
+    this.summariesFolding.set(key, folding);
+    return folding;
+  }
+
+  /** A summary folded on from the run's kept summary fold, or folded from its start and kept open. */
+  private async foldSummary(runId: string, lastSeq: number): Promise<RunSummary> {
+    // Taken out of the map while it is fed, so no other reader adds to it at the same time.
     let fold = this.folds.get(runId);
     this.folds.delete(runId);
     // (A fold already past `lastSeq`, which another reader moved on, is the history of a longer prefix: as true.)

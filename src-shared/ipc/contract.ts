@@ -304,15 +304,22 @@ export const commands = lazyEntries({
     request: z.object({ limit: z.number().int().min(1).max(1000).default(200) }).strict(),
     response: z.object({ runs: z.array(RunSummarySchema) }),
   }),
-  /** Records in seq order: one run's (runId set) or all (runId null), from fromSeq, at most limit. */
+  /**
+   * Records in seq order: one run's (runId set) or all (runId null), from fromSeq, at most limit.
+   * With a run, `position` starts at the run's record at that place in it (0: its first) instead
+   * of fromSeq: where a run's records are interleaved with others', a place far into it is one
+   * read away, not a read of every record before it.
+   */
   'journal.records': () => ({
     request: z
       .object({
         runId: RunIdSchema.nullable().default(null),
         fromSeq: z.number().int().min(1).default(1),
+        position: z.number().int().min(0).optional(),
         limit: z.number().int().min(1).max(5000).default(500),
       })
-      .strict(),
+      .strict()
+      .refine((r) => r.position === undefined || r.runId !== null, { message: 'position is a place in one run: give runId too', path: ['runId'] }),
     response: z.object({
       records: z.array(RecordViewSchema),
       /** Where the next page starts (null: nothing more now). */
