@@ -215,7 +215,18 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
   }
   startupMark('plane.journal-open');
   const witness = openWitnessSubmitter(journal, config, logger);
-  const peers = new PeerSupervisor(config.dataDir, logger, () => events.publish('peers.changed', { peers: peers.list() }), config.peerCommand ?? agentplaneCommand(), {
+  // Each peers.changed carries the whole list: the changes of one turn (fifty peers stopping
+  // together) go out as one event holding the newest, not one each.
+  let peersChangedQueued = false;
+  const peersChanged = () => {
+    if (peersChangedQueued) return;
+    peersChangedQueued = true;
+    setImmediate(() => {
+      peersChangedQueued = false;
+      events.publish('peers.changed', { peers: peers.list() });
+    });
+  };
+  const peers = new PeerSupervisor(config.dataDir, logger, peersChanged, config.peerCommand ?? agentplaneCommand(), {
     // The plane's peers write to the plane's journal: the same database, or none (a variable
     // left in the environment must not send a peer of a SQLite plane elsewhere).
     [DATABASE_URL_ENV]: config.database?.url,

@@ -14,7 +14,7 @@
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ConnectionState, PlaneClient, SyncInfo } from '../../../src-shared/ipc/client';
-import type { EventPayload, PlaneEvent, PlaneStatus } from '../../../src-shared/ipc/contract';
+import type { EventPayload, PeerSummary, PlaneEvent, PlaneStatus } from '../../../src-shared/ipc/contract';
 import { DEFAULT_ROUTE, type Route } from '../lib/route';
 import { createAcpSlice, isObservedChange, type AcpSlice } from './acp-slice';
 import { createApprovalsSlice, type ApprovalsSlice } from './approvals-slice';
@@ -28,6 +28,9 @@ import type { SliceDeps, StoreEnv } from './store-types';
 import { createTimelineSlice, type TimelineSlice } from './timeline-slice';
 import { createTimeTravelSlice, type TimeTravelSlice } from './time-travel-slice';
 import { createUiSlice, type UiSlice } from './ui-slice';
+
+/** How long a burst of peers.changed is gathered before the newest is shown (about a frame). */
+const PEERS_FRAME_MS = 16;
 
 export interface ConnectionSlice {
   connection: ConnectionState;
@@ -132,9 +135,24 @@ function createAppState(client: PlaneClient, env: StoreEnv, initialRoute: Route)
       if (get().section === 'remotes') void get().refreshRemotes();
     };
 
+    // Each peers.changed holds the whole list, so only the newest of a burst is shown: one render
+    // a frame rather than one an event (fifty peers stopping at once sent about a hundred, and
+    // rendering each held the page's frame to 117 ms; bench fifty-peers).
+    let newestPeers: PeerSummary[] | null = null;
+    const showPeers = (peers: PeerSummary[]) => {
+      if (newestPeers === null) {
+        env.setTimer(() => {
+          const shown = newestPeers!;
+          newestPeers = null;
+          set({ peers: shown, peersLoaded: true });
+        }, PEERS_FRAME_MS);
+      }
+      newestPeers = peers;
+    };
+
     const applyEvent = (event: PlaneEvent) => {
       if (event.name === 'plane.statusChanged') set({ status: event.payload });
-      else if (event.name === 'peers.changed') set({ peers: event.payload.peers, peersLoaded: true });
+      else if (event.name === 'peers.changed') showPeers(event.payload.peers);
       // Agent files added, changed or removed while the plane runs: the whole list.
       else if (event.name === 'agents.changed') set({ agents: event.payload.agents, brokenAgents: event.payload.broken, agentsLoaded: true });
       // Live text, not the journal: it moves no seq and never triggers a re-read.

@@ -19,8 +19,32 @@ describe('the peers slice', () => {
     const before = h.wire.requests.length;
     // Another front end (the CLI, through its own client) revokes it: the snapshot says so.
     await call(h.plane, 'peers.revoke', { id: 'gamma' });
+    // Shown a frame later (the newest of a burst of snapshots, app-store.ts): not before.
+    await h.until(() => h.env.clock.pending() > 0, 'the snapshot held for a frame');
+    expect(h.store.getState().peers.find((p) => p.id === 'gamma')?.revoked).toBe(false);
+    h.env.clock.advance(20);
     await h.until(() => h.store.getState().peers.find((p) => p.id === 'gamma')?.revoked === true, 'the snapshot');
     expect(h.wire.requests.slice(before)).toEqual([]);
+  });
+
+  it('shows the newest of a burst of snapshots once, a frame later, not each of them', async () => {
+    const h = await harness();
+    await h.settle();
+    h.env.clock.advance(20);
+    await h.settle();
+    const shown: string[][] = [];
+    h.store.subscribe((state, previous) => {
+      if (state.peers !== previous.peers) shown.push(state.peers.map((p) => p.id));
+    });
+    // Three changes from another front end: three snapshots, each the whole list.
+    for (const id of ['p1', 'p2', 'p3']) await call(h.plane, 'peers.create', { id, port: 0 });
+    await h.until(() => h.env.clock.pending() > 0, 'the snapshots held for a frame');
+    await h.settle();
+    expect(shown).toEqual([]);
+    h.env.clock.advance(20);
+    await h.settle();
+    expect(shown).toHaveLength(1);
+    expect(shown[0]).toEqual(expect.arrayContaining(['p1', 'p2', 'p3']));
   });
 
   it('a failed start leaves the peer\'s error beside it and re-reads the list', async () => {
