@@ -17,9 +17,11 @@
  *   job (the start-up scan's may still be alive when the browsing ends), so the reading waits
  *   for the plane's thread count to fall, for at most WORKER_IDLE_MS and 5 s. The reading right
  *   after the browsing is shown too.
- * The page is opened once the plane's start-up scan has verified and indexed the whole journal
- * (its stderr says so, AGENTPLANE_STARTUP_TRACE=1): that scan keeps both cores busy for a while
- * at 10M (bench scale-serve), and what is measured here is the plane in use, not its start.
+ * The page is opened once the plane's start-up work has ended (its stderr says so,
+ * AGENTPLANE_STARTUP_TRACE=1): the scan that verifies and indexes the whole journal, which keeps
+ * both cores busy for a while at 10M (bench scale-serve), then the fold of its newest runs'
+ * summaries, which the Runs view reads first (RuntimeOptions.warmRunSummaries). What is measured
+ * here is the plane in use, not its start; when each ended is in the notes.
  * One plane and one browser per journal, the 100k one first, each stopped before the next.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -33,7 +35,7 @@ import { CLI, REPO_ROOT, requireBuild } from '../e2e/support/serve-process';
 import { STARTUP_TRACE_ENV, STARTUP_TRACE_PREFIX } from '../src-main/base/startup-trace';
 import { SqliteJournalReader } from '../src-main/journal/sqlite-reader';
 import { journalPath } from '../src-main/journal/sqlite-store';
-import { JOURNAL_CHECKED_MARK } from '../src-main/runtime/runtime';
+import { JOURNAL_CHECKED_MARK, RUNS_WARMED_MARK } from '../src-main/runtime/runtime';
 import { WORKER_IDLE_MS } from '../src-main/journal/journal-worker-pool';
 import { longRunSizes } from '../tests/support/scale-journal-generator';
 import type { Benchmark, BenchResult } from './bench-types';
@@ -76,11 +78,13 @@ interface Plane {
   pid: number;
   url: string;
   urlMs: number;
+  /** When the start-up scan ended (JOURNAL_CHECKED_MARK), and when the newest runs' summaries were folded after it (RUNS_WARMED_MARK): the page opens then. */
+  scanMs: number;
   checkedMs: number;
   exited: Promise<number | null>;
 }
 
-/** serve on `dataDir` until its URL line and then the end of its start-up scan (stderr's JOURNAL_CHECKED_MARK line). */
+/** serve on `dataDir` until its URL line, the end of its start-up scan (JOURNAL_CHECKED_MARK) and its newest runs' summaries folded (RUNS_WARMED_MARK), from stderr's start-up trace. */
 async function startPlane(dataDir: string): Promise<Plane> {
   const started = performance.now();
   const child = spawn(process.execPath, serveArgs(dataDir), { cwd: REPO_ROOT, env: childEnv({ [STARTUP_TRACE_ENV]: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -91,6 +95,7 @@ async function startPlane(dataDir: string): Promise<Plane> {
   let stderr = '';
   let url = '';
   let urlMs = Number.NaN;
+  let scanMs = Number.NaN;
   try {
     const checkedMs = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`serve on ${dataDir} did not end its start-up scan within ${SCAN_TIMEOUT_MS / 60_000} min; stderr:\n${stderr.slice(-2000)}`)), SCAN_TIMEOUT_MS);
@@ -101,7 +106,9 @@ async function startPlane(dataDir: string): Promise<Plane> {
       });
       err.on('line', (line) => {
         stderr = `${stderr}${line}\n`.slice(-20_000);
-        if (!line.startsWith(`${STARTUP_TRACE_PREFIX} ${JOURNAL_CHECKED_MARK} `)) return;
+        if (line.startsWith(`${STARTUP_TRACE_PREFIX} ${JOURNAL_CHECKED_MARK} `)) scanMs = performance.now() - started;
+        // The start-up work ends with the newest runs' summaries folded (what the Runs view reads first).
+        if (!line.startsWith(`${STARTUP_TRACE_PREFIX} ${RUNS_WARMED_MARK} `)) return;
         clearTimeout(timer);
         resolve(performance.now() - started);
       });
@@ -111,7 +118,7 @@ async function startPlane(dataDir: string): Promise<Plane> {
       });
     });
     if (url === '') throw new Error(`serve on ${dataDir} ended its start-up scan without printing ${URL_LINE}`);
-    return { child, pid: child.pid!, url, urlMs, checkedMs, exited };
+    return { child, pid: child.pid!, url, urlMs, scanMs, checkedMs, exited };
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -175,6 +182,7 @@ interface Side {
   records: number;
   longRun: { runId: string; records: number; lastSeq: number };
   urlMs: number;
+  scanMs: number;
   checkedMs: number;
   runsMs: number;
   runsShown: number;
@@ -249,7 +257,7 @@ async function measure(dataDir: string, records: number): Promise<Side> {
       const seen = await browse(page, plane.url, longRun);
       const [rssNowMb, threadsNow] = [status(plane.pid, 'VmRSS'), status(plane.pid, 'Threads')];
       const settleMs = await workersEnded(plane.pid, threadsNow);
-      return { records, longRun, urlMs: plane.urlMs, checkedMs: plane.checkedMs, ...seen, rssNowMb, threadsNow, rssMb: status(plane.pid, 'VmRSS'), peakMb: status(plane.pid, 'VmHWM'), threads: status(plane.pid, 'Threads'), settleMs };
+      return { records, longRun, urlMs: plane.urlMs, scanMs: plane.scanMs, checkedMs: plane.checkedMs, ...seen, rssNowMb, threadsNow, rssMb: status(plane.pid, 'VmRSS'), peakMb: status(plane.pid, 'VmHWM'), threads: status(plane.pid, 'Threads'), settleMs };
     } finally {
       await context.close();
     }
@@ -272,7 +280,7 @@ function goalsNote(side: Side): string {
 
 function sideNote(side: Side): string {
   return (
-    `${count(side.records)} records: URL line ${(side.urlMs / 1000).toFixed(1)} s and start-up scan ended ${(side.checkedMs / 1000).toFixed(1)} s after spawn (the page opened then); ` +
+    `${count(side.records)} records: URL line ${(side.urlMs / 1000).toFixed(1)} s, start-up scan ended ${(side.scanMs / 1000).toFixed(1)} s and the newest runs' summaries folded ${(side.checkedMs / 1000).toFixed(1)} s after spawn (the page opened then); ` +
     `${side.runsShown} runs in the table; the timeline of ${side.longRun.runId} scrolled to its end in ${side.scroll.frames} frames ` +
     `(${count((side.longRun.records * ROW_HEIGHT) / FRAMES)} px a frame), its rows at the end held records ${side.endRowsMs.toFixed(0)} ms after, ${side.domRows} rows in the DOM; ` +
     `the plane's RSS right after the browsing ${side.rssNowMb.toFixed(0)} MB (${side.threadsNow} threads), ${side.rssMb.toFixed(0)} MB (${side.threads} threads) ${(side.settleMs / 1000).toFixed(1)} s later, settled; its peak ${side.peakMb.toFixed(0)} MB`

@@ -55,6 +55,9 @@ export const DEFAULT_LEASE_CHECK_MS = 1000;
 /** Observed editor sessions looked at for waiting permission requests (newest first). */
 const OBSERVED_WAITS_LIMIT = 200;
 
+/** The newest runs whose summaries a long-running plane folds once its start-up check ends: the UI's Runs list (RUN_LIST_LIMIT in the renderer). */
+const WARM_RUN_SUMMARIES = 1000;
+
 export interface PlaneConfig {
   dataDir: string;
   /**
@@ -287,7 +290,8 @@ export async function createPlane(config: PlaneConfig): Promise<Plane> {
       // sealed effect is the record; the runtime coalesces to 20 updates a second per call).
       onModelText: (update) => events.publish('runs.streaming', update),
       ...(lease ? { host: lease.host } : {}),
-      ...(config.checkJournalInBackground ? { checkJournalInBackground: true } : {}),
+      // The Runs list a long-running plane's UI opens first (its 1,000 newest runs), folded once the check has ended.
+      ...(config.checkJournalInBackground ? { checkJournalInBackground: true, warmRunSummaries: WARM_RUN_SUMMARIES } : {}),
     });
   } catch (error) {
     await witness?.close();

@@ -6,11 +6,14 @@
  * longer than the bound is folded when asked for and answered, and not kept.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Journal } from '../journal/journal';
-import { runDrafts } from '../../tests/support/journal-support';
+import { Journal } from '../journal/journal';
+import { silentLogger } from '../base/logger';
+import { loadPolicy } from '../plane/plane-config';
+import { Runtime } from './runtime';
+import { builtinTools, workspaceOf } from './tools';
+import { runDrafts, tempDataDir } from '../../tests/support/journal-support';
 import { runtimeOverRuns } from '../../tests/support/runtime-support';
 import { readRunHistory } from './run-history';
-import type { Runtime } from './runtime';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -178,6 +181,32 @@ describe('lists read at once', () => {
     expect(both.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual(['disk gone', 'disk gone']);
     expect(reads).toHaveBeenCalledTimes(1);
     expect((await runtime.summary(id(1))).records).toBe(12);
+  });
+});
+
+describe('a long-running plane', () => {
+  it('folds the newest runs’ summaries once its start-up check ends, so the first list reads none', async () => {
+    const dataDir = tempDataDir('ap-warm-');
+    const journal = await Journal.open({ dataDir });
+    open.push(journal);
+    for (const n of [1, 2, 3]) await journal.appendBatch(runDrafts(id(n), 5));
+    const runtime = await Runtime.create({
+      journal,
+      agents: [],
+      policy: loadPolicy(dataDir),
+      providers: new Map(),
+      tools: builtinTools,
+      toolContext: { workspace: workspaceOf(dataDir) },
+      logger: silentLogger,
+      checkJournalInBackground: true,
+      warmRunSummaries: 2,
+    });
+    open.push(runtime);
+    await vi.waitFor(() => expect(runtime.summaryCache).toBe(2), { timeout: 10_000 });
+    const reads = vi.spyOn(journal, 'readRun');
+    const listed = await runtime.listRunSummaries(2);
+    expect(listed.map((s) => s.runId).sort()).toEqual([id(2), id(3)]);
+    expect(reads).not.toHaveBeenCalled();
   });
 });
 

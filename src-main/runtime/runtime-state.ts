@@ -63,6 +63,14 @@ export interface RuntimeOptions {
    */
   checkJournalInBackground?: boolean;
   /**
+   * With checkJournalInBackground: once the start-up check has ended, the summaries of this many
+   * newest runs are folded and kept in the background (RunReads.listRunSummaries), so the first
+   * look at the Runs list answers from them. On a journal of 10M records the newest 1,000 runs
+   * held a run of 1,000,000 records, whose first fold took 7-8 s; the first Runs view waited for
+   * it (docs/PERFORMANCE.md, "At scale"). A look meanwhile joins the fold under way.
+   */
+  warmRunSummaries?: number;
+  /**
    * Live, coalesced views of performed model calls' answers while they stream (the plane
    * publishes them as `runs.streaming`). Advisory and never journaled: the sealed effect is
    * the record (model-stream.ts).

@@ -47,6 +47,8 @@ export type { RuntimeOptions } from './runtime-state';
  * ending: from then on runs may start. The benches time it beside the URL line.
  */
 export const JOURNAL_CHECKED_MARK = 'runtime.journal-checked';
+/** The start-up trace's mark once the newest runs' summaries are folded (RuntimeOptions.warmRunSummaries). */
+export const RUNS_WARMED_MARK = 'runtime.runs-warmed';
 
 export class Runtime {
   private readonly state: RuntimeState;
@@ -109,6 +111,10 @@ export class Runtime {
       () => {
         startupMark(JOURNAL_CHECKED_MARK);
         options.logger.log('info', 'the journal verified at start-up; runs may start');
+        if (options.warmRunSummaries !== undefined && !state.brokenJournal) {
+          // A failure here is a list not warmed: the list's own call folds and reports as always.
+          runtime.listRunSummaries(options.warmRunSummaries).then(() => startupMark(RUNS_WARMED_MARK), () => undefined);
+        }
       },
       (error: unknown) => {
         // Not verified is not usable: as a journal that fails the check, every write is refused.
