@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_AGENT } from '../../tests/helpers/acp-tap-process';
 import { useTempFolders } from '../../tests/helpers/temp-folders';
-import { clientOf, testPlane } from '../../tests/support/runtime-support';
+import { clientOf, testPlane, until } from '../../tests/support/runtime-support';
 import type { RunView } from '../../src-shared/ipc/contract';
 import { startTap, type RunningTap } from '../protocols/acp/acp-tap';
 import { PlaneSink } from '../protocols/acp/observation-sink';
@@ -22,16 +22,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-async function until<T>(read: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function tappedEditor(plane: Plane, policy: 'observe' | 'inbox'): { tap: RunningTap; send(m: unknown): void; lines: Array<Record<string, unknown>> } {
   const client = clientOf(plane);

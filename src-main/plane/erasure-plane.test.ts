@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { journalPath } from '../journal/sqlite-store';
 import { compileAgent } from '../runtime/manifest';
 import { tempDataDir } from '../../tests/support/journal-support';
-import { call, failure, testPlane } from '../../tests/support/runtime-support';
+import { call, failure, testPlane, until } from '../../tests/support/runtime-support';
 import type { Plane } from './plane';
 
 const SECRET = 'OKAPI-LANTERN-5531';
@@ -42,17 +42,6 @@ const APPROVE_ECHO = compileAgent(
 function inJournalFiles(dataDir: string, text: string): string[] {
   const path = journalPath(dataDir);
   return [path, `${path}-wal`, `${path}-shm`].filter((f) => existsSync(f) && readFileSync(f).includes(text));
-}
-
-/** Polls `read` until it answers something (a run's status moving after a decision, which no call waits for). */
-async function until<T>(read: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const planes: Plane[] = [];
@@ -106,7 +95,7 @@ describe('erasure through the plane', () => {
     const done = await until(async () => {
       const view = await call(plane, 'runs.get', { runId });
       return view.status === 'sealed' ? view : undefined;
-    }, 'the approved run to seal');
+    }, 'the approved run to seal', 30_000);
     expect(JSON.stringify(done.result)).toContain(SECRET);
 
     const { records } = await call(plane, 'journal.records', { runId, fromSeq: 1, limit: 100 });

@@ -52,6 +52,20 @@ export async function failure<K extends CommandName>(plane: Plane, command: K, r
 }
 
 /** Approves the run's pending wait (its exact subject) and waits for the run to settle again. */
+/**
+ * Polls `read` until it answers something (a state no call waits for: a run moving on after a
+ * decision, an inbox listing a request), failing after `ms` naming `what`.
+ */
+export async function until<T>(read: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export async function approvePending(plane: Plane, runId: string) {
   const run = await call(plane, 'runs.get', { runId });
   await call(plane, 'approvals.decide', { runId, waitId: run.pending!.waitId, decision: 'approve', subjectHash: run.pending!.subjectHash });
