@@ -378,8 +378,9 @@ describe('the control UI in Chromium, with the demo peers', () => {
 
     await go('Spend');
     await expect.poll(() => textOf(row), POLL).toMatch(/Succeeded/);
-    const after = /([\d,]+) \/ 1,000/.exec(await textOf(row))?.[1];
-    expect(Number(after?.replace(/,/g, ''))).toBeGreaterThan(Number(before));
+    // Read in the poll too: the table may re-render between two reads of the row (a refresh of the list).
+    const tokensUsed = async () => Number(/([\d,]+) \/ 1,000/.exec(await textOf(row))?.[1]?.replace(/,/g, '') ?? Number.NaN);
+    await expect.poll(tokensUsed, POLL).toBeGreaterThan(Number(before));
     await page.getByRole('img', { name: /^Cumulative tokens over time/ }).waitFor();
     await captureView('ui-spend');
   });
