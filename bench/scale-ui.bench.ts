@@ -41,7 +41,7 @@ import { longRunSizes } from '../tests/support/scale-journal-generator';
 import type { Benchmark, BenchResult } from './bench-types';
 import { copyOfDataDir, count, originNote, scaleJournal, scaleRecords, SMALL_RECORDS } from './scale-support';
 import { childEnv } from './serve-startup.bench';
-import { SCROLL_TO_END, type ScrollResult } from './timeline.bench';
+import { clickUntilRecordRows, SCROLL_TO_END, type ScrollResult } from './timeline.bench';
 
 const URL_LINE = 'AGENTPLANE_UI_URL=';
 /** The start-up scan of 10,000,000 records takes minutes on 2 cores (bench scale-serve). */
@@ -214,18 +214,7 @@ async function browse(page: Page, url: string, { runId, records, lastSeq }: Side
   const runsShown = (await page.evaluate(`document.querySelectorAll('table.runs-table tbody tr').length`)) as number;
   // Measure the timeline on an idle plane, as bench timeline does: the other reads of connect are answered.
   await page.waitForLoadState('networkidle', { timeout: PAGE_TIMEOUT_MS });
-  const firstRowsMs = (await page.evaluate(`new Promise((resolve) => {
-    const button = [...document.querySelectorAll('table.runs-table button')].find((b) => b.textContent === ${JSON.stringify(runId)});
-    const hasRecord = () => [...document.querySelectorAll('[role="listbox"] [role="option"]')].some((o) => !o.textContent.startsWith('Loading'));
-    const started = performance.now();
-    const observer = new MutationObserver(() => {
-      if (!hasRecord()) return;
-      observer.disconnect();
-      requestAnimationFrame(() => resolve(performance.now() - started));
-    });
-    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
-    button.click();
-  })`)) as number;
+  const firstRowsMs = (await page.evaluate(clickUntilRecordRows(runId, 'table.runs-table button'))) as number;
   const listbox = page.getByRole('listbox', { name: /^Timeline of run-/ });
   await listbox.waitFor();
   await page.waitForLoadState('networkidle', { timeout: PAGE_TIMEOUT_MS });

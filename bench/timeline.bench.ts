@@ -61,6 +61,27 @@ async function populate(dataDir: string): Promise<number> {
   return performance.now() - started;
 }
 
+/**
+ * Runs in the page: clicks the button (matched by `selector`) whose text is `runId`, and answers
+ * the ms until the timeline holds a record row and a frame has been produced with it. Clicked
+ * from inside the page, so the clock that starts and the one that stops are the same. The scale
+ * probe of the UI (bench/scale-ui.bench.ts) times a run's first rows the same way.
+ */
+export function clickUntilRecordRows(runId: string, selector: string): string {
+  return `new Promise((resolve) => {
+    const button = [...document.querySelectorAll(${JSON.stringify(selector)})].find((b) => b.textContent === ${JSON.stringify(runId)});
+    const hasRecord = () => [...document.querySelectorAll('[role="listbox"] [role="option"]')].some((o) => !o.textContent.startsWith('Loading'));
+    const started = performance.now();
+    const observer = new MutationObserver(() => {
+      if (!hasRecord()) return;
+      observer.disconnect();
+      requestAnimationFrame(() => resolve(performance.now() - started));
+    });
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+    button.click();
+  })`;
+}
+
 export interface ScrollResult {
   longest: number;
   p95: number;
@@ -98,19 +119,7 @@ async function measureSubject(page: Page): Promise<{ firstRows: number; scroll: 
   // Measure on an idle plane: the lists read at connect (runs, inbox) fold every run's records,
   // about a second each with this run in the journal, and a click during them waits its turn.
   await page.waitForLoadState('networkidle');
-  // Click from inside the page so the clock that starts and the one that stops are the same.
-  const firstRows = (await page.evaluate(`new Promise((resolve) => {
-    const button = [...document.querySelectorAll('button')].find((b) => b.textContent === ${JSON.stringify(RUN_ID)});
-    const hasRecord = () => [...document.querySelectorAll('[role="listbox"] [role="option"]')].some((o) => !o.textContent.startsWith('Loading'));
-    const started = performance.now();
-    const observer = new MutationObserver(() => {
-      if (!hasRecord()) return;
-      observer.disconnect();
-      requestAnimationFrame(() => resolve(performance.now() - started));
-    });
-    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
-    button.click();
-  })`)) as number;
+  const firstRows = (await page.evaluate(clickUntilRecordRows(RUN_ID, 'button'))) as number;
   const listbox = page.getByRole('listbox', { name: /^Timeline of run-/ });
   await listbox.waitFor();
   await page.waitForTimeout(300);

@@ -131,13 +131,13 @@ function payloadOf(payloadPart: string): CheckpointCheck {
  * Many checkpoints verified at once, at most `inFlight` at a time on the thread pool, answered
  * in the order given (the first failure in that order is the one a verifier reports).
  */
-export async function verifyCheckpointsAll(jwss: readonly string[], publicKeyOf: (jws: string) => KeyObject | null, inFlight = CHECKS_IN_FLIGHT): Promise<CheckpointCheck[]> {
+export async function verifyCheckpointsAll(jwss: readonly string[], publicKeyOf: (at: number) => KeyObject | null, inFlight = CHECKS_IN_FLIGHT): Promise<CheckpointCheck[]> {
   const out = new Array<CheckpointCheck>(jwss.length);
   let next = 0;
   const lane = async () => {
     while (next < jwss.length) {
       const at = next++;
-      const key = publicKeyOf(jwss[at]!);
+      const key = publicKeyOf(at);
       out[at] = key === null ? { ok: false, reason: NOT_VERIFIED } : await verifyCheckpoint(jwss[at]!, key);
     }
   };

@@ -214,8 +214,8 @@ export async function verifyCheckpointsWithKeyring(input: KeyringCheckInput): Pr
   const keys: string[] = [];
   // Every signature checked at once on the thread pool (verifyCheckpointsAll), then judged in order: the first failure is the report.
   const claims = input.checkpoints.map((jws) => peekCheckpoint(jws));
-  const checks = await verifyCheckpointsAll(input.checkpoints, (jws) => {
-    const claimed = peekCheckpoint(jws);
+  const checks = await verifyCheckpointsAll(input.checkpoints, (at) => {
+    const claimed = claims[at];
     return claimed && keyring.refusal(claimed.keyId, claimed.treeSize) === null ? (keyring.publicKey(claimed.keyId) ?? null) : null;
   });
   for (const [at, claimed] of claims.entries()) {
