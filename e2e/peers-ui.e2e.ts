@@ -116,7 +116,19 @@ describe('the Peers and Runs views in Chromium: UI words, schema forms', () => {
         return form.isVisible();
       }, { timeout: 30_000 })
       .toBe(true);
-    await form.getByLabel('Agent').selectOption('pay-vendor');
+    // Choosing an agent shows its fields with its own defaults in the very commit that shows
+    // them: read in the same task as the change event, before any effect could mend it.
+    const firstPaint = await form.evaluate((element) => {
+      type Field = { value: string; labels?: ArrayLike<{ textContent: string | null }> | null; dispatchEvent(event: unknown): boolean };
+      const scope = element as unknown as { querySelectorAll(selector: string): ArrayLike<Field>; querySelector(selector: string): Field | null };
+      const page = globalThis as unknown as { HTMLSelectElement: { prototype: object }; Event: new (type: string, init: { bubbles: boolean }) => unknown };
+      const select = Array.from(scope.querySelectorAll('select')).find((s) => s.labels?.[0]?.textContent === 'Agent')!;
+      Object.getOwnPropertyDescriptor(page.HTMLSelectElement.prototype, 'value')!.set!.call(select, 'pay-vendor');
+      select.dispatchEvent(new page.Event('change', { bubbles: true }));
+      return scope.querySelector('[data-field="currency"]')?.value ?? null;
+    });
+    expect(firstPaint).toBe('USD');
+    expect(await form.getByLabel('Agent').inputValue()).toBe('pay-vendor');
     const amount = form.getByLabel('amount', { exact: true });
     const payee = form.getByLabel('payee', { exact: true });
     expect(await form.getByLabel('currency (optional)', { exact: true }).inputValue()).toBe('USD');

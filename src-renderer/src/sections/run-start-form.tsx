@@ -50,11 +50,15 @@ export function RunStartForm({ onClose }: { onClose(): void }) {
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const fieldsRef = useRef<HTMLDivElement>(null);
   const asForm = canForm && !rawJson;
-  // A new agent starts a new form.
-  useEffect(() => {
-    setFormValue(initialValue((agentsRef.current.find((a) => a.name === agentName)?.inputSchema ?? {}) as JsonSchema));
+  // A new agent starts a new form, in the same render that shows its fields: reset in an effect,
+  // the new agent's fields would first be committed with the old agent's values (a default such
+  // as currency "USD" shown empty until the effect ran).
+  const [formAgent, setFormAgent] = useState(agentName);
+  if (formAgent !== agentName) {
+    setFormAgent(agentName);
+    setFormValue(initialValue(schema));
     setFieldErrors({});
-  }, [agentName]);
+  }
 
   const toggleRaw = (raw: boolean) => {
     if (raw) {
