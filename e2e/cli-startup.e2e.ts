@@ -8,11 +8,12 @@
  * that names every module a call loads, this holds each such command to the contract client
  * and `node:http`, and `--version` to the program alone.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeServeAndBrowser, makeTempDir, requireBuild, runCli, startServe, type ServeProcess } from './support/serve-process';
+import { CLI, REPO_ROOT, childEnv, closeServeAndBrowser, makeTempDir, requireBuild, runCli, startServe, type ServeProcess } from './support/serve-process';
 
 /** Packages a command that only asks a running plane must not load. */
 const HEAVY = ['fastify', 'better-sqlite3', '@modelcontextprotocol/', '@agentclientprotocol/', '@a2a-js/', 'undici', 'hono', '@hono/', 'yaml', 'jose'];
@@ -42,16 +43,21 @@ afterAll(async () => {
   await closeServeAndBrowser(undefined, plane, { dirs: [dir] });
 });
 
-/** Runs the CLI with the hook; its answer, and the packages and built chunks it loaded. */
-async function traced(args: string[]) {
-  const run = await runCli(args, { env: { NODE_OPTIONS: hookOptions }, timeoutMs: 30_000 });
-  const urls = run.stderr
+/** The packages and built chunks named by the hook's lines in `stderr`. */
+function loadedIn(stderr: string) {
+  const urls = stderr
     .split('\n')
     .filter((line) => line.startsWith(LOADED))
     .map((line) => line.slice(LOADED.length));
   const packages = new Set(urls.map((url) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name): name is string => name !== undefined));
   const chunks = urls.filter((url) => url.includes('/out/main/')).map((url) => url.slice(url.indexOf('/out/main/') + '/out/main/'.length));
-  return { ...run, stderr: run.stderr.split('\n').filter((line) => !line.startsWith(LOADED)).join('\n'), packages: [...packages].sort(), chunks };
+  return { packages: [...packages].sort(), chunks };
+}
+
+/** Runs the CLI with the hook; its answer, and the packages and built chunks it loaded. */
+async function traced(args: string[]) {
+  const run = await runCli(args, { env: { NODE_OPTIONS: hookOptions }, timeoutMs: 30_000 });
+  return { ...run, stderr: run.stderr.split('\n').filter((line) => !line.startsWith(LOADED)).join('\n'), ...loadedIn(run.stderr) };
 }
 
 const heavyIn = (packages: string[]) => packages.filter((name) => HEAVY.some((heavy) => (heavy.endsWith('/') ? name.startsWith(heavy) : name === heavy)));
@@ -95,5 +101,57 @@ describe('a CLI call against a running plane', () => {
     expect(run.stderr).toContain('--secret-file');
     expect(run.chunks.some((chunk) => chunk.includes('peer-run'))).toBe(true);
     expect(run.packages).toContain('fastify');
+  }, 60_000);
+
+  it('a running peer loads its MCP and A2A servers on their first request, not at start', async () => {
+    // An idle peer held the MCP SDK, hono and ajv and the A2A server from its start: a third of
+    // its start-up CPU and 11 MB, times every peer (docs/PERFORMANCE.md, "Fifty peers").
+    const dataDir = join(dir, 'peer-data');
+    mkdirSync(dataDir);
+    const child = spawn(process.execPath, [CLI, 'peer', 'start', '--name', 'lazy', '--port', '0', '--port-fallback', '--data-dir', dataDir, '--no-demo-session'], {
+      cwd: REPO_ROOT,
+      env: childEnv({ NODE_OPTIONS: hookOptions }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout += chunk;
+          const bound = /MCPV2_BOUND_PORT=(\d+)/.exec(stdout);
+          if (bound && stdout.includes('is up')) resolve(Number(bound[1]));
+        });
+        child.once('close', () => reject(new Error(`the peer exited before it was up; stdout:\n${stdout}\nstderr:\n${stderr}`)));
+      });
+      const atStart = loadedIn(stderr);
+      // The hook saw the peer's own modules load (the checks below cannot pass for want of data).
+      expect(atStart.packages).toContain('fastify');
+      expect(atStart.chunks.some((chunk) => chunk.includes('peer-run'))).toBe(true);
+      expect(heavyIn(atStart.packages).filter((name) => !['fastify', 'better-sqlite3', 'undici', 'jose'].includes(name))).toEqual([]);
+      expect(atStart.packages).not.toContain('ajv');
+      expect(atStart.chunks.filter((chunk) => chunk.includes('a2a-server'))).toEqual([]);
+
+      const token = (JSON.parse(readFileSync(join(dataDir, 'mcp-address.json'), 'utf8')) as { token: string }).token;
+      const initialize = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cli-startup', version: '1' } } }),
+      });
+      expect(initialize.status).toBe(200);
+      expect(initialize.headers.get('mcp-session-id')).toMatch(/\S/);
+      expect(await initialize.text()).toContain('"protocolVersion":"2025-11-25"');
+      expect(loadedIn(stderr).packages).toContain('@modelcontextprotocol/server');
+
+      const card = await fetch(`http://127.0.0.1:${port}/.well-known/agent-card.json`);
+      expect(card.status).toBe(200);
+      expect(((await card.json()) as { skills: unknown[] }).skills.length).toBeGreaterThan(0);
+      expect(loadedIn(stderr).chunks.filter((chunk) => chunk.includes('a2a-server')).length).toBeGreaterThan(0);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   }, 60_000);
 });

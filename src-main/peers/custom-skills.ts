@@ -31,7 +31,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { lazyAjv2020 } from '../base/json-schema-validator';
 import { z } from 'zod';
 import { describeZodError } from '../../src-shared/ipc/errors';
 import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
@@ -81,7 +81,7 @@ export class CustomSkillError extends Error {
   override readonly name = 'CustomSkillError';
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
+const ajv = lazyAjv2020({ allErrors: true, strict: false });
 
 export function loadCustomSkills(file: string, reserved: readonly string[]): CustomSkill[] {
   let raw: unknown;
@@ -99,7 +99,7 @@ export function loadCustomSkills(file: string, reserved: readonly string[]): Cus
     seen.add(spec.name);
     let validate;
     try {
-      validate = ajv.compile(spec.inputSchema);
+      validate = ajv().compile(spec.inputSchema);
     } catch (error) {
       throw new CustomSkillError(`custom skills file ${file}: skills.${index}.inputSchema: ${(error as Error).message}`);
     }

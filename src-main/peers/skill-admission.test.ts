@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Mcpv2Error } from '../../src-shared/protocol/mcpv2';
-import { readMcpAddress } from '../plane/mcp-endpoint';
+import { readMcpAddress } from '../plane/mcp-address';
 import { startTestPeer, type TestPeer } from '../../tests/support/peer-support';
 import { argumentsRefusal } from './skill-admission';
 

@@ -24,7 +24,7 @@ import { loadOrCreatePlaneKey } from '../journal/plane-key';
 import { loopbackGuard } from '../net/loopback-guard';
 import { createA2aHandler, type A2aPlaneDoor } from '../protocols/a2a/a2a-server';
 import { startA2aPush } from './a2a-push-wiring';
-import { approveWithOf } from './mcp-endpoint';
+import { approveWithOf } from './mcp-address';
 
 const A2aAddressSchema = z.object({ port: z.number().int().min(1).max(65535), token: z.string().min(32).max(200) });
 type A2aAddress = z.infer<typeof A2aAddressSchema>;

@@ -17,7 +17,7 @@ import { startWebBridge } from '../bridge/web-bridge';
 import { serve } from '../cli/serve';
 import { readA2aAddress } from './a2a-endpoint';
 import { HostedPlaneError, startHostedPlane, type HostedPlaneOptions, type StartedPlane } from './hosted-plane';
-import { readMcpAddress } from './mcp-endpoint';
+import { readMcpAddress } from './mcp-address';
 import { planeFilePath, readPlaneFile } from './plane-file';
 import { startPlaneHost } from './plane-host';
 import { readUiAddress } from './ui-address';

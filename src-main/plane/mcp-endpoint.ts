@@ -10,88 +10,23 @@
  * when it is free (elsewhere, with the same token, when it is not); `--mcp-port` always wins.
  * The token is the data dir's one MCP credential: every peer of this data dir serves its skills
  * at its own port's `/mcp` behind the same token (plane/peer-mcp.ts), so whichever starts first,
- * the plane or a peer, creates it (`loadOrCreateMcpToken`) and every other one reads it.
+ * the plane or a peer, creates it (`loadOrCreateMcpToken`, plane/mcp-address.ts) and every other one reads it.
  *
  * Every MCP call reaches the plane through its one door (`plane.dispatch`) naming the caller
  * (`{principal, via: 'mcp'}`): `mcp:local` for a holder of the token. The token is the plane's
  * credential for MCP hosts: it is never logged and never put in an answer or the journal.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
-import { z } from 'zod';
 import type { PlaneStatus } from '../../src-shared/ipc/contract';
 import type { Result } from '../../src-shared/ipc/result';
 import type { CallContext, CommandHandlers } from './dispatch';
 import type { EventHub } from './event-hub';
 import type { Runtime } from '../runtime/runtime';
 import type { Logger } from '../base/logger';
-import { openPrivateFile, temporaryNameFor, writePrivateFileAtomically } from '../base/private-files';
+import { approveWithOf, loadOrCreateMcpToken, readMcpAddress, rememberMcpAddress } from './mcp-address';
 import { MCP_SERVED_VERSIONS } from '../protocols/mcp/mcp-factory';
 import { startMcpHttpServer } from '../protocols/mcp/mcp-http';
 import { createPlaneSurface } from '../protocols/mcp/plane-surface';
 import type { McpPlaneDoor } from '../protocols/mcp/plane-door';
-
-/**
- * `port` is absent when a peer made the file before the plane ever served MCP (the token is
- * needed first; the port is the plane's, written when its endpoint first listens).
- */
-const McpAddressSchema = z.object({ port: z.number().int().min(1).max(65535).optional(), token: z.string().min(32).max(200) });
-export type McpAddress = z.infer<typeof McpAddressSchema>;
-
-export function mcpAddressPath(dataDir: string): string {
-  return join(dataDir, 'mcp-address.json');
-}
-
-/** The last address, or null (none yet, or a file that does not parse: then a new one is made). */
-export function readMcpAddress(dataDir: string): McpAddress | null {
-  try {
-    const parsed = McpAddressSchema.safeParse(JSON.parse(readFileSync(mcpAddressPath(dataDir), 'utf8')));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-function rememberMcpAddress(dataDir: string, address: McpAddress): void {
-  writePrivateFileAtomically(mcpAddressPath(dataDir), `${JSON.stringify(address)}\n`);
-}
-
-/**
- * The data dir's MCP token: the one in `mcp-address.json`, or a new one written there. The plane
- * and its peers are separate processes that may start at the same moment, so a new file is
- * created exclusively (written whole under a temporary name, then hard-linked into place, which
- * fails when the name exists): of two processes creating at once, one token wins and the other
- * process reads it, rather than each keeping a token the other overwrote. A file that does not
- * parse is replaced (the worst outcome is a new token, as with no file).
- */
-export function loadOrCreateMcpToken(dataDir: string): string {
-  const existing = readMcpAddress(dataDir);
-  if (existing) return existing.token;
-  const path = mcpAddressPath(dataDir);
-  const token = randomBytes(32).toString('hex');
-  const content = `${JSON.stringify({ token } satisfies McpAddress)}\n`;
-  const temporary = `${temporaryNameFor(path)}.${randomBytes(4).toString('hex')}`;
-  const fd = openPrivateFile(temporary, 'create-new');
-  try {
-    writeSync(fd, content);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(temporary, path);
-    return token;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // Someone made it in between (take theirs), or a damaged file is there (replace it).
-    const theirs = readMcpAddress(dataDir);
-    if (theirs) return theirs.token;
-    writePrivateFileAtomically(path, content);
-    return token;
-  } finally {
-    rmSync(temporary, { force: true });
-  }
-}
 
 /** The endpoint each data dir's plane serves now (one plane per data dir), for `mcp.endpoint`. */
 const live = new Map<string, { url: string; token: string }>();
@@ -116,14 +51,6 @@ export function mcpEndpointHandlers(dataDir: string, runtime: Runtime): Pick<Com
           .map((a) => a.manifest.name),
       };
     },
-  };
-}
-
-/** Where a person approves a waiting run: the UI's approvals page when one is served, and the CLI. */
-export function approveWithOf(uiOrigin: string | null, dataDir: string | null): (runId: string) => string {
-  return (runId) => {
-    const command = `agentplane approvals approve ${runId}${dataDir ? ` --data-dir ${dataDir}` : ''}`;
-    return uiOrigin ? `${uiOrigin}/#/approvals (or: ${command})` : command;
   };
 }
 

@@ -14,7 +14,7 @@ import { useTempFolders } from '../../tests/helpers/temp-folders';
 import { silentLogger } from '../base/logger';
 import { createLocalProvider } from '../providers/local-provider';
 import { PeerRegistry } from '../peers/peer-registry';
-import { readMcpAddress } from './mcp-endpoint';
+import { readMcpAddress } from './mcp-address';
 import { settingsFromEnv, startPeer } from './peer-host';
 
 const tempDir = useTempFolders('agentplane-peer-a2a-list-');

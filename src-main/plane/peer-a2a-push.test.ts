@@ -23,7 +23,7 @@ import { PeerRegistry, type PeerRecord } from '../peers/peer-registry';
 import { verifyAgentCard } from '../protocols/a2a/card-signature';
 import { pushStorePath } from '../protocols/a2a/push-store';
 import { startPlaneA2aEndpoint } from './a2a-endpoint';
-import { readMcpAddress } from './mcp-endpoint';
+import { readMcpAddress } from './mcp-address';
 import { NetAllowStore } from './net-allow';
 import { settingsFromEnv, startPeer, type StartedPeer } from './peer-host';
 

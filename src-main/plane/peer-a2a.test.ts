@@ -14,7 +14,7 @@ import { loadPlaneKey } from '../journal/plane-key';
 import { createLocalProvider } from '../providers/local-provider';
 import { PeerRegistry } from '../peers/peer-registry';
 import { verifyAgentCard } from '../protocols/a2a/card-signature';
-import { readMcpAddress } from './mcp-endpoint';
+import { readMcpAddress } from './mcp-address';
 import { settingsFromEnv, startPeer, type StartedPeer } from './peer-host';
 
 const tempDir = useTempFolders('agentplane-peer-a2a-');

@@ -3,8 +3,8 @@
  * `http://127.0.0.1:<peer port>/` — a directory card at `/.well-known/agent-card.json`, one card
  * per skill at `/a2a/<skill>/.well-known/agent-card.json`, the JSON-RPC interface at
  * `/a2a/<skill>` — by the same code that serves the plane's agents (protocols/a2a/a2a-server.ts),
- * exactly as plane/peer-mcp.ts reuses the MCP surface. Only the door differs: `peerDoor` (from
- * peer-mcp.ts) answers the plane's commands with handlers over this peer's runtime, so an A2A
+ * exactly as plane/peer-mcp.ts reuses the MCP surface. Only the door differs: `peerDoor`
+ * (plane/peer-door.ts) answers the plane's commands with handlers over this peer's runtime, so an A2A
  * task is a skill run like any other: admitted in this peer's runtime (host `peer:<id>`),
  * journaled, metered, replayed; a task belongs to the caller that admitted it.
  *
@@ -34,7 +34,10 @@
  *
  * Mounted as an encapsulated fastify plugin holding only these paths: the body is left unread
  * for a2a-server.ts (which reads it under its own 1 MiB cap), and the peer app's root hooks
- * still run first (a Host that is not the peer's own address is 403, so is any Origin).
+ * still run first (a Host that is not the peer's own address is 403, so is any Origin). The
+ * server itself (a2a-server.ts and what it imports) is loaded on the first request to these
+ * paths, as the peer's MCP server is (plane/lazy-routes.ts); the push worker starts with the peer,
+ * so a config stored before a restart is delivered without waiting for a call.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../base/logger';
@@ -42,11 +45,12 @@ import { loadOrCreatePlaneKey } from '../journal/plane-key';
 import { loopbackGuard } from '../net/loopback-guard';
 import type { Netguard } from '../net/netguard';
 import { canonicalIp } from '../peers/session-token';
-import { createA2aHandler } from '../protocols/a2a/a2a-server';
+import { errorFields } from '../base/logger';
 import { A2A_ERRORS, RpcError, rpcErrorBody } from '../protocols/a2a/a2a-wire';
+import { loadOnce } from './lazy-routes';
 import { startA2aPush } from './a2a-push-wiring';
-import { loadOrCreateMcpToken } from './mcp-endpoint';
-import { peerDoor, peerMcpUrl, type PeerDoorDeps } from './peer-mcp';
+import { loadOrCreateMcpToken } from './mcp-address';
+import { peerDoor, peerMcpUrl, type PeerDoorDeps } from './peer-door';
 
 export interface PeerA2aOptions extends PeerDoorDeps {
   version: string;
@@ -73,24 +77,27 @@ function isLoopback(ip: string): boolean {
 /** Mounts the A2A routes on the peer's app (before it listens); answers the handle its close awaits. */
 export async function mountPeerA2a(app: FastifyInstance, options: PeerA2aOptions): Promise<PeerA2a> {
   const token = loadOrCreateMcpToken(options.dataDir);
-  const key = await loadOrCreatePlaneKey(options.dataDir);
   // One door for the handler and the push worker: the worker reads tasks as their owner through it.
   const door = peerDoor({ ...options, via: 'a2a' });
   // Started here, closed below if anything after it throws: a peer that fails to mount leaves no
   // worker following its journal.
   const pushWiring = startA2aPush({ dir: options.pushDir, door, netguard: options.netguard, logger: options.logger });
   try {
-    const handler = createA2aHandler({
-      host: `peer:${options.peerId}`,
-      door,
-      push: pushWiring.push,
-      token,
-      key,
-      guard: loopbackGuard(options.port),
-      origin: () => `http://127.0.0.1:${options.port()}`,
-      version: options.version,
-      logger: options.logger,
-      ...(options.blockMs !== undefined ? { blockMs: options.blockMs } : {}),
+    // The server and the plane key its cards are signed with, on the first request (see above).
+    const handler = loadOnce(async () => {
+      const { createA2aHandler } = await import('../protocols/a2a/a2a-server');
+      return createA2aHandler({
+        host: `peer:${options.peerId}`,
+        door,
+        push: pushWiring.push,
+        token,
+        key: await loadOrCreatePlaneKey(options.dataDir),
+        guard: loopbackGuard(options.port),
+        origin: () => `http://127.0.0.1:${options.port()}`,
+        version: options.version,
+        logger: options.logger,
+        ...(options.blockMs !== undefined ? { blockMs: options.blockMs } : {}),
+      });
     });
     await app.register(async (scope) => {
       // a2a-server.ts reads the body itself, under its cap; fastify must leave the stream unread.
@@ -102,7 +109,15 @@ export async function mountPeerA2a(app: FastifyInstance, options: PeerA2aOptions
       });
       const serve = async (request: FastifyRequest, reply: FastifyReply) => {
         reply.hijack();
-        handler(request.raw, reply.raw);
+        let handle: Awaited<ReturnType<typeof handler.get>>;
+        try {
+          handle = await handler.get();
+        } catch (error) {
+          options.logger.log('error', `peer ${options.peerId}'s A2A server could not be loaded`, errorFields(error));
+          reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(rpcErrorBody(null, new RpcError(A2A_ERRORS.internal, 'Internal error: the A2A server could not be loaded'))));
+          return;
+        }
+        handle(request.raw, reply.raw);
       };
       scope.get('/.well-known/agent-card.json', serve);
       scope.all('/a2a/*', serve);

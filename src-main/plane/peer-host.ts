@@ -16,7 +16,6 @@ import { mkdirSync } from 'node:fs';
 import { writePrivateFileAtomically } from '../base/private-files';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { formatPeerAddress } from '../../src-shared/protocol/mcpv2';
 import { Journal } from '../journal/journal';
 import { chooseDatabase, databaseOptions } from '../journal/postgres-url';
@@ -42,8 +41,12 @@ import { sandboxWarning } from '../peers/skill-sandbox';
 import { RevocationFileError } from '../peers/revocation-file';
 import { mintSession, SessionBook } from '../peers/session-token';
 import { BUILTIN_SKILLS, describeSkills, skillPrograms } from '../peers/skills';
-import type { McpRoute } from '../protocols/mcp/mcp-http';
-import { mountPeerMcp, peerMcpUrl } from './peer-mcp';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { NO_ROUTE_SCHEMAS } from '../base/fastify-schemas';
+import { mcpRouteUrls } from '../protocols/mcp/resource-metadata';
+import { JSONRPC_INTERNAL_ERROR, writeJsonRpcError } from '../protocols/mcp/mcp-json';
+import { mountLazily, type LazyFront } from './lazy-routes';
+import { peerMcpUrl } from './peer-door';
 import { mountPeerA2a, peerA2aUrl, type PeerA2a } from './peer-a2a';
 import { PeerPolicy } from '../peers/peer-policy';
 
@@ -253,11 +256,24 @@ async function startLocked(options: StartPeerOptions, registry: PeerRegistry, lo
     adminToken: options.adminToken ?? null,
     fetchJwks: (url, init) => jwksThrough(netguard, url, init),
   });
-  let mcp: McpRoute;
+  let mcp: LazyFront;
   let a2a: PeerA2a | undefined;
   try {
-    // The same budgets as the MCPv2 routes: an MCP host and an MCPv2 session on one address share its rate.
-    mcp = await mountPeerMcp(app, { peerId: record.id, runtime, journal, skills, custom, admission, dataDir, logger, version: appVersion(), requestLimiter, addressLimiter });
+    // MCP is loaded on its first request (plane/lazy-routes.ts), into an app of its own that this
+    // app hands `/mcp` and its metadata URLs to. The same budgets as the MCPv2 routes: an MCP
+    // host and an MCPv2 session on one address share its rate.
+    mcp = await mountLazily(app, {
+      urls: mcpRouteUrls('/mcp'),
+      name: `peer ${record.id}'s MCP server`,
+      logger,
+      failed: (res) => writeJsonRpcError(res, 500, JSONRPC_INTERNAL_ERROR, 'Internal error: the MCP server could not be loaded'),
+      async load() {
+        const { mountPeerMcp } = await import('./peer-mcp');
+        const routes = Fastify({ logger: false, schemaController: NO_ROUTE_SCHEMAS, onProtoPoisoning: 'remove', onConstructorPoisoning: 'remove' });
+        const route = await mountPeerMcp(routes, { peerId: record.id, runtime, journal, skills, custom, admission, dataDir, logger, version: appVersion(), requestLimiter, addressLimiter });
+        return { app: routes, close: () => route.close() };
+      },
+    });
     // A2A on the same port, the same door and token (plane/peer-a2a.ts); its push store is this
     // peer's own file in its own folder, delivered through this process's netguard.
     a2a = await mountPeerA2a(app, {

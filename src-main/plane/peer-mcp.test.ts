@@ -15,7 +15,8 @@ import { silentLogger } from '../base/logger';
 import { createLocalProvider } from '../providers/local-provider';
 import { PeerRegistry } from '../peers/peer-registry';
 import { describeSkills } from '../peers/skills';
-import { loadOrCreateMcpToken, readMcpAddress, startPlaneMcpEndpoint } from './mcp-endpoint';
+import { loadOrCreateMcpToken, readMcpAddress } from './mcp-address';
+import { startPlaneMcpEndpoint } from './mcp-endpoint';
 import { settingsFromEnv, startPeer, type PeerSettings, type StartedPeer } from './peer-host';
 import { testPlane } from '../../tests/support/runtime-support';
 

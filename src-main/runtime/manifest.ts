@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, extname, join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { lazyAjv2020 } from '../base/json-schema-validator';
 import type { parse as ParseYaml } from 'yaml';
 import { z } from 'zod';
 import { A2A_CARD_URL, GrantSchema, ManifestName } from './grants';
@@ -162,7 +162,7 @@ export interface LoadedAgent {
   validateInput(input: unknown): string[];
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: true, validateSchema: true, loadSchema: undefined });
+const ajv = lazyAjv2020({ allErrors: true, strict: true, validateSchema: true, loadSchema: undefined });
 /**
  * The same, without checking each schema against the 2020-12 meta-schema first: for the agents
  * bundled with AgentPlane only (resources/agents), whose schemas are part of the build and are
@@ -171,7 +171,7 @@ const ajv = new Ajv2020({ allErrors: true, strict: true, validateSchema: true, l
  * serve-startup); the person's own agents still pay it, because theirs are not checked anywhere
  * else. A bundled schema ajv cannot compile still fails at load, in strict mode, as before.
  */
-const ajvForBundled = new Ajv2020({ allErrors: true, strict: true, validateSchema: false, loadSchema: undefined });
+const ajvForBundled = lazyAjv2020({ allErrors: true, strict: true, validateSchema: false, loadSchema: undefined });
 
 export interface CompileOptions {
   /** An agent bundled with AgentPlane (resources/agents): its input schema is not re-checked against the meta-schema. */
@@ -198,7 +198,7 @@ export function compileAgent(raw: unknown, source: string, options: CompileOptio
     // $ref to anything but this schema is refused: validation must not become hidden network
     // or file I/O.
     if (JSON.stringify(manifest.input).match(/"\$ref"\s*:\s*"(?!#)/)) throw new Error('external $ref is not allowed');
-    validate = (options.bundled ? ajvForBundled : ajv).compile(manifest.input);
+    validate = (options.bundled ? ajvForBundled : ajv)().compile(manifest.input);
   } catch (error) {
     throw manifestError(source, 'input', `not a valid JSON Schema (${(error as Error).message})`);
   }

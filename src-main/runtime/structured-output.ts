@@ -21,7 +21,7 @@
  * - `format` is not checked locally (no format vocabulary is bundled): a format is an annotation
  *   here, and the strict keyword check still refuses a misspelt keyword at load.
  */
-import Ajv2020 from 'ajv/dist/2020.js';
+import { newAjv2020 } from '../base/json-schema-validator';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Completion } from './model-provider';
 import { EffectFailure } from './run-signals';
@@ -60,7 +60,7 @@ export function compileAnswerSchema(schema: Record<string, unknown>): ValidateFu
   if (schema.type !== 'object') throw new AnswerSchemaError('the root must be an object schema (type: object): the forced tool and strict modes take an object');
   let validate: ValidateFunction;
   try {
-    const ajv = new Ajv2020({ allErrors: false, strict: true, strictTypes: false, strictTuples: false, validateFormats: false });
+    const ajv = newAjv2020({ allErrors: false, strict: true, strictTypes: false, strictTuples: false, validateFormats: false });
     validate = ajv.compile(schema);
   } catch (error) {
     throw new AnswerSchemaError((error as Error).message.slice(0, 300));

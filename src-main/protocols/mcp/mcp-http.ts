@@ -47,7 +47,7 @@ import { secretsEqual } from '../../base/constant-time';
 import { PRINCIPAL_ANONYMOUS, PRINCIPAL_LOCAL, type McpCaller, type McpServerFactory } from './mcp-factory';
 import { SessionEventStore } from './mcp-event-store';
 import { LegacySessions, sessionRef, type LegacySession } from './mcp-sessions';
-import { RESOURCE_METADATA_WELL_KNOWN, bearerChallenge, resourceMetadata, resourceMetadataPath } from './resource-metadata';
+import { bearerChallenge, resourceMetadata, resourceMetadataUrls } from './resource-metadata';
 import {
   JSONRPC_INTERNAL_ERROR,
   JSONRPC_INVALID_REQUEST,
@@ -278,7 +278,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpHttpOpt
     // before the token: a host reads it to learn that this resource takes a bearer token. Not
     // served without a token (the conformance fixtures), where there is nothing to describe.
     if (token !== null) {
-      for (const url of new Set([resourceMetadataPath(path), RESOURCE_METADATA_WELL_KNOWN])) {
+      for (const url of resourceMetadataUrls(path)) {
         guarded.get(url, async (request, reply) => reply.header('cache-control', 'no-store').send(resourceMetadata(request.raw, path)));
       }
     }

@@ -20,6 +20,16 @@ export function resourceMetadataPath(path: string): string {
   return `${RESOURCE_METADATA_WELL_KNOWN}${path === '/' ? '' : path}`;
 }
 
+/** Both metadata URIs of the MCP endpoint at `path`, as registerMcpRoute serves them (one when they coincide). */
+export function resourceMetadataUrls(path: string): string[] {
+  return [...new Set([resourceMetadataPath(path), RESOURCE_METADATA_WELL_KNOWN])];
+}
+
+/** Every URL an MCP route at `path` answers: the endpoint and its metadata (a front that forwards them, plane/lazy-routes.ts). */
+export function mcpRouteUrls(path: string): string[] {
+  return [path, ...resourceMetadataUrls(path)];
+}
+
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
