@@ -27,11 +27,12 @@
  * `peer down` (fifty status changes streamed to the page). The longest gap is judged against
  * 50 ms, the frame budget the issue sets.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
 import { CLI, REPO_ROOT, childEnv, makeTempDir, requireBuild, startServe, stopWith, type ServeProcess } from '../e2e/support/serve-process';
 import { launchChromium } from '../e2e/support/chromium';
 import type { PeerSummary } from '../src-shared/ipc/contract';
@@ -149,6 +150,23 @@ async function expectCount(read: () => Promise<number>, want: number, what: stri
   }
 }
 
+/** What bench/peers-as-workers.mjs prints: fifty peers as worker threads of one host process. */
+interface WorkerHost {
+  peers: number;
+  upMs: number;
+  before: { rssMb: number; anonMb: number };
+  after: { rssMb: number; anonMb: number };
+  perPeerRssMb: number;
+  perPeerAnonMb: number;
+}
+
+/** The same number of peers as worker threads of one host process (not how the plane runs them), in a process of its own. */
+async function peersAsWorkers(dir: string): Promise<WorkerHost> {
+  mkdirSync(dir, { recursive: true });
+  const { stdout } = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bench', 'peers-as-workers.mjs'), String(PEERS), String(SETTLE_MS), dir], { cwd: REPO_ROOT, env: childEnv(), timeout: 120_000 });
+  return JSON.parse(stdout.trim().split('\n').pop()!) as WorkerHost;
+}
+
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function run(): Promise<BenchResult> {
@@ -213,6 +231,8 @@ async function run(): Promise<BenchResult> {
       await browser.close();
     }
 
+    // After the fifty processes have stopped, so the two designs do not share the machine's memory.
+    const workers = await peersAsWorkers(join(dataDir, 'peers-as-workers'));
     const rss = memory.map((m) => m.rssMb);
     const seconds = all.ms / 1000;
     const ping = { solo: summarise(soloPings).p50, inTurn: summarise(inTurn).p50, atOnce: summarise(atOnce).p50 };
@@ -223,6 +243,7 @@ async function run(): Promise<BenchResult> {
         { metric: `${PEERS} at once vs one × ${START_RATIO}`, unit: 'ms', subject: all.ms, baseline: oneStartMs * START_RATIO, better: 'lower', judged: true },
         { metric: 'idle RSS per peer, mean', unit: 'MB', subject: mean(rss), baseline: RSS_GOAL_MB, better: 'lower', judged: true },
         { metric: 'idle RSS per peer, max', unit: 'MB', subject: Math.max(...rss), baseline: RSS_GOAL_MB, better: 'lower', judged: false },
+        { metric: 'as workers of one host (not built), RSS per peer', unit: 'MB', subject: workers.perPeerRssMb, baseline: RSS_GOAL_MB, better: 'lower', judged: false },
         { metric: 'ping p50, each in turn vs one peer alone', unit: 'ms', subject: ping.inTurn, baseline: ping.solo, better: 'lower', judged: false },
         { metric: `ping p50, all ${PEERS} at once vs one peer alone`, unit: 'ms', subject: ping.atOnce, baseline: ping.solo, better: 'lower', judged: false },
         { metric: `Peers view longest frame vs ${FRAME_GOAL_MS} ms`, unit: 'ms', subject: frames.longest, baseline: FRAME_GOAL_MS, better: 'lower', judged: true },
@@ -231,6 +252,7 @@ async function run(): Promise<BenchResult> {
         `${PEERS} peers healthy ${seconds.toFixed(1)} s after \`peer up\` was spawned (goal ≤ ${START_GOAL_S} s): first reported at ${(all.reports[0]! / 1000).toFixed(1)} s, half at ${(all.reports[PEERS / 2 - 1]! / 1000).toFixed(1)} s; one peer alone ${(oneStartMs / 1000).toFixed(2)} s (${soloStarts.map((ms) => (ms / 1000).toFixed(2)).join(', ')} s)`,
         `idle RSS per peer: mean ${mean(rss).toFixed(1)} MB, max ${Math.max(...rss).toFixed(1)} MB, ${PEERS} together ${(rss.reduce((a, b) => a + b, 0) / 1024).toFixed(2)} GB counted in full each`,
         `where it goes, per peer (mean): ${mean(memory.map((m) => m.anonMb)).toFixed(1)} MB private anonymous (V8 heap and code, native allocations, thread stacks) + ${mean(memory.map((m) => m.fileMb)).toFixed(1)} MB file-backed (the node binary and shared libraries, the same pages in every peer); proportional (Pss) ${mean(memory.map((m) => m.pssMb)).toFixed(1)} MB, ${(memory.reduce((a, m) => a + m.pssMb, 0) / 1024).toFixed(2)} GB for all ${PEERS}`,
+        `what would meet ${RSS_GOAL_MB} MB (bench/peers-as-workers.mjs; not how the plane runs peers): the same ${workers.peers} peers as worker threads of one host process that loaded their code once, each its own runPeer and data dir, young generation 2 MB: ${workers.perPeerRssMb.toFixed(1)} MB RSS a peer (${workers.perPeerAnonMb.toFixed(1)} MB private), the host ${workers.before.rssMb.toFixed(0)} MB before them and ${(workers.after.rssMb / 1024).toFixed(2)} GB with all ${workers.peers}; started one after another in ${(workers.upMs / 1000).toFixed(1)} s`,
         `CPU: each peer ${mean(peerCpu).toFixed(2)} s from spawn to idle (mean; ${peerCpu.reduce((a, b) => a + b, 0).toFixed(1)} s for all ${PEERS}, on ${availableParallelism()} cores), the plane ${planeCpu.toFixed(1)} s while they started`,
         `the plane itself: RSS ${planeBefore.rssMb.toFixed(0)} MB with one peer's runs behind it, ${planeAfter.rssMb.toFixed(0)} MB with ${PEERS} peers running`,
         `ping p50 (the plane's peers.ping, the peer's ping skill timed by the plane): one peer alone ${ping.solo.toFixed(1)} ms, each of ${PEERS} in turn ${ping.inTurn.toFixed(1)} ms, all ${PEERS} at once ${ping.atOnce.toFixed(1)} ms (p99 ${summarise(atOnce).p99.toFixed(1)} ms)`,
