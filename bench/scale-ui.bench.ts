@@ -41,7 +41,7 @@ import { longRunSizes } from '../tests/support/scale-journal-generator';
 import type { Benchmark, BenchResult } from './bench-types';
 import { copyOfDataDir, count, originNote, scaleJournal, scaleRecords, SMALL_RECORDS } from './scale-support';
 import { childEnv } from './serve-startup.bench';
-import { clickUntilRecordRows, SCROLL_TO_END, type ScrollResult } from './timeline.bench';
+import { clickUntilRecordRows, SCROLL_TO_END, UNTIL_ROWS_HOLD_RECORDS, type ScrollResult } from './timeline.bench';
 
 const URL_LINE = 'AGENTPLANE_UI_URL=';
 /** The start-up scan of 10,000,000 records takes minutes on 2 cores (bench scale-serve). */
@@ -220,15 +220,7 @@ async function browse(page: Page, url: string, { runId, records, lastSeq }: Side
   await page.waitForLoadState('networkidle', { timeout: PAGE_TIMEOUT_MS });
   await page.evaluate(`window.__benchBox = document.querySelector('[role="listbox"][aria-label^="Timeline of"]')`);
   const scroll = (await page.evaluate(`(${SCROLL_TO_END})(${(records * ROW_HEIGHT) / FRAMES})`)) as ScrollResult;
-  const endRowsMs = (await page.evaluate(`new Promise((resolve) => {
-    const started = performance.now();
-    const check = () => {
-      const options = [...document.querySelectorAll('[role="listbox"] [role="option"]')];
-      if (options.length > 0 && options.every((o) => !o.textContent.startsWith('Loading'))) resolve(performance.now() - started);
-      else requestAnimationFrame(check);
-    };
-    check();
-  })`)) as number;
+  const endRowsMs = (await page.evaluate(UNTIL_ROWS_HOLD_RECORDS)) as number;
   // The end reached: the run's last record (its seal, named by its journal seq) is on screen.
   await listbox.getByRole('option', { name: new RegExp(`^${lastSeq} .*Sealed`) }).waitFor({ timeout: PAGE_TIMEOUT_MS });
   const domRows = (await page.evaluate(`document.querySelectorAll('[role="listbox"] [role="option"]').length`)) as number;

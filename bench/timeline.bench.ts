@@ -82,6 +82,21 @@ export function clickUntilRecordRows(runId: string, selector: string): string {
   })`;
 }
 
+/**
+ * Runs in the page: the ms until every row of the timeline on screen holds a record (none says
+ * "Loading"), checked each frame: what a scroll to the end waits for once it stops. The scale
+ * probe of the UI (bench/scale-ui.bench.ts) waits the same way.
+ */
+export const UNTIL_ROWS_HOLD_RECORDS = `new Promise((resolve) => {
+  const started = performance.now();
+  const check = () => {
+    const options = [...document.querySelectorAll('[role="listbox"] [role="option"]')];
+    if (options.length > 0 && options.every((o) => !o.textContent.startsWith('Loading'))) resolve(performance.now() - started);
+    else requestAnimationFrame(check);
+  };
+  check();
+})`;
+
 export interface ScrollResult {
   longest: number;
   p95: number;
@@ -126,15 +141,7 @@ async function measureSubject(page: Page): Promise<{ firstRows: number; scroll: 
   await page.evaluate(`window.__benchBox = document.querySelector('[role="listbox"][aria-label^="Timeline of"]')`);
   const scroll = (await page.evaluate(`(${SCROLL_TO_END})(${(RECORDS * ROW_HEIGHT) / FRAMES})`)) as ScrollResult;
   // Rows at the end: wait until every row on screen holds a record.
-  const endRowsMs = (await page.evaluate(`new Promise((resolve) => {
-    const started = performance.now();
-    const check = () => {
-      const options = [...document.querySelectorAll('[role="listbox"] [role="option"]')];
-      if (options.length > 0 && options.every((o) => !o.textContent.startsWith('Loading'))) resolve(performance.now() - started);
-      else requestAnimationFrame(check);
-    };
-    check();
-  })`)) as number;
+  const endRowsMs = (await page.evaluate(UNTIL_ROWS_HOLD_RECORDS)) as number;
   await listbox.getByRole('option', { name: new RegExp(`^${RECORDS} .*Sealed`) }).waitFor({ timeout: 10_000 });
   const domRows = (await page.evaluate(`document.querySelectorAll('[role="listbox"] [role="option"]').length`)) as number;
   return { firstRows, scroll, endRowsMs, domRows };

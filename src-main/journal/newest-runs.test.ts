@@ -8,17 +8,9 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnyRecordDraft } from '../../src-shared/journal/records';
 import { Journal } from './journal';
+import { NEWEST_RUNS_GROUPED } from './sqlite-reader';
 import { journalPath } from './sqlite-store';
 import { runDrafts, seededRandom, tempDataDir } from '../../tests/support/journal-support';
-
-const GROUPED = `
-  SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
-         json_extract(f.body, '$.agent') AS agent, f.kind AS firstKind
-  FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
-        FROM records WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY lastSeq DESC LIMIT ?) r
-  JOIN records f ON f.seq = r.firstSeq
-  JOIN records l ON l.seq = r.lastSeq
-  ORDER BY r.lastSeq DESC`;
 
 const open: Journal[] = [];
 afterEach(async () => {
@@ -35,7 +27,7 @@ async function journalOf(drafts: AnyRecordDraft[]): Promise<{ journal: Journal; 
     grouped: (limit) => {
       const db = new Database(journalPath(dataDir), { readonly: true });
       try {
-        return db.prepare(GROUPED).all(limit);
+        return db.prepare(NEWEST_RUNS_GROUPED).all(limit);
       } finally {
         db.close();
       }

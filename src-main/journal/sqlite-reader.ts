@@ -57,6 +57,20 @@ export function nativeBinding(): string | undefined {
  * preparePrivateFiles in sqlite-store.ts for why that matters to every other connection of the
  * process).
  */
+/**
+ * The newest `?` runs, each with its first and last record, by grouping the whole index of runs'
+ * records: what a journal whose newest stretch holds fewer runs than asked for falls back to
+ * (SqliteJournalReader.runs), and what its walk back from the head must agree with (its test).
+ */
+export const NEWEST_RUNS_GROUPED = `
+  SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
+         json_extract(f.body, '$.agent') AS agent, f.kind AS firstKind
+  FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
+        FROM records WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY lastSeq DESC LIMIT ?) r
+  JOIN records f ON f.seq = r.firstSeq
+  JOIN records l ON l.seq = r.lastSeq
+  ORDER BY r.lastSeq DESC`;
+
 export class SqliteJournalReader implements JournalReads {
   private closed = false;
   private readonly stmts;
@@ -83,14 +97,7 @@ export class SqliteJournalReader implements JournalReads {
         FROM records f JOIN records l ON l.seq = ? WHERE f.seq = ?`),
       // Every run, grouped from the index of runs: what runs() falls back to when the newest
       // stretch of the journal holds fewer runs than asked for.
-      runsGrouped: connection.prepare(`
-        SELECT r.run_id AS runId, r.firstSeq, r.lastSeq, r.records, f.time AS firstTime, l.time AS lastTime, l.kind AS lastKind,
-               json_extract(f.body, '$.agent') AS agent, f.kind AS firstKind
-        FROM (SELECT run_id, MIN(seq) AS firstSeq, MAX(seq) AS lastSeq, COUNT(*) AS records
-              FROM records WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY lastSeq DESC LIMIT ?) r
-        JOIN records f ON f.seq = r.firstSeq
-        JOIN records l ON l.seq = r.lastSeq
-        ORDER BY r.lastSeq DESC`),
+      runsGrouped: connection.prepare(NEWEST_RUNS_GROUPED),
       // One session's observed runs, through the index of tap/started by session id (migration 006).
       sessionRuns: connection.prepare(SESSION_RUNS_SQL),
       caseRecords: connection.prepare(`SELECT * FROM records WHERE kind = 'CaseBound' AND json_extract(body, '$.caseId') = ? ORDER BY seq DESC LIMIT ?`),
