@@ -66,8 +66,12 @@ export interface JournalStore {
    * then run on the calling thread (each a page at a time, so the loop still turns between).
    */
   readonly workerDatabasePath?: string;
-  /** Commits the drafts chained onto the head; resolves only once they are on disk. */
-  append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]>;
+  /**
+   * Commits the drafts chained onto the head; resolves only once they are on disk. `shared`: the
+   * commit answers more than one caller (a group commit, Journal.flush), so more work is likely
+   * on its way, and a store that could make it durable on the calling thread does it off it.
+   */
+  append(drafts: readonly PreparedDraft[], time: () => string, options?: { shared?: boolean }): Promise<JournalRecord[]>;
   /**
    * Resolves once every record committed so far is on disk (a checkpoint must vouch for
    * nothing less). Absent where commits are durable when they return.

@@ -236,7 +236,7 @@ export class Journal {
     if (group.length === 0) return;
     let records: JournalRecord[];
     try {
-      records = await this.commit(group.flatMap((g) => g.prepared));
+      records = await this.commit(group.flatMap((g) => g.prepared), group.length > 1);
     } catch (error) {
       for (const g of group) g.reject(error);
       return;
@@ -248,8 +248,8 @@ export class Journal {
     }
   }
 
-  private async commit(prepared: readonly PreparedDraft[]): Promise<JournalRecord[]> {
-    const records = await this.#store.append(prepared, this.recordTime);
+  private async commit(prepared: readonly PreparedDraft[], shared = false): Promise<JournalRecord[]> {
+    const records = await this.#store.append(prepared, this.recordTime, { shared });
     const first = records[0];
     if (!first) return records;
     if (this.foldsInFlight === 0 && first.seq === this.accumulator.size + 1) {

@@ -215,7 +215,7 @@ export class SqliteJournalStore implements JournalStore {
     return this.db;
   }
 
-  async append(drafts: readonly PreparedDraft[], time: () => string): Promise<JournalRecord[]> {
+  async append(drafts: readonly PreparedDraft[], time: () => string, options: { shared?: boolean } = {}): Promise<JournalRecord[]> {
     this.assertOpen();
     if (drafts.length === 0) return [];
     // After a failed sync nothing is written either: it could never be acknowledged.
@@ -235,7 +235,7 @@ export class SqliteJournalStore implements JournalStore {
     this.transactionMs += performance.now() - started;
     this.commits += 1;
     this.recordsWritten += written.length;
-    await this.walSync.durable();
+    await this.walSync.durable({ offThread: options.shared === true });
     return written;
   }
 

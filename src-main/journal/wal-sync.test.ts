@@ -177,6 +177,30 @@ describe('the WAL is synced before an append is acknowledged', () => {
     expect(store.settings().walSyncMode).toBe('inline');
   });
 
+  it('syncs a commit that answers several callers on the thread pool, and a lone caller inline, whatever the disk', async () => {
+    const dataDir = tempDataDir('ap-walsync-');
+    let inline = 0;
+    let offThread = 0;
+    const store = SqliteJournalStore.open(journalPath(dataDir), {
+      walSync: { syncFileInline: () => void (inline += 1), syncFile: async () => void (offThread += 1) },
+    });
+    const journal = await Journal.open({ dataDir, store });
+    journals.push(journal);
+    const before = { inline, offThread };
+    // One caller: synced on the calling thread, as long as syncs are fast (they are here).
+    await journal.append(runDrafts('run-lone', 0)[0]!);
+    expect({ inline: inline - before.inline, offThread: offThread - before.offThread }).toEqual({ inline: 1, offThread: 0 });
+    // Three callers in one turn: one commit, one sync, on the pool.
+    const commits = store.writeStats().commits;
+    await Promise.all(['a', 'b', 'c'].map((name) => journal.append(runDrafts(`run-${name}`, 0)[0]!)));
+    expect(store.writeStats().commits - commits).toBe(1);
+    expect({ inline: inline - before.inline, offThread: offThread - before.offThread }).toEqual({ inline: 1, offThread: 1 });
+    expect(store.settings().walSyncMode).toBe('inline');
+    // One caller's batch of many records is still one caller.
+    await journal.appendBatch(runDrafts('run-batch', 3));
+    expect({ inline: inline - before.inline, offThread: offThread - before.offThread }).toEqual({ inline: 2, offThread: 1 });
+  });
+
   it('syncs the -wal file itself, under synchronous=NORMAL', async () => {
     const dataDir = tempDataDir('ap-walsync-');
     const journal = await Journal.open({ dataDir });
