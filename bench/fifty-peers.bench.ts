@@ -1,6 +1,8 @@
 /**
  * Fifty peers on one plane (docs/PERFORMANCE.md, "Fifty peers"). A real plane (`agentplane serve`
- * from the build, ports 0, no demo peers) with PEERS peers and one more, `solo`, registered.
+ * from the build, ports 0, no demo peers) with PEERS peers and one more, `solo`, registered, on a
+ * fresh data dir: a peer's start also scans the whole journal it shares with the plane, which
+ * this bench does not grow (docs/PERFORMANCE.md says what that costs on a large one).
  *
  * Start. Subject: one `agentplane peer up p01 … p50` (the built CLI, a process of its own), from
  * spawn until it exits, every peer healthy (the plane answers each start only once the peer's
