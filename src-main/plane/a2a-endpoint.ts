@@ -14,33 +14,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { z } from 'zod';
 import type { Plane } from './plane';
 import type { Logger } from '../base/logger';
-import { writePrivateFileAtomically } from '../base/private-files';
 import { loadOrCreatePlaneKey } from '../journal/plane-key';
 import { loopbackGuard } from '../net/loopback-guard';
 import { createA2aHandler, type A2aPlaneDoor } from '../protocols/a2a/a2a-server';
 import { startA2aPush } from './a2a-push-wiring';
+import { addressFile, PortAndTokenSchema } from './address-file';
 import { approveWithOf } from './mcp-address';
 
-const A2aAddressSchema = z.object({ port: z.number().int().min(1).max(65535), token: z.string().min(32).max(200) });
-type A2aAddress = z.infer<typeof A2aAddressSchema>;
-
-export function a2aAddressPath(dataDir: string): string {
-  return join(dataDir, 'a2a-address.json');
-}
-
-export function readA2aAddress(dataDir: string): A2aAddress | null {
-  try {
-    const parsed = A2aAddressSchema.safeParse(JSON.parse(readFileSync(a2aAddressPath(dataDir), 'utf8')));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
+const a2aAddress = addressFile('a2a-address.json', PortAndTokenSchema);
+export const a2aAddressPath = a2aAddress.path;
+export const readA2aAddress = a2aAddress.read;
 
 export interface PlaneA2aEndpointOptions {
   /** Undefined: last time's port when free, else any. 0: any free port. */
@@ -118,7 +103,7 @@ export async function startPlaneA2aEndpoint(plane: Plane, options: PlaneA2aEndpo
       throw error;
     });
   }
-  writePrivateFileAtomically(a2aAddressPath(plane.dataDir), `${JSON.stringify({ port, token } satisfies A2aAddress)}\n`);
+  a2aAddress.remember(plane.dataDir, { port, token });
   const url = `http://127.0.0.1:${port}/`;
   options.logger.log('info', 'a2a endpoint listening', { url });
   let closing: Promise<void> | undefined;

@@ -7,10 +7,10 @@
  * (plane/lazy-routes.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, linkSync, rmSync, writeSync } from 'node:fs';
 import { z } from 'zod';
 import { openPrivateFile, temporaryNameFor, writePrivateFileAtomically } from '../base/private-files';
+import { addressFile } from './address-file';
 
 /**
  * `port` is absent when a peer made the file before the plane ever served MCP (the token is
@@ -19,23 +19,11 @@ import { openPrivateFile, temporaryNameFor, writePrivateFileAtomically } from '.
 const McpAddressSchema = z.object({ port: z.number().int().min(1).max(65535).optional(), token: z.string().min(32).max(200) });
 export type McpAddress = z.infer<typeof McpAddressSchema>;
 
-export function mcpAddressPath(dataDir: string): string {
-  return join(dataDir, 'mcp-address.json');
-}
-
+const mcpAddress = addressFile('mcp-address.json', McpAddressSchema);
+export const mcpAddressPath = mcpAddress.path;
 /** The last address, or null (none yet, or a file that does not parse: then a new one is made). */
-export function readMcpAddress(dataDir: string): McpAddress | null {
-  try {
-    const parsed = McpAddressSchema.safeParse(JSON.parse(readFileSync(mcpAddressPath(dataDir), 'utf8')));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-export function rememberMcpAddress(dataDir: string, address: McpAddress): void {
-  writePrivateFileAtomically(mcpAddressPath(dataDir), `${JSON.stringify(address)}\n`);
-}
+export const readMcpAddress = mcpAddress.read;
+export const rememberMcpAddress = mcpAddress.remember;
 
 /**
  * The data dir's MCP token: the one in `mcp-address.json`, or a new one written there. The plane

@@ -8,27 +8,12 @@
  * bridge token, which is why it is as private as plane.json. A file that does not parse is
  * ignored: the worst outcome is a new address, which is what a plane without it gets anyway.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { z } from 'zod';
-import { writePrivateFileAtomically } from '../base/private-files';
+import type { z } from 'zod';
+import { addressFile, PortAndTokenSchema } from './address-file';
 
-const UiAddressSchema = z.object({ port: z.number().int().min(1).max(65535), token: z.string().min(32).max(200) });
-export type UiAddress = z.infer<typeof UiAddressSchema>;
+export type UiAddress = z.infer<typeof PortAndTokenSchema>;
 
-export function uiAddressPath(dataDir: string): string {
-  return join(dataDir, 'ui.json');
-}
-
-export function readUiAddress(dataDir: string): UiAddress | null {
-  try {
-    const parsed = UiAddressSchema.safeParse(JSON.parse(readFileSync(uiAddressPath(dataDir), 'utf8')));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-export function rememberUiAddress(dataDir: string, address: UiAddress): void {
-  writePrivateFileAtomically(uiAddressPath(dataDir), `${JSON.stringify(address)}\n`);
-}
+const uiAddress = addressFile('ui.json', PortAndTokenSchema);
+export const uiAddressPath = uiAddress.path;
+export const readUiAddress = uiAddress.read;
+export const rememberUiAddress = uiAddress.remember;
